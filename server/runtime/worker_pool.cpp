@@ -1,0 +1,76 @@
+#include "server/runtime/worker_pool.h"
+
+#include <sched.h>
+
+namespace rt::runtime {
+
+WorkerPool::WorkerPool(int workerCount, QObject *parent) : QObject(parent)
+{
+    m_workers.resize(static_cast<std::size_t>(qMax(1, workerCount)));
+}
+
+WorkerPool::~WorkerPool()
+{
+    stop();
+}
+
+void WorkerPool::start()
+{
+    if (m_running) {
+        return;
+    }
+    m_running = true;
+    int index = 0;
+    for (Worker &worker : m_workers) {
+        worker.thread = std::make_unique<QThread>();
+        worker.thread->setObjectName(QStringLiteral("worker-%1").arg(index++));
+        worker.context = new QObject; // NOLINT(cppcoreguidelines-owning-memory): deleted on finish
+        worker.context->moveToThread(worker.thread.get());
+        connect(worker.thread.get(), &QThread::finished, worker.context, &QObject::deleteLater);
+        worker.thread->start();
+    }
+}
+
+void WorkerPool::stop()
+{
+    if (!m_running) {
+        return;
+    }
+    m_running = false;
+    for (Worker &worker : m_workers) {
+        worker.thread->quit();
+    }
+    for (Worker &worker : m_workers) {
+        worker.thread->wait();
+        worker.context = nullptr;
+        worker.thread.reset();
+    }
+}
+
+QObject *WorkerPool::context(int index) const
+{
+    return m_workers.at(static_cast<std::size_t>(index)).context;
+}
+
+int WorkerPool::currentIndex() const
+{
+    const QThread *current = QThread::currentThread();
+    for (std::size_t i = 0; i < m_workers.size(); ++i) {
+        if (m_workers[i].thread.get() == current) {
+            return static_cast<int>(i);
+        }
+    }
+    return -1;
+}
+
+int availableCpuCount()
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+        return qMax(1, CPU_COUNT(&set));
+    }
+    return qMax(1, QThread::idealThreadCount());
+}
+
+} // namespace rt::runtime
