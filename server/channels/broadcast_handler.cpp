@@ -1,0 +1,64 @@
+#include "server/channels/broadcast_handler.h"
+
+#include "server/pubsub/local_pubsub.h"
+#include "server/pubsub/outbound_message.h"
+
+namespace rt::channels {
+
+namespace {
+
+bool isJsonObjectText(const QByteArray &json)
+{
+    for (const char c : json) {
+        if (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
+            return c == '{';
+        }
+    }
+    return false;
+}
+
+} // namespace
+
+ChannelService::Outcome BroadcastHandler::handle(ChannelContext &context, SocketState &socket,
+                                                 Channel &channel,
+                                                 const protocol::InboundMessage &message)
+{
+    const auto replyOk = [&] {
+        if (channel.broadcastAck) {
+            channel.reply(message.ref, QByteArrayLiteral("ok"), QByteArrayLiteral("{}"));
+        }
+    };
+    // Text pushes must carry the broadcast object; anything else is not a broadcast.
+    if (!message.isUserBroadcast && !isJsonObjectText(message.payload)) {
+        if (channel.broadcastAck) {
+            channel.reply(message.ref, QByteArrayLiteral("error"), QByteArrayLiteral("{}"));
+        }
+        return ChannelService::Outcome::Continue;
+    }
+    if (message.payload.size() > socket.tenant->maxPayloadBytes()) {
+        // The reply's response is a string here, as upstream sends it.
+        if (channel.broadcastAck) {
+            channel.reply(message.ref, QByteArrayLiteral("error"),
+                          QByteArrayLiteral("\"payload_size_exceeded\""));
+        }
+        return ChannelService::Outcome::Continue;
+    }
+
+    const quint64 excluded = channel.broadcastSelf ? 0 : channel.memberId();
+    pubsub::OutboundMessagePtr outbound;
+    if (message.isUserBroadcast) {
+        // The client's metadata is not forwarded (upstream ignores it too).
+        outbound = pubsub::OutboundMessage::userBroadcast(channel.key(), message.userEvent,
+                                                          message.payload, message.payloadIsJson,
+                                                          QByteArray(), excluded);
+    } else {
+        outbound = pubsub::OutboundMessage::push(channel.key(), QByteArrayLiteral("broadcast"),
+                                                 message.payload,
+                                                 pubsub::Audience::BroadcastReaders, excluded);
+    }
+    context.pubsub.publish(outbound);
+    replyOk();
+    return ChannelService::Outcome::Continue;
+}
+
+} // namespace rt::channels

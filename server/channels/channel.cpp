@@ -1,0 +1,77 @@
+#include "server/channels/channel.h"
+
+#include "server/channels/client_link.h"
+#include "shared/protocol/phoenix_codec.h"
+
+#include <QJsonDocument>
+
+namespace rt::channels {
+
+namespace {
+const QByteArray NullRef = QByteArrayLiteral("null");
+} // namespace
+
+Channel::Channel(ClientLink &link, pubsub::TopicKey key, QByteArray topic, QByteArray joinRef,
+                 quint64 memberId)
+    : m_link(link),
+      m_key(std::move(key)),
+      m_topic(std::move(topic)),
+      m_joinRef(std::move(joinRef)),
+      m_memberId(memberId)
+{ }
+
+void Channel::push(const QByteArray &event, const QByteArray &payloadJson) const
+{
+    m_link.sendFrame(
+            protocol::encodePush(m_link.vsn(), m_joinRef, NullRef, m_topic, event, payloadJson),
+            false);
+}
+
+void Channel::reply(const QByteArray &refJson, const QByteArray &status,
+                    const QByteArray &responseJson) const
+{
+    m_link.sendFrame(
+            protocol::encodeReply(m_link.vsn(), m_joinRef, refJson, m_topic, status, responseJson),
+            false);
+}
+
+void Channel::pushSystem(const QString &extension, const QString &status,
+                         const QString &message) const
+{
+    QJsonObject payload;
+    payload.insert(QLatin1String("extension"), extension);
+    payload.insert(QLatin1String("status"), status);
+    payload.insert(QLatin1String("message"), message);
+    payload.insert(QLatin1String("channel"), QString::fromUtf8(subTopic()));
+    push(QByteArrayLiteral("system"), QJsonDocument(payload).toJson(QJsonDocument::Compact));
+}
+
+void Channel::pushClose() const
+{
+    m_link.sendFrame(protocol::encodePush(m_link.vsn(), m_joinRef, m_joinRef, m_topic,
+                                          QByteArrayLiteral("phx_close"), QByteArrayLiteral("{}")),
+                     false);
+}
+
+void Channel::deliver(const pubsub::OutboundMessage &message,
+                      const pubsub::OutboundMessage::Frame &frame)
+{
+    if (awaitingPresenceState && message.audience() == pubsub::Audience::PresenceReaders) {
+        return; // contained in the presence_state this channel is about to receive
+    }
+    m_link.sendFrame(frame.bytes, frame.isBinary);
+}
+
+} // namespace rt::channels
+
+namespace rt::channels {
+
+QObject *Channel::guard()
+{
+    if (!m_guard) {
+        m_guard = std::make_unique<QObject>();
+    }
+    return m_guard.get();
+}
+
+} // namespace rt::channels

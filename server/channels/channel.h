@@ -1,0 +1,77 @@
+#pragma once
+
+#include "server/pubsub/hub.h"
+#include "server/pubsub/topic_key.h"
+
+#include <QByteArray>
+#include <QJsonArray>
+#include <QJsonObject>
+#include <QObject>
+
+#include <memory>
+#include <optional>
+
+namespace rt::channels {
+
+class ClientLink;
+
+// One joined channel of a client socket: its settings from the join, its token, and its
+// presence. It is the pubsub Subscriber through which fan-out reaches the socket.
+// Owned by the gateway session (one per joined topic); lives on the socket's worker thread.
+class Channel final : public pubsub::Subscriber
+{
+public:
+    Channel(ClientLink &link, pubsub::TopicKey key, QByteArray topic, QByteArray joinRef,
+            quint64 memberId);
+
+    ClientLink &link() const { return m_link; }
+    const pubsub::TopicKey &key() const { return m_key; }
+    const QByteArray &topic() const { return m_topic; } // "realtime:<sub-topic>"
+    const QByteArray &subTopic() const { return m_key.subTopic(); }
+    const QByteArray &joinRef() const { return m_joinRef; } // raw JSON token
+    quint64 memberId() const { return m_memberId; }
+
+    bool isPrivate() const { return m_key.isPrivate(); }
+    bool broadcastSelf = false;
+    bool broadcastAck = false;
+    bool presenceEnabled = false;
+    QByteArray presenceKey;
+    QJsonArray postgresChanges; // with ids, as echoed in the join reply
+
+    QByteArray accessToken; // the channel's token (join access_token, or the socket's)
+    QJsonObject claims;
+    std::optional<qint64> tokenExp; // seconds since the epoch
+
+    // Presence: the meta tracked by this channel (empty when untracked).
+    std::optional<QJsonObject> trackedMeta;
+    // True from the moment presence_state was requested until it was sent; presence diffs that
+    // arrive meanwhile are already contained in the snapshot and are dropped (see PresenceStore).
+    bool awaitingPresenceState = false;
+
+    // Pushes a channel message [join_ref, null, topic, event, payload].
+    void push(const QByteArray &event, const QByteArray &payloadJson) const;
+    // Replies to a message of this channel: [join_ref, ref, topic, "phx_reply", {...}].
+    void reply(const QByteArray &refJson, const QByteArray &status,
+               const QByteArray &responseJson) const;
+    // system message {extension, status, message, channel}.
+    void pushSystem(const QString &extension, const QString &status, const QString &message) const;
+    // phx_close with join_ref = ref = the channel's join ref.
+    void pushClose() const;
+
+    void deliver(const pubsub::OutboundMessage &message,
+                 const pubsub::OutboundMessage::Frame &frame) override;
+
+    // A QObject that dies with this channel, on its thread: the context of callbacks from other
+    // threads that must not run after a leave (created on first use).
+    QObject *guard();
+
+private:
+    std::unique_ptr<QObject> m_guard;
+    ClientLink &m_link;
+    pubsub::TopicKey m_key;
+    QByteArray m_topic;
+    QByteArray m_joinRef;
+    quint64 m_memberId;
+};
+
+} // namespace rt::channels

@@ -1,0 +1,44 @@
+#pragma once
+
+#include <QJsonObject>
+
+#include <atomic>
+
+namespace rt {
+class Clock;
+}
+namespace rt::tenants {
+class TenantDirectory;
+class TenantUsageRegistry;
+} // namespace rt::tenants
+namespace rt::pubsub {
+class Hub;
+class LocalPubSub;
+} // namespace rt::pubsub
+namespace rt::presence {
+class PresenceStore;
+}
+
+namespace rt::channels {
+
+struct ChannelSettings
+{
+    int channelErrorBackoffMs = 5000; // CHANNEL_ERROR_BACKOFF_MS: every join error waits this long
+    QJsonObject claimValidators; // JWT_CLAIM_VALIDATORS
+};
+
+// The node services one worker's channels use. The references outlive the workers; the hub is
+// the worker's own.
+struct ChannelContext
+{
+    tenants::TenantDirectory &tenants;
+    tenants::TenantUsageRegistry &usage;
+    pubsub::Hub &hub;
+    const pubsub::LocalPubSub &pubsub;
+    presence::PresenceStore &presence;
+    const Clock &clock;
+    const std::atomic<bool> &shuttingDown;
+    ChannelSettings settings;
+};
+
+} // namespace rt::channels

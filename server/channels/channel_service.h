@@ -1,0 +1,67 @@
+#pragma once
+
+#include "server/channels/channel.h"
+#include "server/channels/channel_context.h"
+#include "server/channels/socket_state.h"
+#include "shared/protocol/phoenix_message.h"
+
+#include <QString>
+
+#include <memory>
+
+namespace rt::channels {
+
+class ClientLink;
+
+// Phoenix channel semantics of Supabase Realtime's RealtimeChannel (spec §3-§5): joins with
+// their checks in upstream's order, and the events of a joined channel, each handled by its own
+// handler (broadcast, presence, access_token). One per worker; worker thread only. The gateway
+// session owns the channels and routes frames here; nothing here touches sockets directly.
+class ChannelService
+{
+public:
+    explicit ChannelService(ChannelContext context);
+
+    ChannelContext &context() { return m_context; }
+
+    struct JoinResult
+    {
+        std::unique_ptr<Channel> channel; // set on success; the reply is already queued
+        bool closeSocket = false; // TenantNotFound: close the socket with 1001 (spec §1.6)
+    };
+    // Runs the join checks for `message` (a phx_join whose topic starts with "realtime:"),
+    // replies ok (and schedules presence_state) or replies the error after the backoff.
+    JoinResult join(SocketState &socket, ClientLink &link, const protocol::InboundMessage &message);
+
+    // What a channel event asks the session to do next.
+    enum class Outcome {
+        Continue,
+        CloseChannel, // the channel was shut down (system error + phx_close already pushed)
+    };
+    Outcome handleEvent(SocketState &socket, Channel &channel,
+                        const protocol::InboundMessage &message);
+
+    // Pushes a system error + phx_close and releases the channel (spec §3.5 shutdown).
+    void shutdown(SocketState &socket, Channel &channel, const QString &message);
+    // Releases a channel (leave, rejoin, socket closed): hub, presence, counters. No frames.
+    void release(SocketState &socket, Channel &channel);
+    // Releases what the socket holds after its last channel is gone.
+    void releaseSocket(SocketState &socket);
+
+    // Periodic checks of one channel (token expiry). Returns CloseChannel if it was shut down.
+    Outcome tick(SocketState &socket, Channel &channel, qint64 nowSeconds);
+
+    // Sends presence_state to the channel once the store answers.
+    void requestPresenceState(Channel &channel);
+
+private:
+    void replyJoinError(ClientLink &link, const protocol::InboundMessage &message,
+                        const QString &reason) const;
+
+    ChannelContext m_context;
+};
+
+// Next member id (unique per process): identifies a channel in hubs and presence.
+quint64 nextMemberId();
+
+} // namespace rt::channels

@@ -1,0 +1,30 @@
+#pragma once
+
+#include "shared/protocol/phoenix_message.h"
+
+#include <QByteArray>
+#include <QByteArrayView>
+
+class QObject;
+
+namespace rt::channels {
+
+// The channels' view of the client socket they belong to. Implemented by the gateway's Phoenix
+// session; lives on (and is only called on) the socket's worker thread.
+class ClientLink
+{
+public:
+    virtual ~ClientLink() = default;
+    virtual protocol::Vsn vsn() const = 0;
+    // Queues a Phoenix-encoded message (text, or a binary kind-4 frame).
+    virtual void sendFrame(const QByteArray &bytes, bool isBinary) = 0;
+    // Queues a text message after delayMs (join error backoff); dropped if the socket closed.
+    virtual void sendLater(int delayMs, const QByteArray &bytes) = 0;
+    // Closes the socket with a WebSocket close code once the current message is handled.
+    virtual void closeSocket(quint16 code, const QByteArray &reason) = 0;
+    // A QObject on the socket's thread that dies with the socket: the context for callbacks
+    // from other threads (e.g. presence snapshots).
+    virtual QObject *context() = 0;
+};
+
+} // namespace rt::channels

@@ -1,0 +1,123 @@
+#include "server/channels/join_payload.h"
+
+#include <QJsonDocument>
+
+namespace rt::channels {
+
+namespace {
+
+bool flexibleBool(const QJsonValue &value, bool fallback)
+{
+    if (value.isBool()) {
+        return value.toBool();
+    }
+    if (value.isString()) {
+        const QString text = value.toString();
+        if (text.compare(QLatin1String("true"), Qt::CaseInsensitive) == 0) {
+            return true;
+        }
+        if (text.compare(QLatin1String("false"), Qt::CaseInsensitive) == 0) {
+            return false;
+        }
+    }
+    return fallback;
+}
+
+QByteArray keyText(const QJsonValue &key)
+{
+    switch (key.type()) {
+    case QJsonValue::String:
+        return key.toString().toUtf8();
+    case QJsonValue::Double: {
+        const double number = key.toDouble();
+        const auto integer = static_cast<qint64>(number);
+        if (static_cast<double>(integer) == number) {
+            return QByteArray::number(integer);
+        }
+        return QByteArray::number(number, 'g', 17);
+    }
+    case QJsonValue::Bool:
+        return key.toBool() ? QByteArrayLiteral("true") : QByteArrayLiteral("false");
+    case QJsonValue::Object:
+        return QJsonDocument(key.toObject()).toJson(QJsonDocument::Compact);
+    case QJsonValue::Array:
+        return QJsonDocument(key.toArray()).toJson(QJsonDocument::Compact);
+    case QJsonValue::Null:
+    case QJsonValue::Undefined:
+        break;
+    }
+    return {};
+}
+
+} // namespace
+
+JoinConfig parseJoinConfig(const QJsonObject &payload)
+{
+    JoinConfig config;
+    const QJsonValue userToken = payload.value(QLatin1String("user_token"));
+    const QJsonValue accessToken = payload.value(QLatin1String("access_token"));
+    if (userToken.isString()) {
+        config.accessToken = userToken.toString().toUtf8();
+    } else if (accessToken.isString()) {
+        config.accessToken = accessToken.toString().toUtf8();
+    }
+
+    if (!payload.contains(QLatin1String("config"))) {
+        return config;
+    }
+    config.hasConfig = true;
+    const QJsonObject options = payload.value(QLatin1String("config")).toObject();
+
+    const QJsonObject broadcast = options.value(QLatin1String("broadcast")).toObject();
+    config.broadcastSelf = flexibleBool(broadcast.value(QLatin1String("self")), false);
+    config.broadcastAck = flexibleBool(broadcast.value(QLatin1String("ack")), false);
+    config.replicationReady =
+            flexibleBool(broadcast.value(QLatin1String("replication_ready")), false);
+    if (broadcast.contains(QLatin1String("replay"))) {
+        config.replay = broadcast.value(QLatin1String("replay"));
+    }
+
+    const QJsonObject presence = options.value(QLatin1String("presence")).toObject();
+    config.presenceEnabled = flexibleBool(presence.value(QLatin1String("enabled")), false);
+    config.presenceKey = keyText(presence.value(QLatin1String("key")));
+
+    const QJsonValue changes = options.value(QLatin1String("postgres_changes"));
+    if (changes.isArray()) {
+        const QJsonArray entries = changes.toArray();
+        for (const QJsonValue &entry : entries) {
+            if (entry.isObject()) {
+                config.postgresChanges.append(entry);
+            }
+        }
+    }
+    config.isPrivate = flexibleBool(options.value(QLatin1String("private")), false);
+    return config;
+}
+
+qint64 postgresChangeId(const QJsonObject &entry)
+{
+    // FNV-1a over the canonical (key-sorted, compact) JSON, folded to 27 bits like upstream's
+    // phash2 range, so ids are small, stable across nodes and restarts, and equal for equal
+    // entries.
+    const QByteArray canonical = QJsonDocument(entry).toJson(QJsonDocument::Compact);
+    quint64 hash = 14695981039346656037ULL;
+    for (const char c : canonical) {
+        hash ^= static_cast<quint8>(c);
+        hash *= 1099511628211ULL;
+    }
+    return static_cast<qint64>((hash ^ (hash >> 27) ^ (hash >> 54)) & ((1U << 27) - 1));
+}
+
+QJsonArray postgresChangesWithIds(const QJsonArray &entries)
+{
+    QJsonArray echoed;
+    for (const QJsonValue &value : entries) {
+        QJsonObject entry = value.toObject();
+        const qint64 id = postgresChangeId(entry);
+        entry.insert(QLatin1String("id"), id);
+        echoed.append(entry);
+    }
+    return echoed;
+}
+
+} // namespace rt::channels

@@ -1,0 +1,36 @@
+#pragma once
+
+#include <QByteArray>
+#include <QJsonArray>
+#include <QJsonObject>
+
+#include <optional>
+
+namespace rt::channels {
+
+// The phx_join payload (spec §3.2), validated leniently like upstream: a field of the wrong type
+// falls back to its default and the join continues. Booleans also accept "true"/"false" strings
+// in any letter case.
+struct JoinConfig
+{
+    bool hasConfig = false; // false: the legacy API (no `config` key at all)
+    bool broadcastSelf = false;
+    bool broadcastAck = false;
+    bool replicationReady = false;
+    std::optional<QJsonValue> replay; // config.broadcast.replay as sent, if any
+    bool presenceEnabled = false;
+    QByteArray presenceKey; // as a string; empty means "generate one"
+    QJsonArray postgresChanges; // object entries only, in order (null entries dropped)
+    bool isPrivate = false;
+    // user_token wins over access_token; absent or not a string: nullopt.
+    std::optional<QByteArray> accessToken;
+};
+
+JoinConfig parseJoinConfig(const QJsonObject &payload);
+
+// The join reply's postgres_changes list: each entry echoed verbatim plus an integer "id" that
+// depends only on the entry (identical entries get identical ids, spec §3.4).
+QJsonArray postgresChangesWithIds(const QJsonArray &entries);
+qint64 postgresChangeId(const QJsonObject &entry);
+
+} // namespace rt::channels

@@ -1,0 +1,99 @@
+#include "server/gateway/connect_gate.h"
+
+#include "server/tenants/host.h"
+#include "server/tenants/tenant_directory.h"
+#include "shared/core/clock.h"
+#include "shared/protocol/phoenix_codec.h"
+
+#include <QJsonDocument>
+#include <QLoggingCategory>
+
+Q_LOGGING_CATEGORY(lcGateway, "rt.gateway")
+
+namespace rt::gateway {
+
+ConnectGate::ConnectGate(ConnectSettings settings, const tenants::TenantDirectory &tenants,
+                         tenants::TenantUsageRegistry &usage, const Clock &clock)
+    : m_settings(std::move(settings)),
+      m_tenants(tenants),
+      m_usage(usage),
+      m_clock(clock)
+{ }
+
+ConnectGate::Decision ConnectGate::refuse(int status, const QString &error) const
+{
+    Decision decision;
+    QJsonObject body;
+    body.insert(QLatin1String("error"), error);
+    decision.refusal = transport::HttpResponse::json(
+            status, QJsonDocument(body).toJson(QJsonDocument::Compact));
+    decision.delayed = true;
+    return decision;
+}
+
+ConnectGate::Decision ConnectGate::check(const transport::HttpRequest &request) const
+{
+    const auto query = transport::parseQuery(request.query);
+    const QByteArray vsnText = transport::queryValue(query, "vsn");
+    const std::optional<protocol::Vsn> vsn = protocol::parseVsn(vsnText, !vsnText.isNull());
+    if (!vsn) {
+        // Phoenix refuses an unknown serializer before the socket's own checks: 403, no body,
+        // no backoff.
+        Decision decision;
+        decision.refusal = transport::HttpResponse::empty(403);
+        return decision;
+    }
+
+    const QByteArray tenantId =
+            tenants::tenantIdFromHost(request.header("host"), m_settings.selfHostTenant);
+    const tenants::TenantPtr tenant = m_tenants.find(tenantId);
+    if (!tenant) {
+        qCInfo(lcGateway) << "connect refused: unknown tenant" << tenantId;
+        return refuse(404, QStringLiteral("Tenant not found"));
+    }
+    if (tenant->suspend) {
+        return refuse(403, QStringLiteral("Realtime was disabled for this tenant"));
+    }
+    // x-api-key takes precedence over the apikey query parameter.
+    QByteArray rawToken = request.header("x-api-key");
+    if (rawToken.isNull()) {
+        rawToken = transport::queryValue(query, "apikey");
+    }
+    if (rawToken.isNull()) {
+        return refuse(401, QStringLiteral("API key is missing"));
+    }
+    const QByteArray token = auth::cleanToken(rawToken);
+    auth::VerifyOptions options;
+    options.nowSeconds = m_clock.epochMs() / 1000;
+    options.claimValidators = m_settings.claimValidators;
+    Result<auth::VerifiedToken, auth::JwtError> verified =
+            auth::verifyToken(token, *tenant->keys, options);
+    if (!verified) {
+        qCInfo(lcGateway) << "connect refused for tenant" << tenantId << ":"
+                          << verified.error().connectMessage();
+        return refuse(verified.error().httpStatus(), verified.error().connectMessage());
+    }
+    std::shared_ptr<tenants::TenantUsage> usage = m_usage.usage(tenantId);
+    if (usage->connectedUsers.load() >= tenant->maxConcurrentUsers) {
+        return refuse(429, QStringLiteral("Too many connected users"));
+    }
+
+    channels::SocketState state;
+    state.tenantId = tenantId;
+    state.tenant = tenant;
+    state.usage = std::move(usage);
+    state.token = token;
+    state.claims = std::move(verified).value();
+    state.vsn = *vsn;
+    for (const auto &header : request.headers) {
+        if (header.first.startsWith("x-")) {
+            state.xHeaders.insert(QString::fromLatin1(header.first),
+                                  QString::fromUtf8(header.second));
+        }
+    }
+    Decision decision;
+    decision.accepted = std::move(state);
+    return decision;
+}
+
+} // namespace rt::gateway

@@ -1,0 +1,266 @@
+#include "server/gateway/phoenix_session.h"
+
+#include "server/transport/io_loop.h"
+#include "shared/core/clock.h"
+#include "shared/protocol/phoenix_codec.h"
+
+#include <QLoggingCategory>
+
+Q_DECLARE_LOGGING_CATEGORY(lcGateway)
+
+namespace rt::gateway {
+
+namespace {
+
+const QByteArray OkEmpty = QByteArrayLiteral("{}");
+const QByteArray UnmatchedTopic = QByteArrayLiteral("{\"reason\":\"unmatched topic\"}");
+
+} // namespace
+
+PhoenixSession::PhoenixSession(channels::ChannelService &service, channels::SocketState state)
+    : m_service(service),
+      m_state(std::move(state))
+{ }
+
+PhoenixSession::~PhoenixSession()
+{
+    // Normally onClosed() already released everything; this covers teardown of the worker.
+    onClosed(1006);
+}
+
+void PhoenixSession::onOpen(transport::WebSocketConnection &connection)
+{
+    m_connection = &connection;
+}
+
+void PhoenixSession::sendFrame(const QByteArray &bytes, bool isBinary)
+{
+    if (m_closed || m_connection == nullptr) {
+        return;
+    }
+    if (isBinary) {
+        m_connection->sendBinary(bytes);
+    } else {
+        m_connection->sendText(bytes);
+    }
+}
+
+void PhoenixSession::sendLater(int delayMs, const QByteArray &bytes)
+{
+    if (delayMs <= 0 && m_delayed.empty()) {
+        sendFrame(bytes, false);
+        return;
+    }
+    const qint64 due = m_connection->tcp().loop().nowMs() + qMax(0, delayMs);
+    // Keep due order; equal delays keep insertion order.
+    auto it = m_delayed.end();
+    while (it != m_delayed.begin() && std::prev(it)->dueMs > due) {
+        --it;
+    }
+    m_delayed.insert(it, Delayed{ due, bytes, 0 });
+    if (!m_delayTimer) {
+        m_delayTimer = std::make_unique<QTimer>();
+        m_delayTimer->setSingleShot(true);
+        m_delayTimer->setTimerType(Qt::PreciseTimer);
+        connect(m_delayTimer.get(), &QTimer::timeout, this, &PhoenixSession::runDelayed);
+    }
+    runDelayed();
+}
+
+void PhoenixSession::closeSocket(quint16 code, const QByteArray &reason)
+{
+    Q_UNUSED(reason)
+    if (m_closed) {
+        return;
+    }
+    // After anything still waiting to be sent (a delayed join error precedes its close).
+    const qint64 due =
+            m_delayed.empty() ? m_connection->tcp().loop().nowMs() : m_delayed.back().dueMs;
+    m_delayed.push_back(Delayed{ due, QByteArray(), code });
+    if (!m_delayTimer) {
+        m_delayTimer = std::make_unique<QTimer>();
+        m_delayTimer->setSingleShot(true);
+        m_delayTimer->setTimerType(Qt::PreciseTimer);
+        connect(m_delayTimer.get(), &QTimer::timeout, this, &PhoenixSession::runDelayed);
+    }
+    // Never close in the middle of handling a frame: let the current call stack unwind.
+    m_delayTimer->start(0);
+}
+
+void PhoenixSession::runDelayed()
+{
+    if (m_closed) {
+        m_delayed.clear();
+        return;
+    }
+    const qint64 now = m_connection->tcp().loop().nowMs();
+    while (!m_delayed.empty() && m_delayed.front().dueMs <= now) {
+        const Delayed next = m_delayed.front();
+        m_delayed.pop_front();
+        if (next.frame.isEmpty()) {
+            m_connection->close(next.closeCode);
+            return; // onClosed() cleared the session
+        }
+        sendFrame(next.frame, false);
+    }
+    if (!m_delayed.empty()) {
+        m_delayTimer->start(static_cast<int>(m_delayed.front().dueMs - now));
+    }
+}
+
+void PhoenixSession::onText(QByteArray message)
+{
+    Result<protocol::InboundMessage> decoded = protocol::decodeText(message, m_state.vsn);
+    if (!decoded) {
+        // Phoenix drops undecodable frames and keeps the connection (MalformedWebSocketMessage).
+        qCDebug(lcGateway) << "MalformedWebSocketMessage:" << decoded.error().message;
+        return;
+    }
+    route(*decoded);
+}
+
+void PhoenixSession::onBinary(QByteArray message)
+{
+    if (m_state.vsn != protocol::Vsn::V2) {
+        qCDebug(lcGateway) << "MalformedWebSocketMessage: binary frame on a 1.0.0 socket";
+        return;
+    }
+    Result<protocol::InboundMessage> decoded = protocol::decodeBinary(message);
+    if (!decoded) {
+        qCDebug(lcGateway) << "MalformedWebSocketMessage:" << decoded.error().message;
+        return;
+    }
+    route(*decoded);
+}
+
+void PhoenixSession::route(const protocol::InboundMessage &message)
+{
+    if (m_closed) {
+        return;
+    }
+    if (message.topic == "phoenix" && message.event == "heartbeat") {
+        sendFrame(protocol::encodeReply(m_state.vsn, message.joinRef, message.ref, message.topic,
+                                        QByteArrayLiteral("ok"), OkEmpty),
+                  false);
+        return;
+    }
+    if (message.event == "phx_join") {
+        join(message);
+        return;
+    }
+    if (message.event == "phx_leave") {
+        leave(message);
+        return;
+    }
+    channels::Channel *channel = findChannel(message.topic);
+    if (channel == nullptr) {
+        replyUnmatched(message, QByteArrayLiteral("error"), UnmatchedTopic);
+        return;
+    }
+    // Delivered whatever the join_ref (upstream's deliberate leniency, spec §2.6).
+    if (m_service.handleEvent(m_state, *channel, message)
+        == channels::ChannelService::Outcome::CloseChannel) {
+        removeChannel(channel);
+    }
+}
+
+void PhoenixSession::join(const protocol::InboundMessage &message)
+{
+    if (!message.topic.startsWith("realtime:")) {
+        replyUnmatched(message, QByteArrayLiteral("error"), UnmatchedTopic);
+        return;
+    }
+    if (channels::Channel *existing = findChannel(message.topic)) {
+        // A rejoin replaces the old channel, whose join_ref is dead from now on.
+        existing->pushClose();
+        m_service.release(m_state, *existing);
+        removeChannel(existing);
+    }
+    channels::ChannelService::JoinResult result = m_service.join(m_state, *this, message);
+    if (result.channel) {
+        m_channels.push_back(std::move(result.channel));
+    }
+    if (result.closeSocket) {
+        closeSocket(1001, QByteArrayLiteral("tenant not found"));
+    }
+}
+
+void PhoenixSession::leave(const protocol::InboundMessage &message)
+{
+    channels::Channel *channel = findChannel(message.topic);
+    if (channel == nullptr) {
+        replyUnmatched(message, QByteArrayLiteral("ok"), OkEmpty);
+        return;
+    }
+    if (message.joinRef != "null" && message.joinRef != channel->joinRef()) {
+        return; // a leave for an older join of this topic: ignored
+    }
+    channel->reply(message.ref, QByteArrayLiteral("ok"), OkEmpty);
+    channel->pushClose();
+    m_service.release(m_state, *channel);
+    removeChannel(channel);
+}
+
+void PhoenixSession::replyUnmatched(const protocol::InboundMessage &message,
+                                    const QByteArray &status, const QByteArray &responseJson)
+{
+    sendFrame(protocol::encodeReply(m_state.vsn, message.joinRef, message.ref, message.topic,
+                                    status, responseJson),
+              false);
+}
+
+channels::Channel *PhoenixSession::findChannel(const QByteArray &topic) const
+{
+    for (const auto &channel : m_channels) {
+        if (channel->topic() == topic) {
+            return channel.get();
+        }
+    }
+    return nullptr;
+}
+
+void PhoenixSession::removeChannel(channels::Channel *channel)
+{
+    for (auto it = m_channels.begin(); it != m_channels.end(); ++it) {
+        if (it->get() == channel) {
+            m_channels.erase(it);
+            return;
+        }
+    }
+}
+
+void PhoenixSession::onClosed(quint16 code)
+{
+    if (m_closed) {
+        return;
+    }
+    Q_UNUSED(code)
+    m_closed = true;
+    for (const auto &channel : m_channels) {
+        m_service.release(m_state, *channel);
+    }
+    m_channels.clear();
+    m_service.releaseSocket(m_state);
+    m_delayed.clear();
+    m_delayTimer.reset();
+}
+
+void PhoenixSession::onTick(qint64 nowMs)
+{
+    Q_UNUSED(nowMs)
+    if (m_closed || m_channels.empty()) {
+        return;
+    }
+    const qint64 nowSeconds = m_service.context().clock.epochMs() / 1000;
+    for (std::size_t i = 0; i < m_channels.size();) {
+        channels::Channel *channel = m_channels[i].get();
+        if (m_service.tick(m_state, *channel, nowSeconds)
+            == channels::ChannelService::Outcome::CloseChannel) {
+            m_channels.erase(m_channels.begin() + static_cast<std::ptrdiff_t>(i));
+        } else {
+            ++i;
+        }
+    }
+}
+
+} // namespace rt::gateway

@@ -1,0 +1,73 @@
+#pragma once
+
+#include "server/channels/channel_service.h"
+#include "server/channels/client_link.h"
+#include "server/channels/socket_state.h"
+#include "server/transport/websocket_connection.h"
+
+#include <QObject>
+#include <QTimer>
+
+#include <deque>
+#include <memory>
+#include <vector>
+
+namespace rt::gateway {
+
+// One Phoenix socket (spec §2): decodes frames with the socket's serializer, answers
+// heartbeats, applies Phoenix's routing rules (§2.6: unmatched topics, rejoin, leave, lenient
+// join_ref) and hands channel events to the ChannelService. Owns the socket's channels.
+// Created by the socket endpoint after the connect checks; owned by its WebSocketConnection;
+// lives on that connection's worker thread.
+class PhoenixSession final : public QObject,
+                             public transport::WebSocketSession,
+                             public channels::ClientLink
+{
+    Q_OBJECT
+public:
+    PhoenixSession(channels::ChannelService &service, channels::SocketState state);
+    ~PhoenixSession() override;
+
+    // transport::WebSocketSession
+    void onOpen(transport::WebSocketConnection &connection) override;
+    void onText(QByteArray message) override;
+    void onBinary(QByteArray message) override;
+    void onClosed(quint16 code) override;
+    void onTick(qint64 nowMs) override;
+
+    // channels::ClientLink
+    protocol::Vsn vsn() const override { return m_state.vsn; }
+    void sendFrame(const QByteArray &bytes, bool isBinary) override;
+    void sendLater(int delayMs, const QByteArray &bytes) override;
+    void closeSocket(quint16 code, const QByteArray &reason) override;
+    QObject *context() override { return this; }
+
+    qsizetype channelCount() const { return static_cast<qsizetype>(m_channels.size()); }
+
+private:
+    void route(const protocol::InboundMessage &message);
+    void join(const protocol::InboundMessage &message);
+    void leave(const protocol::InboundMessage &message);
+    void replyUnmatched(const protocol::InboundMessage &message, const QByteArray &status,
+                        const QByteArray &responseJson);
+    channels::Channel *findChannel(const QByteArray &topic) const;
+    void removeChannel(channels::Channel *channel);
+    void runDelayed();
+
+    struct Delayed
+    {
+        qint64 dueMs;
+        QByteArray frame; // empty: close the socket
+        quint16 closeCode;
+    };
+
+    channels::ChannelService &m_service;
+    channels::SocketState m_state;
+    transport::WebSocketConnection *m_connection = nullptr; // owns this session
+    std::vector<std::unique_ptr<channels::Channel>> m_channels; // few per socket: linear search
+    std::deque<Delayed> m_delayed; // in due order
+    std::unique_ptr<QTimer> m_delayTimer; // created on first use
+    bool m_closed = false;
+};
+
+} // namespace rt::gateway

@@ -1,0 +1,32 @@
+#include "server/gateway/socket_endpoint.h"
+
+#include "server/gateway/connect_gate.h"
+#include "server/gateway/phoenix_session.h"
+#include "server/transport/websocket_connection.h"
+
+namespace rt::gateway {
+
+SocketEndpoint::SocketEndpoint(const ConnectGate &gate, channels::ChannelService &service)
+    : m_gate(gate),
+      m_service(service)
+{ }
+
+void SocketEndpoint::handle(const transport::HttpRequest &request,
+                            const transport::HttpResponder &responder)
+{
+    transport::HttpResponse handshakeError = transport::checkWebSocketHandshake(request);
+    if (handshakeError.status != 0) {
+        responder.respond(std::move(handshakeError));
+        return;
+    }
+    ConnectGate::Decision decision = m_gate.check(request);
+    if (!decision.accepted) {
+        responder.respondAfter(decision.delayed ? m_gate.settings().connectErrorBackoffMs : 0,
+                               std::move(decision.refusal));
+        return;
+    }
+    responder.acceptWebSocket(
+            request, std::make_unique<PhoenixSession>(m_service, std::move(*decision.accepted)));
+}
+
+} // namespace rt::gateway

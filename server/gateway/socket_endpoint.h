@@ -1,0 +1,28 @@
+#pragma once
+
+#include "server/transport/http_connection.h"
+
+namespace rt::channels {
+class ChannelService;
+}
+
+namespace rt::gateway {
+
+class ConnectGate;
+
+// The WebSocket route (/socket/websocket, /realtime/v1/websocket): validates the handshake,
+// runs the connect checks and either upgrades the connection to a PhoenixSession or answers
+// upstream's HTTP error after the connect-error backoff. One per worker; worker thread.
+class SocketEndpoint
+{
+public:
+    SocketEndpoint(const ConnectGate &gate, channels::ChannelService &service);
+
+    void handle(const transport::HttpRequest &request, const transport::HttpResponder &responder);
+
+private:
+    const ConnectGate &m_gate;
+    channels::ChannelService &m_service;
+};
+
+} // namespace rt::gateway

@@ -1,0 +1,76 @@
+#include "server/pubsub/hub.h"
+
+namespace rt::pubsub {
+
+void Hub::subscribe(const TopicKey &topic, Subscriber *subscriber, quint64 memberId,
+                    protocol::Vsn vsn, MemberRights rights)
+{
+    Q_ASSERT(!m_delivering);
+    Q_ASSERT(subscriber->m_hubSlot < 0);
+    std::vector<Member> &members = m_topics[topic.id()];
+    subscriber->m_hubSlot = static_cast<qsizetype>(members.size());
+    members.push_back(Member{ subscriber, memberId, vsn, rights });
+}
+
+void Hub::unsubscribe(const TopicKey &topic, Subscriber *subscriber)
+{
+    Q_ASSERT(!m_delivering);
+    const auto it = m_topics.find(topic.id());
+    const qsizetype slot = subscriber->m_hubSlot;
+    if (it == m_topics.end() || slot < 0) {
+        return;
+    }
+    std::vector<Member> &members = it.value();
+    Q_ASSERT(slot < static_cast<qsizetype>(members.size()));
+    Q_ASSERT(members[static_cast<std::size_t>(slot)].subscriber == subscriber);
+    // Swap-remove keeps unsubscribe O(1); order of delivery within a topic does not matter.
+    members[static_cast<std::size_t>(slot)] = members.back();
+    members[static_cast<std::size_t>(slot)].subscriber->m_hubSlot = slot;
+    members.pop_back();
+    subscriber->m_hubSlot = -1;
+    if (members.empty()) {
+        m_topics.erase(it);
+    }
+}
+
+void Hub::setRights(const TopicKey &topic, Subscriber *subscriber, MemberRights rights)
+{
+    const auto it = m_topics.find(topic.id());
+    if (it == m_topics.end() || subscriber->m_hubSlot < 0) {
+        return;
+    }
+    it.value()[static_cast<std::size_t>(subscriber->m_hubSlot)].rights = rights;
+}
+
+void Hub::deliver(const OutboundMessagePtr &message)
+{
+    const auto it = m_topics.constFind(message->topic().id());
+    if (it == m_topics.constEnd()) {
+        return;
+    }
+    const Audience audience = message->audience();
+    const quint64 excluded = message->excludedMember();
+    m_delivering = true;
+    for (const Member &member : it.value()) {
+        if (member.memberId == excluded) {
+            continue;
+        }
+        if ((audience == Audience::BroadcastReaders && !member.rights.readsBroadcast)
+            || (audience == Audience::PresenceReaders && !member.rights.readsPresence)) {
+            continue;
+        }
+        const OutboundMessage::Frame &frame = message->frameFor(member.vsn);
+        if (!frame.bytes.isEmpty()) {
+            member.subscriber->deliver(*message, frame);
+        }
+    }
+    m_delivering = false;
+}
+
+qsizetype Hub::memberCount(const TopicKey &topic) const
+{
+    const auto it = m_topics.constFind(topic.id());
+    return it == m_topics.constEnd() ? 0 : static_cast<qsizetype>(it.value().size());
+}
+
+} // namespace rt::pubsub

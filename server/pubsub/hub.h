@@ -1,0 +1,69 @@
+#pragma once
+
+#include "server/pubsub/outbound_message.h"
+#include "server/pubsub/topic_key.h"
+
+#include <QHash>
+#include <QObject>
+
+#include <vector>
+
+namespace rt::pubsub {
+
+// The receiving end of one joined channel. Implemented by the gateway's channel object; lives
+// on the same worker thread as the Hub it is subscribed to.
+class Subscriber
+{
+public:
+    virtual ~Subscriber() = default;
+    // Queue `frame` (the encoding of `message` for this member's serializer) for the client.
+    // Called by Hub::deliver on the worker thread; must not subscribe, unsubscribe or destroy
+    // anything synchronously (defer such work).
+    virtual void deliver(const OutboundMessage &message, const OutboundMessage::Frame &frame) = 0;
+
+private:
+    friend class Hub;
+    qsizetype m_hubSlot = -1; // position in the hub's member list; maintained by Hub only
+};
+
+// What a member may receive. Public channels read everything; private channels follow the
+// tenant's RLS policies.
+struct MemberRights
+{
+    bool readsBroadcast = true;
+    bool readsPresence = true;
+};
+
+// Topic -> members of one worker. Lives on its worker thread and is used only there; messages
+// from other threads arrive through LocalPubSub, which posts them here.
+class Hub : public QObject
+{
+    Q_OBJECT
+public:
+    using QObject::QObject;
+
+    void subscribe(const TopicKey &topic, Subscriber *subscriber, quint64 memberId,
+                   protocol::Vsn vsn, MemberRights rights);
+    // Removes `subscriber` from `topic`; a no-op when it is not subscribed.
+    void unsubscribe(const TopicKey &topic, Subscriber *subscriber);
+    void setRights(const TopicKey &topic, Subscriber *subscriber, MemberRights rights);
+
+    // Sends `message` to every member of its topic that may read it, except the excluded one.
+    void deliver(const OutboundMessagePtr &message);
+
+    qsizetype memberCount(const TopicKey &topic) const;
+    qsizetype topicCount() const { return m_topics.size(); }
+
+private:
+    struct Member
+    {
+        Subscriber *subscriber;
+        quint64 memberId;
+        protocol::Vsn vsn;
+        MemberRights rights;
+    };
+    QHash<QByteArray, std::vector<Member>> m_topics; // TopicKey::id() -> members
+    bool m_delivering = false; // guards the rule that delivery never changes membership
+};
+
+} // namespace rt::pubsub

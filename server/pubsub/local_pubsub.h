@@ -1,0 +1,28 @@
+#pragma once
+
+#include "server/pubsub/outbound_message.h"
+
+#include <vector>
+
+namespace rt::pubsub {
+
+class Hub;
+
+// Fan-out inside one node: a published message reaches the Hub of every worker. The hub of the
+// calling thread (if any) is served synchronously; the others get one posted delivery each,
+// never one per subscriber. Hubs are registered at start-up, before any traffic, and outlive
+// every publisher (they are destroyed only after the workers stopped); after that publish() is
+// safe from any thread.
+class LocalPubSub
+{
+public:
+    void addHub(Hub *hub);
+    void publish(const OutboundMessagePtr &message) const;
+    // Hubs, in registration order (one per worker).
+    const std::vector<Hub *> &hubs() const { return m_hubs; }
+
+private:
+    std::vector<Hub *> m_hubs;
+};
+
+} // namespace rt::pubsub

@@ -1,0 +1,75 @@
+#include "server/pubsub/outbound_message.h"
+
+#include "shared/protocol/phoenix_codec.h"
+
+namespace rt::pubsub {
+
+namespace {
+const QByteArray NullRef = QByteArrayLiteral("null");
+const QByteArray BroadcastEvent = QByteArrayLiteral("broadcast");
+} // namespace
+
+std::shared_ptr<const OutboundMessage> OutboundMessage::push(TopicKey topic, QByteArray event,
+                                                             QByteArray payloadJson,
+                                                             Audience audience,
+                                                             quint64 excludedMember)
+{
+    std::shared_ptr<OutboundMessage> message(new OutboundMessage);
+    message->m_topic = std::move(topic);
+    message->m_event = std::move(event);
+    message->m_payload = std::move(payloadJson);
+    message->m_audience = audience;
+    message->m_excludedMember = excludedMember;
+    return message;
+}
+
+std::shared_ptr<const OutboundMessage>
+OutboundMessage::userBroadcast(TopicKey topic, QByteArray userEvent, QByteArray payload,
+                               bool payloadIsJson, QByteArray metadataJson, quint64 excludedMember)
+{
+    std::shared_ptr<OutboundMessage> message(new OutboundMessage);
+    message->m_topic = std::move(topic);
+    message->m_event = std::move(userEvent);
+    message->m_payload = std::move(payload);
+    message->m_payloadIsJson = payloadIsJson;
+    message->m_metadata = std::move(metadataJson);
+    message->m_isUserBroadcast = true;
+    message->m_audience = Audience::BroadcastReaders;
+    message->m_excludedMember = excludedMember;
+    return message;
+}
+
+const OutboundMessage::Frame &OutboundMessage::frameFor(protocol::Vsn vsn) const
+{
+    const auto index = static_cast<std::size_t>(vsn);
+    std::call_once(m_encoded[index], [this, vsn] { encode(vsn); });
+    return m_frames[index];
+}
+
+void OutboundMessage::encode(protocol::Vsn vsn) const
+{
+    Frame &frame = m_frames[static_cast<std::size_t>(vsn)];
+    const QByteArray channelTopic = m_topic.channelTopic();
+    if (!m_isUserBroadcast) {
+        frame.bytes = protocol::encodePush(vsn, NullRef, NullRef, channelTopic, m_event, m_payload);
+        return;
+    }
+    if (vsn == protocol::Vsn::V2) {
+        // Topic, event and metadata are bounded to 255 bytes when the message is accepted, so
+        // encoding cannot fail here; an empty frame (never sent) guards the impossible case.
+        frame.bytes = protocol::encodeUserBroadcast(channelTopic, m_event, m_metadata,
+                                                    m_payloadIsJson, m_payload)
+                              .value_or(QByteArray());
+        frame.isBinary = true;
+        return;
+    }
+    if (m_payloadIsJson) {
+        // V1 sockets cannot take binary frames: they get the JSON form (spec §2.4).
+        frame.bytes = protocol::encodePush(
+                vsn, NullRef, NullRef, channelTopic, BroadcastEvent,
+                protocol::userBroadcastAsJsonPayload(m_event, m_payload, m_metadata));
+    }
+    // Raw binary payloads are not delivered to V1 sockets: frame.bytes stays empty.
+}
+
+} // namespace rt::pubsub

@@ -1,0 +1,77 @@
+#pragma once
+
+#include "server/pubsub/topic_key.h"
+#include "shared/protocol/phoenix_message.h"
+
+#include <QByteArray>
+
+#include <memory>
+#include <mutex>
+
+namespace rt::pubsub {
+
+// Who among a topic's members may receive a message (private channels gate broadcasts and
+// presence separately, spec §7.4).
+enum class Audience : quint8 {
+    BroadcastReaders,
+    PresenceReaders,
+    Everyone,
+};
+
+// One message for every member of a topic, shared read-only by all recipients on all workers.
+// The Phoenix bytes for each serializer are encoded at most once, on first use, whichever
+// thread asks first (std::call_once); every recipient then queues the same implicitly shared
+// QByteArray, so fan-out costs no encoding per recipient.
+class OutboundMessage
+{
+public:
+    struct Frame
+    {
+        QByteArray bytes; // empty: nothing to send to this serializer (e.g. raw binary to V1)
+        bool isBinary = false;
+    };
+
+    // A fastlane push [null, null, topic, event, payload]: text broadcasts, presence_diff,
+    // postgres_changes, "Server requested disconnect". payloadJson must be a JSON object.
+    static std::shared_ptr<const OutboundMessage> push(TopicKey topic, QByteArray event,
+                                                       QByteArray payloadJson, Audience audience,
+                                                       quint64 excludedMember = 0);
+
+    // A user broadcast (kind-3 push, HTTP single-event API, database broadcast): V2 members get a
+    // binary kind-4 frame, V1 members the converted JSON object, or nothing for raw payloads.
+    static std::shared_ptr<const OutboundMessage>
+    userBroadcast(TopicKey topic, QByteArray userEvent, QByteArray payload, bool payloadIsJson,
+                  QByteArray metadataJson, quint64 excludedMember = 0);
+
+    const TopicKey &topic() const { return m_topic; }
+    Audience audience() const { return m_audience; }
+    // Member id that must not receive the message (a sender without broadcast.self), or 0.
+    quint64 excludedMember() const { return m_excludedMember; }
+    bool isUserBroadcast() const { return m_isUserBroadcast; }
+
+    // Size of the user payload, for payload-size accounting.
+    qsizetype payloadBytes() const { return m_payload.size(); }
+
+    const Frame &frameFor(protocol::Vsn vsn) const;
+
+private:
+    OutboundMessage() = default;
+    void encode(protocol::Vsn vsn) const;
+
+    TopicKey m_topic;
+    QByteArray m_event; // push: Phoenix event; user broadcast: user event
+    QByteArray m_payload;
+    QByteArray m_metadata;
+    quint64 m_excludedMember = 0;
+    Audience m_audience = Audience::BroadcastReaders;
+    bool m_isUserBroadcast = false;
+    bool m_payloadIsJson = true;
+
+    // Lazily encoded frames; written once under the once_flag, read-only afterwards.
+    mutable Frame m_frames[2];
+    mutable std::once_flag m_encoded[2];
+};
+
+using OutboundMessagePtr = std::shared_ptr<const OutboundMessage>;
+
+} // namespace rt::pubsub

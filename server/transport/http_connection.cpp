@@ -1,0 +1,175 @@
+#include "server/transport/http_connection.h"
+
+#include "server/transport/io_loop.h"
+#include "server/transport/websocket_connection.h"
+
+#include <QLoggingCategory>
+#include <QTimer>
+
+Q_DECLARE_LOGGING_CATEGORY(lcIo)
+
+namespace rt::transport {
+
+HttpResponder::HttpResponder(HttpConnection *connection, quint64 requestNumber)
+    : m_connection(connection),
+      m_requestNumber(requestNumber)
+{ }
+
+bool HttpResponder::isConnected() const
+{
+    return !m_connection.isNull() && m_connection->tcp().isOpen();
+}
+
+void HttpResponder::respond(HttpResponse response) const
+{
+    if (isConnected()) {
+        m_connection->respond(m_requestNumber, response);
+    }
+}
+
+void HttpResponder::respondAfter(int delayMs, HttpResponse response) const
+{
+    if (delayMs <= 0) {
+        respond(std::move(response));
+        return;
+    }
+    if (m_connection.isNull()) {
+        return;
+    }
+    // The HTTP connection is the timer's context: if it goes first, nothing is sent.
+    QTimer::singleShot(
+            delayMs, m_connection.data(),
+            [responder = *this, response = std::move(response)] { responder.respond(response); });
+}
+
+void HttpResponder::acceptWebSocket(const HttpRequest &request,
+                                    std::unique_ptr<WebSocketSession> session) const
+{
+    if (isConnected()) {
+        m_connection->acceptWebSocket(m_requestNumber, request, std::move(session));
+    }
+}
+
+HttpConnection::HttpConnection(TcpConnection &connection, HttpService &service, Limits limits)
+    : m_connection(connection),
+      m_service(service),
+      m_limits(limits),
+      m_parser(limits.parser)
+{
+    m_requestStartedMs = connection.loop().nowMs();
+}
+
+void HttpConnection::onReceived(QByteArrayView data)
+{
+    m_sawBytes = true;
+    if (m_awaitingResponse) {
+        if (m_pendingInput.size() + data.size() > m_limits.maxBufferedInput) {
+            m_connection.close();
+            return;
+        }
+        m_pendingInput.append(data);
+        return;
+    }
+    if (m_pendingInput.isEmpty()) {
+        m_pendingInput = data.toByteArray();
+    } else {
+        m_pendingInput.append(data);
+    }
+    processInput();
+}
+
+void HttpConnection::processInput()
+{
+    while (!m_awaitingResponse && !m_pendingInput.isEmpty() && m_connection.isOpen()) {
+        const HttpRequestParser::Outcome outcome = m_parser.feed(m_pendingInput);
+        if (outcome.status == HttpRequestParser::Status::Error) {
+            fail(outcome.errorStatus == 0 ? 400 : outcome.errorStatus);
+            return;
+        }
+        if (outcome.status == HttpRequestParser::Status::NeedMore) {
+            m_pendingInput.clear();
+            return;
+        }
+        m_pendingInput.remove(0, outcome.consumed);
+        HttpRequest request = m_parser.takeRequest();
+        m_parser.reset();
+        m_keepAlive = request.keepAlive && !request.upgrade;
+        if (request.upgrade) {
+            // Whatever follows the head belongs to the upgraded protocol.
+            m_upgradeLeftover = m_pendingInput;
+            m_pendingInput.clear();
+        }
+        m_awaitingResponse = true;
+        ++m_requestNumber;
+        m_service.handle(std::move(request), HttpResponder(this, m_requestNumber));
+    }
+}
+
+void HttpConnection::respond(quint64 requestNumber, const HttpResponse &response)
+{
+    if (!m_awaitingResponse || requestNumber != m_requestNumber) {
+        return; // answered twice, or a stale responder: ignore
+    }
+    m_awaitingResponse = false;
+    m_connection.send(serializeResponse(response, m_keepAlive));
+    if (!m_keepAlive) {
+        m_connection.closeAfterFlush();
+        return;
+    }
+    m_sawBytes = !m_pendingInput.isEmpty();
+    m_requestStartedMs = m_connection.loop().nowMs();
+    processInput();
+}
+
+void HttpConnection::acceptWebSocket(quint64 requestNumber, const HttpRequest &request,
+                                     std::unique_ptr<WebSocketSession> session)
+{
+    if (!m_awaitingResponse || requestNumber != m_requestNumber) {
+        return;
+    }
+    m_awaitingResponse = false;
+    HttpResponse response;
+    response.status = 101;
+    response.headers = { { QByteArrayLiteral("upgrade"), QByteArrayLiteral("websocket") },
+                         { QByteArrayLiteral("connection"), QByteArrayLiteral("Upgrade") },
+                         { QByteArrayLiteral("sec-websocket-accept"),
+                           websocketAcceptKey(request.header("sec-websocket-key")) } };
+    QByteArray head = QByteArrayLiteral("HTTP/1.1 101 Switching Protocols\r\n");
+    for (const auto &header : std::as_const(response.headers)) {
+        head += header.first + QByteArrayLiteral(": ") + header.second + QByteArrayLiteral("\r\n");
+    }
+    head += QByteArrayLiteral("\r\n");
+    m_connection.send(head);
+
+    const QByteArray leftover = m_upgradeLeftover;
+    auto websocket = std::make_unique<WebSocketConnection>(m_connection, std::move(session),
+                                                           WebSocketConnection::Limits{});
+    WebSocketConnection *raw = websocket.get();
+    // This HttpConnection is destroyed once the current callback returns.
+    m_connection.switchHandler(std::move(websocket));
+    raw->start(leftover);
+}
+
+void HttpConnection::fail(int status)
+{
+    m_keepAlive = false;
+    m_awaitingResponse = false;
+    m_pendingInput.clear();
+    m_connection.send(serializeResponse(HttpResponse::empty(status), false));
+    m_connection.closeAfterFlush();
+}
+
+void HttpConnection::onTick(qint64 nowMs)
+{
+    if (m_awaitingResponse) {
+        return; // the service owns the timing (e.g. a delayed error response)
+    }
+    const qint64 elapsed = nowMs - m_requestStartedMs;
+    if (m_sawBytes && elapsed > m_limits.headerTimeoutMs) {
+        fail(408);
+    } else if (!m_sawBytes && elapsed > m_limits.idleTimeoutMs) {
+        m_connection.close();
+    }
+}
+
+} // namespace rt::transport

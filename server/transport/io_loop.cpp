@@ -1,0 +1,136 @@
+#include "server/transport/io_loop.h"
+
+#include "server/transport/tcp_connection.h"
+
+#include <QCoreApplication>
+#include <QEvent>
+#include <QLoggingCategory>
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+Q_LOGGING_CATEGORY(lcIo, "rt.transport.io")
+
+namespace rt::transport {
+
+namespace {
+
+constexpr qsizetype ReadBufferBytes = 64 * 1024;
+const QEvent::Type FlushEventType = static_cast<QEvent::Type>(QEvent::registerEventType());
+
+} // namespace
+
+IoLoop::IoLoop(HandlerFactory factory, Limits limits, QObject *parent)
+    : QObject(parent),
+      m_factory(std::move(factory)),
+      m_limits(limits)
+{
+    m_readBuffer.resize(ReadBufferBytes);
+    m_clock.start();
+    m_sweepTimer.setInterval(1000);
+    connect(&m_sweepTimer, &QTimer::timeout, this, &IoLoop::sweep);
+    m_sweepTimer.start();
+}
+
+IoLoop::~IoLoop()
+{
+    closeAll();
+}
+
+void IoLoop::adopt(qintptr descriptor)
+{
+    const int fd = static_cast<int>(descriptor);
+    // Accepted sockets must not block the loop; small frames must not wait for Nagle.
+    const int flags = ::fcntl(fd, F_GETFL, 0);
+    ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+    const int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+
+    auto *connection = new TcpConnection(*this, fd); // NOLINT: owned by this loop (QObject child)
+    connection->m_loopIndex = static_cast<qsizetype>(m_connections.size());
+    m_connections.push_back(connection);
+    m_factory(*connection);
+    Q_EMIT connectionCountChanged(connectionCount());
+}
+
+void IoLoop::closeAll()
+{
+    // close() calls forget(), which edits m_connections: iterate over a copy.
+    const std::vector<TcpConnection *> connections = m_connections;
+    for (TcpConnection *connection : connections) {
+        connection->close();
+    }
+}
+
+void IoLoop::forget(TcpConnection *connection)
+{
+    const qsizetype index = connection->m_loopIndex;
+    if (index < 0) {
+        return;
+    }
+    TcpConnection *last = m_connections.back();
+    m_connections[static_cast<std::size_t>(index)] = last;
+    last->m_loopIndex = index;
+    m_connections.pop_back();
+    connection->m_loopIndex = -1;
+    cancelFlush(connection);
+    Q_EMIT connectionCountChanged(connectionCount());
+}
+
+void IoLoop::scheduleFlush(TcpConnection *connection)
+{
+    m_dirty.push_back(connection);
+    if (!m_flushPosted) {
+        m_flushPosted = true;
+        QCoreApplication::postEvent(this, new QEvent(FlushEventType)); // NOLINT: Qt takes it
+    }
+}
+
+void IoLoop::cancelFlush(TcpConnection *connection)
+{
+    // Rare (a connection closing with output queued): linear removal is fine.
+    std::erase(m_dirty, connection);
+}
+
+void IoLoop::customEvent(QEvent *event)
+{
+    if (event->type() == FlushEventType) {
+        flushPass();
+        return;
+    }
+    QObject::customEvent(event);
+}
+
+void IoLoop::flushPass()
+{
+    m_flushPosted = false;
+    // Connections may schedule again while being flushed (a close frame after an error):
+    // take the current list and let new entries form the next pass.
+    std::vector<TcpConnection *> dirty;
+    dirty.swap(m_dirty);
+    for (TcpConnection *connection : dirty) {
+        connection->flush();
+    }
+    if (dirty.capacity() > 4096 && m_dirty.empty()) {
+        dirty.clear();
+        dirty.shrink_to_fit();
+    }
+    if (m_dirty.empty()) {
+        m_dirty.swap(dirty);
+        m_dirty.clear();
+    }
+}
+
+void IoLoop::sweep()
+{
+    const qint64 now = nowMs();
+    const std::vector<TcpConnection *> connections = m_connections;
+    for (TcpConnection *connection : connections) {
+        connection->tick(now);
+    }
+}
+
+} // namespace rt::transport

@@ -1,0 +1,74 @@
+#pragma once
+
+#include <QByteArray>
+#include <QElapsedTimer>
+#include <QObject>
+#include <QTimer>
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace rt::transport {
+
+class TcpConnection;
+
+// The I/O side of one worker: it adopts accepted sockets, owns their TcpConnections, and
+// coalesces output. Everything a connection queues during one pass of the event loop is
+// written by a single flush pass at the start of the next pass, one sendmsg() per connection,
+// so a burst of broadcasts costs one syscall per subscriber, not one per message.
+// Lives on its worker thread; adopt() is called there (post to it from the acceptor).
+class IoLoop : public QObject
+{
+    Q_OBJECT
+public:
+    struct Limits
+    {
+        qsizetype maxQueuedBytesPerConnection = 16 * 1024 * 1024; // slow consumers beyond: closed
+    };
+
+    // Creates the protocol handler of a freshly adopted connection (HTTP at first).
+    using HandlerFactory = std::function<void(TcpConnection &connection)>;
+
+    IoLoop(HandlerFactory factory, Limits limits, QObject *parent = nullptr);
+    ~IoLoop() override;
+
+    // Takes ownership of a connected, accepted socket descriptor.
+    void adopt(qintptr descriptor);
+    // Closes every connection immediately (shutdown).
+    void closeAll();
+
+    qsizetype connectionCount() const { return static_cast<qsizetype>(m_connections.size()); }
+    const Limits &limits() const { return m_limits; }
+    // Milliseconds on a monotonic clock shared by this loop's connections.
+    qint64 nowMs() const { return m_clock.elapsed(); }
+
+    // Scratch buffer for reads; valid only during a read callback on this thread.
+    QByteArray &readBuffer() { return m_readBuffer; }
+
+    // Internal, for TcpConnection.
+    void scheduleFlush(TcpConnection *connection);
+    void cancelFlush(TcpConnection *connection);
+    void forget(TcpConnection *connection);
+
+Q_SIGNALS:
+    void connectionCountChanged(qsizetype count);
+
+protected:
+    void customEvent(QEvent *event) override;
+
+private:
+    void flushPass();
+    void sweep();
+
+    HandlerFactory m_factory;
+    Limits m_limits;
+    QByteArray m_readBuffer;
+    QElapsedTimer m_clock;
+    QTimer m_sweepTimer;
+    std::vector<TcpConnection *> m_connections; // owned (QObject children); index in connection
+    std::vector<TcpConnection *> m_dirty; // connections with queued output
+    bool m_flushPosted = false;
+};
+
+} // namespace rt::transport

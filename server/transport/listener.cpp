@@ -1,0 +1,37 @@
+#include "server/transport/listener.h"
+
+#include "server/runtime/post.h"
+#include "server/transport/io_loop.h"
+
+#include <QLoggingCategory>
+
+Q_DECLARE_LOGGING_CATEGORY(lcIo)
+
+namespace rt::transport {
+
+Listener::Listener(std::vector<IoLoop *> loops, QObject *parent)
+    : QTcpServer(parent),
+      m_loops(std::move(loops))
+{
+    setMaxPendingConnections(1024);
+    m_resumeTimer.setSingleShot(true);
+    m_resumeTimer.setInterval(100);
+    connect(&m_resumeTimer, &QTimer::timeout, this, &QTcpServer::resumeAccepting);
+    connect(this, &QTcpServer::acceptError, this, &Listener::onAcceptError);
+}
+
+void Listener::incomingConnection(qintptr descriptor)
+{
+    IoLoop *loop = m_loops[m_next];
+    m_next = (m_next + 1) % m_loops.size();
+    runtime::post(loop, [loop, descriptor] { loop->adopt(descriptor); });
+}
+
+void Listener::onAcceptError(QAbstractSocket::SocketError error)
+{
+    qCWarning(lcIo) << "accept failed:" << error << errorString() << "- pausing 100 ms";
+    pauseAccepting();
+    m_resumeTimer.start();
+}
+
+} // namespace rt::transport

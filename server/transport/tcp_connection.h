@@ -1,0 +1,107 @@
+#pragma once
+
+#include <QByteArray>
+#include <QByteArrayView>
+#include <QObject>
+
+#include <array>
+#include <memory>
+#include <vector>
+
+class QSocketNotifier;
+
+namespace rt::transport {
+
+class IoLoop;
+
+// One accepted TCP socket, driven by its descriptor and QSocketNotifiers on the worker thread
+// that owns it (a child of that worker's IoLoop). It reads into the loop's scratch buffer and
+// hands the bytes to its protocol Handler; output is queued as shared QByteArrays (plus a small
+// inline header, e.g. a WebSocket frame header) and written by the loop's flush pass with
+// sendmsg() over an iovec: no copies of broadcast payloads, one syscall per pass.
+class TcpConnection : public QObject
+{
+    Q_OBJECT
+public:
+    // The protocol spoken on the connection (HTTP, then perhaps WebSocket). Owned by the
+    // connection; replaceable with switchHandler().
+    class Handler
+    {
+    public:
+        virtual ~Handler() = default;
+        // Bytes arrived. The view is only valid during the call.
+        virtual void onReceived(QByteArrayView data) = 0;
+        // The peer closed its side (EOF). The connection closes right after this returns.
+        virtual void onPeerClosed() { }
+        // The connection is closed (by either side, an error, or close()). Called once; no more
+        // output is accepted after it.
+        virtual void onClosed() { }
+        // Called about once a second with the loop's clock, for timeouts.
+        virtual void onTick(qint64 nowMs) { Q_UNUSED(nowMs) }
+    };
+
+    TcpConnection(IoLoop &loop, int descriptor);
+    ~TcpConnection() override;
+
+    IoLoop &loop() const { return m_loop; }
+    bool isOpen() const { return m_state == State::Open; }
+
+    void setHandler(std::unique_ptr<Handler> handler);
+    // Replaces the handler from inside one of its own callbacks; the old handler is destroyed
+    // after that callback returns.
+    void switchHandler(std::unique_ptr<Handler> handler);
+
+    // Queues bytes: `header` (up to 14 bytes, copied) followed by `data` (shared, not copied).
+    // Returns false when the connection is closed. If the queue grows past the loop's limit the
+    // connection is marked as a slow consumer and closed by the next flush pass.
+    bool send(const QByteArray &data, QByteArrayView header = {});
+    qsizetype queuedBytes() const { return m_queuedBytes; }
+
+    // Writes what is queued, then half-closes and waits up to lingerMs for the peer's EOF before
+    // closing, so that the peer reads the last bytes instead of a reset.
+    void closeAfterFlush(int lingerMs = 2000);
+    // Closes now; queued output is dropped.
+    void close();
+
+    qint64 lastReceivedMs() const { return m_lastReceivedMs; }
+    QByteArray peerAddress() const;
+
+    // Internal, for IoLoop.
+    void flush();
+    void tick(qint64 nowMs);
+    qsizetype m_loopIndex = -1; // position in the IoLoop's connection list
+
+private:
+    enum class State { Open, Draining, Closed };
+    struct Chunk
+    {
+        QByteArray data;
+        std::array<char, 14> header;
+        quint8 headerSize;
+    };
+
+    void onReadable();
+    void onWritable();
+    void setWriteNotification(bool enabled);
+    void finishDraining();
+
+    IoLoop &m_loop;
+    int m_descriptor;
+    State m_state = State::Open;
+    QSocketNotifier *m_readNotifier = nullptr; // child
+    QSocketNotifier *m_writeNotifier = nullptr; // child, created on the first EAGAIN
+    std::unique_ptr<Handler> m_handler;
+    std::unique_ptr<Handler> m_retiredHandler; // replaced during a callback; destroyed after it
+    std::vector<Chunk> m_queue;
+    qsizetype m_queueHead = 0; // first chunk not yet fully written
+    qsizetype m_headOffset = 0; // bytes of the head chunk already written (header first)
+    qsizetype m_queuedBytes = 0;
+    qint64 m_lastReceivedMs = 0;
+    qint64 m_drainDeadlineMs = 0;
+    int m_lingerMs = 0;
+    bool m_flushScheduled = false;
+    bool m_slowConsumer = false;
+    bool m_closeAfterFlush = false;
+};
+
+} // namespace rt::transport
