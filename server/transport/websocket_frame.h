@@ -56,12 +56,18 @@ public:
         virtual void onProtocolError(quint16 closeCode, const char *reason) = 0;
     };
 
-    explicit WebSocketParser(Limits limits = {}) : m_limits(limits) { }
+    // Two constructors instead of `Limits limits = {}`: a nested struct with default member
+    // initializers cannot be a default argument inside its enclosing class (CWG 1397).
+    WebSocketParser() : WebSocketParser(Limits()) { }
+    explicit WebSocketParser(Limits limits) : m_limits(limits) { }
 
     // Consumes all of `data`, calling the visitor for each complete event in order.
     void feed(QByteArrayView data, Visitor &visitor);
 
     bool failed() const { return m_failed; }
+    // True once a valid close frame was delivered; all later input is ignored (RFC 6455 §5.5.1:
+    // nothing may follow a close frame).
+    bool closeReceived() const { return m_closeReceived; }
     // Bytes held for an incomplete frame or message (for memory accounting and tests).
     qsizetype bufferedBytes() const { return m_pending.size() + m_message.size(); }
 
@@ -72,6 +78,23 @@ private:
     WsOpcode m_messageOpcode = WsOpcode::Text;
     bool m_inFragmentedMessage = false;
     bool m_failed = false;
+
+    // Frame whose header was parsed and whose payload is still arriving. Data payloads are
+    // unmasked straight into m_message, control payloads (<= 125 bytes) into m_pending; while
+    // m_inFramePayload is false, m_pending holds the 1..13 bytes of a partial header, if any.
+    void beginFrame(WsOpcode opcode, bool fin, quint64 length, const quint8 *maskKey,
+                    qsizetype bytesAvailable);
+    void appendPayload(const char *data, qsizetype size);
+    void finishFrame(Visitor &visitor);
+    void fail(Visitor &visitor, quint16 closeCode, const char *reason);
+
+    qsizetype m_payloadRemaining = 0; // bounded by maxMessageBytes (data) or 125 (control)
+    quint64 m_payloadOffset = 0; // payload bytes already unmasked: picks the mask key rotation
+    quint8 m_maskKey[4] = {};
+    WsOpcode m_frameOpcode = WsOpcode::Text;
+    bool m_frameFin = false;
+    bool m_inFramePayload = false;
+    bool m_closeReceived = false;
 };
 
 // Appends one complete unmasked server frame (FIN set) to `out`.
