@@ -60,7 +60,10 @@ public:
         int errorStatus = 0; // 400, 413, 431, 501, ...
     };
 
-    explicit HttpRequestParser(Limits limits = {});
+    // Two constructors instead of `Limits limits = {}`: a nested struct with default member
+    // initializers cannot be a default argument inside its enclosing class (CWG 1397).
+    HttpRequestParser();
+    explicit HttpRequestParser(Limits limits);
     ~HttpRequestParser();
     HttpRequestParser(const HttpRequestParser &) = delete;
     HttpRequestParser &operator=(const HttpRequestParser &) = delete;
