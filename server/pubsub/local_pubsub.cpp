@@ -14,6 +14,9 @@ void LocalPubSub::addHub(Hub *hub)
 
 void LocalPubSub::publish(const OutboundMessagePtr &message) const
 {
+    if (m_stopped.load(std::memory_order_relaxed)) {
+        return;
+    }
     QThread *current = QThread::currentThread();
     for (Hub *target : m_hubs) {
         if (target->thread() == current) {

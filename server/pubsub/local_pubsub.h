@@ -2,6 +2,7 @@
 
 #include "server/pubsub/outbound_message.h"
 
+#include <atomic>
 #include <vector>
 
 namespace rt::pubsub {
@@ -18,11 +19,14 @@ class LocalPubSub
 public:
     void addHub(Hub *hub);
     void publish(const OutboundMessagePtr &message) const;
+    // After stop(), publish() does nothing: the hubs are about to be destroyed.
+    void stop() { m_stopped.store(true); }
     // Hubs, in registration order (one per worker).
     const std::vector<Hub *> &hubs() const { return m_hubs; }
 
 private:
     std::vector<Hub *> m_hubs;
+    std::atomic<bool> m_stopped{ false };
 };
 
 } // namespace rt::pubsub

@@ -65,6 +65,16 @@ void IoLoop::closeAll()
     }
 }
 
+void IoLoop::shutdown()
+{
+    const std::vector<TcpConnection *> connections = m_connections;
+    for (TcpConnection *connection : connections) {
+        connection->serverShutdown();
+    }
+    flushPass();
+    closeAll();
+}
+
 void IoLoop::forget(TcpConnection *connection)
 {
     const qsizetype index = connection->m_loopIndex;

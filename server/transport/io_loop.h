@@ -35,8 +35,11 @@ public:
 
     // Takes ownership of a connected, accepted socket descriptor.
     void adopt(qintptr descriptor);
-    // Closes every connection immediately (shutdown).
+    // Closes every connection immediately.
     void closeAll();
+    // Lets every connection say goodbye (WebSocket close 1012), writes what is queued as far
+    // as the kernel takes it, then closes every connection.
+    void shutdown();
 
     qsizetype connectionCount() const { return static_cast<qsizetype>(m_connections.size()); }
     const Limits &limits() const { return m_limits; }

@@ -263,6 +263,14 @@ void TcpConnection::tick(qint64 nowMs)
     }
 }
 
+void TcpConnection::serverShutdown()
+{
+    if (m_state == State::Open && m_handler) {
+        m_handler->onServerShutdown();
+        m_retiredHandler.reset();
+    }
+}
+
 void TcpConnection::close()
 {
     if (m_state == State::Closed) {

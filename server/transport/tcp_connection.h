@@ -38,6 +38,9 @@ public:
         virtual void onClosed() { }
         // Called about once a second with the loop's clock, for timeouts.
         virtual void onTick(qint64 nowMs) { Q_UNUSED(nowMs) }
+        // The server is stopping: say goodbye in the protocol's terms (the loop then writes
+        // what is queued and closes the connection).
+        virtual void onServerShutdown() { }
     };
 
     TcpConnection(IoLoop &loop, int descriptor);
@@ -67,6 +70,7 @@ public:
     QByteArray peerAddress() const;
 
     // Internal, for IoLoop.
+    void serverShutdown();
     void flush();
     void tick(qint64 nowMs);
     qsizetype m_loopIndex = -1; // position in the IoLoop's connection list

@@ -168,6 +168,12 @@ void WebSocketConnection::onTick(qint64 nowMs)
     m_session->onTick(nowMs);
 }
 
+void WebSocketConnection::onServerShutdown()
+{
+    // 1012 (Service Restart) tells clients to reconnect, possibly to another node.
+    close(ws_close::ServiceRestart, "server shutting down");
+}
+
 HttpResponse checkWebSocketHandshake(const HttpRequest &request)
 {
     HttpResponse ok;

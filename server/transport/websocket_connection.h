@@ -62,6 +62,7 @@ public:
     void onReceived(QByteArrayView data) override;
     void onClosed() override;
     void onTick(qint64 nowMs) override;
+    void onServerShutdown() override;
 
 private:
     bool sendFrame(WsOpcode opcode, const QByteArray &payload);

@@ -1,0 +1,291 @@
+#include "server/app/config.h"
+
+#include <QCommandLineParser>
+#include <QCoreApplication>
+#include <QDir>
+#include <QJsonDocument>
+#include <QProcessEnvironment>
+
+namespace rt::app {
+
+namespace {
+
+// One option: its flag, its environment variable, what it means and its default.
+struct OptionSpec
+{
+    const char *flag;
+    const char *env;
+    const char *valueName;
+    const char *description;
+    const char *defaultText;
+};
+
+const OptionSpec Options[] = {
+    { "port", "PORT", "port",
+      "Port for WebSocket and REST (one port for both); 0 picks a free one.", "4000" },
+    { "listen-address", "LISTEN_ADDRESS", "address", "Address to listen on.", "0.0.0.0" },
+    { "api-jwt-secret", "API_JWT_SECRET", "secret",
+      "Secret of the tenant management API; also the JWT secret of the seeded self-host tenant.",
+      "" },
+    { "api-jwt-jwks", "API_JWT_JWKS", "json",
+      "JWKS ({\"keys\":[...]}) of the seeded self-host tenant.", "" },
+    { "seed-self-host", "SEED_SELF_HOST", "bool",
+      "Create (or reset) the self-host tenant at start.", "false" },
+    { "self-host-tenant-name", "SELF_HOST_TENANT_NAME", "name",
+      "External id of the self-host tenant; hosts that are IP literals or localhost address it.",
+      "realtime-dev" },
+    { "db-host", "DB_HOST", "host",
+      "PostgreSQL control plane host (tables in schema _realtime). Without it the control plane is "
+      "an SQLite file in the data directory.",
+      "" },
+    { "db-port", "DB_PORT", "port", "PostgreSQL control plane port.", "5432" },
+    { "db-name", "DB_NAME", "name", "PostgreSQL control plane database.", "postgres" },
+    { "db-user", "DB_USER", "user", "PostgreSQL control plane user.", "postgres" },
+    { "db-password", "DB_PASSWORD", "password", "PostgreSQL control plane password.", "" },
+    { "data-dir", "DATA_DIR", "dir", "Directory for the embedded SQLite control plane.",
+      "./realtime-data" },
+    { "tenant-max-concurrent-users", "TENANT_MAX_CONCURRENT_USERS", "n",
+      "Default max_concurrent_users of new tenants.", "200" },
+    { "tenant-max-events-per-second", "TENANT_MAX_EVENTS_PER_SECOND", "n",
+      "Default max_events_per_second of new tenants.", "100" },
+    { "tenant-max-bytes-per-second", "TENANT_MAX_BYTES_PER_SECOND", "n",
+      "Default max_bytes_per_second of new tenants.", "100000" },
+    { "tenant-max-channels-per-client", "TENANT_MAX_CHANNELS_PER_CLIENT", "n",
+      "Default max_channels_per_client of new tenants.", "100" },
+    { "tenant-max-joins-per-second", "TENANT_MAX_JOINS_PER_SECOND", "n",
+      "Default max_joins_per_second of new tenants.", "100" },
+    { "tenant-max-presence-events-per-second", "TENANT_MAX_PRESENCE_EVENTS_PER_SECOND", "n",
+      "Default max_presence_events_per_second of new tenants.", "1000" },
+    { "tenant-max-payload-size-in-kb", "TENANT_MAX_PAYLOAD_SIZE_IN_KB", "n",
+      "Default max_payload_size_in_kb of new tenants.", "3000" },
+    { "client-presence-max-calls", "CLIENT_PRESENCE_MAX_CALLS", "n",
+      "Presence pushes allowed per channel per window.", "5" },
+    { "client-presence-window-ms", "CLIENT_PRESENCE_WINDOW_MS", "ms",
+      "Window of the per-channel presence limit.", "30000" },
+    { "connect-error-backoff-ms", "CONNECT_ERROR_BACKOFF_MS", "ms",
+      "Delay before a refused socket connect is answered.", "2000" },
+    { "channel-error-backoff-ms", "CHANNEL_ERROR_BACKOFF_MS", "ms",
+      "Delay before a join error is answered.", "5000" },
+    { "jwt-claim-validators", "JWT_CLAIM_VALIDATORS", "json",
+      "JSON object of claims that must have the given values when present, e.g. {\"iss\":\"x\"}.",
+      "" },
+    { "workers", "WORKERS", "n", "Worker threads for connections; 0 means one per available CPU.",
+      "0" },
+    { "log-level", "LOG_LEVEL", "level", "debug, info, warning or error.", "info" },
+};
+
+class Reader
+{
+public:
+    Reader(const QCommandLineParser &parser, const QHash<QString, QString> &environment)
+        : m_parser(parser),
+          m_environment(environment)
+    { }
+
+    // The raw value: flag, then environment, then default.
+    QString text(const OptionSpec &spec) const
+    {
+        const QString flag = QString::fromLatin1(spec.flag);
+        if (m_parser.isSet(flag)) {
+            return m_parser.value(flag);
+        }
+        const auto it = m_environment.constFind(QString::fromLatin1(spec.env));
+        if (it != m_environment.constEnd() && !it->isEmpty()) {
+            return *it;
+        }
+        return QString::fromLatin1(spec.defaultText);
+    }
+
+    bool isGiven(const OptionSpec &spec) const
+    {
+        const auto it = m_environment.constFind(QString::fromLatin1(spec.env));
+        return m_parser.isSet(QString::fromLatin1(spec.flag))
+                || (it != m_environment.constEnd() && !it->isEmpty());
+    }
+
+    std::optional<QString> error;
+
+    int integer(const OptionSpec &spec, int minimum, int maximum)
+    {
+        const QString value = text(spec);
+        bool ok = false;
+        const int number = value.trimmed().toInt(&ok);
+        if (!ok || number < minimum || number > maximum) {
+            fail(spec, value, QStringLiteral("an integer from %1 to %2").arg(minimum).arg(maximum));
+            return minimum;
+        }
+        return number;
+    }
+
+    bool boolean(const OptionSpec &spec)
+    {
+        const QString value = text(spec).trimmed().toLower();
+        if (value == QLatin1String("true") || value == QLatin1String("1")
+            || value == QLatin1String("yes") || value == QLatin1String("on")) {
+            return true;
+        }
+        if (value == QLatin1String("false") || value == QLatin1String("0")
+            || value == QLatin1String("no") || value == QLatin1String("off") || value.isEmpty()) {
+            return false;
+        }
+        fail(spec, text(spec), QStringLiteral("true or false"));
+        return false;
+    }
+
+    void fail(const OptionSpec &spec, const QString &value, const QString &expected)
+    {
+        if (!error) {
+            error = QStringLiteral("invalid %1 (--%2): \"%3\"; expected %4")
+                            .arg(QString::fromLatin1(spec.env), QString::fromLatin1(spec.flag),
+                                 value, expected);
+        }
+    }
+
+private:
+    const QCommandLineParser &m_parser;
+    const QHash<QString, QString> &m_environment;
+};
+
+const OptionSpec &spec(const char *flag)
+{
+    for (const OptionSpec &option : Options) {
+        if (qstrcmp(option.flag, flag) == 0) {
+            return option;
+        }
+    }
+    Q_UNREACHABLE();
+}
+
+} // namespace
+
+QHash<QString, QString> processEnvironment()
+{
+    QHash<QString, QString> environment;
+    const QProcessEnvironment process = QProcessEnvironment::systemEnvironment();
+    const QStringList keys = process.keys();
+    for (const QString &key : keys) {
+        environment.insert(key, process.value(key));
+    }
+    return environment;
+}
+
+Result<ConfigRequest> parseConfig(const QStringList &arguments,
+                                  const QHash<QString, QString> &environment)
+{
+    QCommandLineParser parser;
+    parser.setApplicationDescription(
+            QStringLiteral("qtrealtime: a Supabase-Realtime-compatible realtime server node.\n"
+                           "Every option can also be set with the environment variable named "
+                           "in brackets; the command line wins."));
+    const QCommandLineOption help = parser.addHelpOption();
+    const QCommandLineOption version = parser.addVersionOption();
+    for (const OptionSpec &option : Options) {
+        QString description = QString::fromLatin1(option.description) + QStringLiteral(" [")
+                + QString::fromLatin1(option.env) + u']';
+        if (*option.defaultText != '\0') {
+            description +=
+                    QStringLiteral(" (default: ") + QString::fromLatin1(option.defaultText) + u')';
+        }
+        parser.addOption(QCommandLineOption(QString::fromLatin1(option.flag), description,
+                                            QString::fromLatin1(option.valueName)));
+    }
+    if (!parser.parse(arguments)) {
+        return Error{ parser.errorText() };
+    }
+    if (!parser.positionalArguments().isEmpty()) {
+        return Error{ QStringLiteral("unexpected argument \"%1\" (see --help)")
+                              .arg(parser.positionalArguments().constFirst()) };
+    }
+    ConfigRequest request;
+    if (parser.isSet(help)) {
+        request.action = ConfigRequest::Action::ShowHelp;
+        request.helpText = parser.helpText();
+        return request;
+    }
+    if (parser.isSet(version)) {
+        request.action = ConfigRequest::Action::ShowVersion;
+        return request;
+    }
+
+    Reader read(parser, environment);
+    ServerConfig &config = request.config;
+    config.port = static_cast<quint16>(read.integer(spec("port"), 0, 65535));
+    const QString address = read.text(spec("listen-address")).trimmed();
+    if (!config.listenAddress.setAddress(address)) {
+        read.fail(spec("listen-address"), address, QStringLiteral("an IPv4 or IPv6 address"));
+    }
+    config.apiJwtSecret = read.text(spec("api-jwt-secret")).toUtf8();
+    config.apiJwtJwks = read.text(spec("api-jwt-jwks")).toUtf8();
+    if (!config.apiJwtJwks.isEmpty()) {
+        const QJsonDocument jwks = QJsonDocument::fromJson(config.apiJwtJwks);
+        if (!jwks.isObject() || !jwks.object().value(QLatin1String("keys")).isArray()) {
+            read.fail(spec("api-jwt-jwks"), read.text(spec("api-jwt-jwks")),
+                      QStringLiteral("a JSON object with a \"keys\" array"));
+        }
+    }
+    config.seedSelfHost = read.boolean(spec("seed-self-host"));
+    config.selfHostTenantName =
+            read.text(spec("self-host-tenant-name")).trimmed().toLower().toUtf8();
+    if (config.selfHostTenantName.isEmpty() || config.selfHostTenantName.contains('.')) {
+        read.fail(spec("self-host-tenant-name"), read.text(spec("self-host-tenant-name")),
+                  QStringLiteral("a non-empty name without dots (it is a DNS label)"));
+    }
+
+    config.dataDir = QDir(read.text(spec("data-dir"))).absolutePath();
+    if (read.isGiven(spec("db-host"))) {
+        config.controlPlane.backend = tenants::ControlPlaneSettings::Backend::Postgres;
+        config.controlPlane.host = read.text(spec("db-host"));
+        config.controlPlane.port = read.integer(spec("db-port"), 1, 65535);
+        config.controlPlane.database = read.text(spec("db-name"));
+        config.controlPlane.user = read.text(spec("db-user"));
+        config.controlPlane.password = read.text(spec("db-password"));
+    } else {
+        config.controlPlane.backend = tenants::ControlPlaneSettings::Backend::Sqlite;
+        config.controlPlane.sqlitePath = config.dataDir + QStringLiteral("/control-plane.sqlite3");
+    }
+
+    tenants::TenantDefaults &defaults = config.tenantDefaults;
+    constexpr int Huge = 1'000'000'000;
+    defaults.maxConcurrentUsers = read.integer(spec("tenant-max-concurrent-users"), 1, Huge);
+    defaults.maxEventsPerSecond = read.integer(spec("tenant-max-events-per-second"), 1, Huge);
+    defaults.maxBytesPerSecond = read.integer(spec("tenant-max-bytes-per-second"), 1, Huge);
+    defaults.maxChannelsPerClient = read.integer(spec("tenant-max-channels-per-client"), 1, Huge);
+    defaults.maxJoinsPerSecond = read.integer(spec("tenant-max-joins-per-second"), 1, Huge);
+    defaults.maxPresenceEventsPerSecond =
+            read.integer(spec("tenant-max-presence-events-per-second"), 1, Huge);
+    defaults.maxPayloadSizeInKb = read.integer(spec("tenant-max-payload-size-in-kb"), 1, 1'000'000);
+    defaults.clientPresenceMaxCalls = read.integer(spec("client-presence-max-calls"), 1, Huge);
+    defaults.clientPresenceWindowMs = read.integer(spec("client-presence-window-ms"), 1, Huge);
+    config.connectErrorBackoffMs = read.integer(spec("connect-error-backoff-ms"), 0, 600'000);
+    config.channelErrorBackoffMs = read.integer(spec("channel-error-backoff-ms"), 0, 600'000);
+
+    const QString validators = read.text(spec("jwt-claim-validators")).trimmed();
+    if (!validators.isEmpty()) {
+        const QJsonDocument document = QJsonDocument::fromJson(validators.toUtf8());
+        if (!document.isObject()) {
+            read.fail(spec("jwt-claim-validators"), validators, QStringLiteral("a JSON object"));
+        }
+        config.jwtClaimValidators = document.object();
+    }
+    config.workers = read.integer(spec("workers"), 0, 256);
+    config.logLevel = read.text(spec("log-level")).trimmed().toLower();
+    if (!QStringList{ QStringLiteral("debug"), QStringLiteral("info"), QStringLiteral("warning"),
+                      QStringLiteral("error") }
+                 .contains(config.logLevel)) {
+        read.fail(spec("log-level"), config.logLevel,
+                  QStringLiteral("debug, info, warning or error"));
+    }
+
+    if (!read.error && config.seedSelfHost && config.apiJwtSecret.isEmpty()
+        && config.apiJwtJwks.isEmpty()) {
+        read.error = QStringLiteral("SEED_SELF_HOST (--seed-self-host) needs API_JWT_SECRET "
+                                    "(--api-jwt-secret) or API_JWT_JWKS: the seeded tenant "
+                                    "verifies client tokens with it");
+    }
+    if (read.error) {
+        return Error{ *read.error };
+    }
+    return request;
+}
+
+} // namespace rt::app

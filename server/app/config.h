@@ -1,0 +1,54 @@
+#pragma once
+
+#include "server/tenants/control_plane.h"
+#include "server/tenants/tenant.h"
+#include "shared/core/result.h"
+
+#include <QHash>
+#include <QHostAddress>
+#include <QJsonObject>
+#include <QString>
+#include <QStringList>
+
+#include <optional>
+
+namespace rt::app {
+
+// Everything realtime-server is configured with. Each option is a command-line flag and an
+// environment variable (Supabase Realtime's name where one exists); the flag wins.
+struct ServerConfig
+{
+    QHostAddress listenAddress = QHostAddress::Any;
+    quint16 port = 4000; // 0: any free port (printed at start)
+    QByteArray apiJwtSecret;
+    QByteArray apiJwtJwks;
+    bool seedSelfHost = false;
+    QByteArray selfHostTenantName = QByteArrayLiteral("realtime-dev");
+    tenants::ControlPlaneSettings controlPlane; // SQLite under dataDir unless DB_HOST is set
+    QString dataDir;
+    tenants::TenantDefaults tenantDefaults;
+    int connectErrorBackoffMs = 2000;
+    int channelErrorBackoffMs = 5000;
+    QJsonObject jwtClaimValidators;
+    int workers = 0; // 0: one per available CPU
+    QString logLevel = QStringLiteral("info");
+};
+
+// The outcome of reading the command line and environment.
+struct ConfigRequest
+{
+    enum class Action { Run, ShowHelp, ShowVersion };
+    Action action = Action::Run;
+    ServerConfig config;
+    QString helpText;
+};
+
+// Parses `arguments` (argv, program name first) and `environment`. Invalid values fail with one
+// clear message naming the option, its environment variable and what is expected.
+Result<ConfigRequest> parseConfig(const QStringList &arguments,
+                                  const QHash<QString, QString> &environment);
+
+// The process environment as a map (read once at start-up).
+QHash<QString, QString> processEnvironment();
+
+} // namespace rt::app

@@ -1,0 +1,184 @@
+#include "server/app/server.h"
+
+#include "server/app/worker_node.h"
+#include "server/gateway/connect_gate.h"
+#include "server/http/api_auth.h"
+#include "server/http/broadcast_routes.h"
+#include "server/http/health_routes.h"
+#include "server/runtime/post.h"
+#include "server/runtime/worker_pool.h"
+#include "server/tenants/control_plane.h"
+#include "server/transport/io_loop.h"
+#include "server/transport/listener.h"
+#include "shared/core/clock.h"
+
+#include <QJsonObject>
+#include <QLoggingCategory>
+
+Q_LOGGING_CATEGORY(lcServer, "rt.app")
+
+namespace rt::app {
+
+Server::Server(ServerConfig config, QObject *parent) : QObject(parent), m_config(std::move(config))
+{
+    m_presence = std::make_unique<presence::PresenceStore>(m_pubsub);
+    gateway::ConnectSettings connect;
+    connect.selfHostTenant = m_config.selfHostTenantName;
+    connect.connectErrorBackoffMs = m_config.connectErrorBackoffMs;
+    connect.claimValidators = m_config.jwtClaimValidators;
+    m_gate = std::make_unique<gateway::ConnectGate>(connect, m_tenants, m_usage,
+                                                    SystemClock::instance());
+    m_apiAuth = std::make_unique<http::TenantApiAuth>(m_tenants, m_config.selfHostTenantName,
+                                                      m_config.jwtClaimValidators,
+                                                      SystemClock::instance());
+    m_broadcastRoutes = std::make_unique<http::BroadcastRoutes>(*m_apiAuth, m_pubsub);
+    m_dbThread.setObjectName(QStringLiteral("db"));
+}
+
+Server::~Server()
+{
+    stop();
+    m_dbThread.quit();
+    m_dbThread.wait();
+}
+
+quint16 Server::port() const
+{
+    return m_listener ? m_listener->serverPort() : 0;
+}
+
+void Server::start()
+{
+    m_controlPlane =
+            new tenants::ControlPlane(m_config.controlPlane, m_config.tenantDefaults, // NOLINT
+                                      m_tenants);
+    m_controlPlane->moveToThread(&m_dbThread);
+    connect(&m_dbThread, &QThread::finished, m_controlPlane, &QObject::deleteLater);
+    connect(m_controlPlane, &tenants::ControlPlane::ready, this, &Server::onControlPlaneReady);
+    connect(m_controlPlane, &tenants::ControlPlane::failed, this, &Server::failed);
+    m_dbThread.start();
+
+    std::optional<tenants::SelfHostSeed> seed;
+    if (m_config.seedSelfHost) {
+        tenants::SelfHostSeed self;
+        self.externalId = m_config.selfHostTenantName;
+        self.jwtSecret = m_config.apiJwtSecret;
+        self.jwtJwks = m_config.apiJwtJwks;
+        if (m_config.controlPlane.backend == tenants::ControlPlaneSettings::Backend::Postgres) {
+            // With DB_* the self-host tenant's own database is that database (upstream's seed).
+            const tenants::ControlPlaneSettings &db = m_config.controlPlane;
+            self.databaseSettings = QJsonObject{
+                { QStringLiteral("db_host"), db.host },
+                { QStringLiteral("db_port"), QString::number(db.port) },
+                { QStringLiteral("db_name"), db.database },
+                { QStringLiteral("db_user"), db.user },
+                { QStringLiteral("db_password"), db.password },
+                { QStringLiteral("region"), QStringLiteral("local") },
+                { QStringLiteral("ssl_enforced"), false },
+            };
+        }
+        seed = self;
+    }
+    tenants::ControlPlane *controlPlane = m_controlPlane;
+    runtime::post(controlPlane, [controlPlane, seed] { controlPlane->start(seed); });
+}
+
+void Server::onControlPlaneReady()
+{
+    const int count = m_config.workers > 0 ? m_config.workers : runtime::availableCpuCount();
+    m_workers = std::make_unique<runtime::WorkerPool>(count);
+    m_workers->start();
+    m_workerNodes.assign(static_cast<std::size_t>(count), nullptr);
+    m_workersPending.store(count);
+
+    channels::ChannelSettings settings;
+    settings.channelErrorBackoffMs = m_config.channelErrorBackoffMs;
+    settings.claimValidators = m_config.jwtClaimValidators;
+    const WorkerNode::Shared shared{
+        m_tenants,
+        m_usage,
+        m_pubsub,
+        *m_presence,
+        SystemClock::instance(),
+        m_shuttingDown,
+        settings,
+        *m_gate,
+        [this](http::Router &router) {
+            m_broadcastRoutes->registerOn(router);
+            http::registerHealthRoutes(router, *m_apiAuth);
+        },
+    };
+    for (int i = 0; i < count; ++i) {
+        QObject *context = m_workers->context(i);
+        runtime::post(context, [this, context, i, shared] {
+            // Built on the worker thread, so every QObject inside belongs to it.
+            m_workerNodes[static_cast<std::size_t>(i)] = new WorkerNode(shared, context); // NOLINT
+            runtime::post(this, [this] { onWorkerReady(); });
+        });
+    }
+}
+
+void Server::onWorkerReady()
+{
+    if (m_workersPending.fetch_sub(1) != 1) {
+        return;
+    }
+    for (WorkerNode *node : m_workerNodes) {
+        m_pubsub.addHub(node->hub());
+    }
+    startListening();
+}
+
+void Server::startListening()
+{
+    std::vector<transport::IoLoop *> loops;
+    for (WorkerNode *node : m_workerNodes) {
+        loops.push_back(node->loop());
+    }
+    m_listener = std::make_unique<transport::Listener>(std::move(loops));
+    if (!m_listener->listen(m_config.listenAddress, m_config.port)) {
+        Q_EMIT failed(QStringLiteral("cannot listen on %1:%2: %3")
+                              .arg(m_config.listenAddress.toString())
+                              .arg(m_config.port)
+                              .arg(m_listener->errorString()));
+        return;
+    }
+    qCInfo(lcServer).noquote() << "listening on" << m_config.listenAddress.toString() << "port"
+                               << m_listener->serverPort() << "with" << m_workerNodes.size()
+                               << "worker(s);" << m_tenants.size() << "tenant(s)";
+    Q_EMIT started(m_listener->serverPort());
+}
+
+void Server::stop()
+{
+    if (m_stopped) {
+        return;
+    }
+    m_stopped = true;
+    m_shuttingDown.store(true);
+    if (m_listener) {
+        m_listener->close();
+    }
+    if (m_workers) {
+        for (std::size_t i = 0; i < m_workerNodes.size(); ++i) {
+            WorkerNode *node = m_workerNodes[i];
+            QObject *context = m_workers->context(static_cast<int>(i));
+            if (node != nullptr) {
+                // Goodbyes are written before the worker's loop ends.
+                runtime::post(context, [node] { node->shutdown(); });
+            }
+        }
+    }
+    // Sessions closing on the workers post presence leaves here; nobody needs them any more.
+    m_pubsub.stop();
+    if (m_workers) {
+        for (int i = 0; i < m_workers->size(); ++i) {
+            QObject *context = m_workers->context(i);
+            runtime::post(context, [] { QThread::currentThread()->quit(); });
+        }
+        m_workers->stop();
+    }
+    m_workerNodes.clear();
+}
+
+} // namespace rt::app

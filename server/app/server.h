@@ -1,0 +1,82 @@
+#pragma once
+
+#include "server/app/config.h"
+#include "server/presence/presence_store.h"
+#include "server/pubsub/local_pubsub.h"
+#include "server/tenants/tenant_directory.h"
+
+#include <QObject>
+#include <QThread>
+
+#include <atomic>
+#include <memory>
+
+namespace rt::runtime {
+class WorkerPool;
+}
+namespace rt::transport {
+class Listener;
+class IoLoop;
+} // namespace rt::transport
+namespace rt::gateway {
+class ConnectGate;
+}
+namespace rt::http {
+class TenantApiAuth;
+class BroadcastRoutes;
+} // namespace rt::http
+namespace rt::tenants {
+class ControlPlane;
+}
+
+namespace rt::app {
+
+class WorkerNode;
+
+// One realtime node, wired: control plane on the db thread, presence on the main thread,
+// connections on the workers. This is the one place that names concrete implementations.
+// Lives on the main thread. start() is asynchronous: it ends in started() or failed().
+class Server : public QObject
+{
+    Q_OBJECT
+public:
+    explicit Server(ServerConfig config, QObject *parent = nullptr);
+    ~Server() override;
+
+    void start();
+    // Stops accepting, closes every socket with 1012 (Service Restart) so that clients
+    // reconnect, and stops the threads. Idempotent.
+    void stop();
+
+    quint16 port() const;
+    const ServerConfig &config() const { return m_config; }
+    tenants::TenantDirectory &tenants() { return m_tenants; }
+
+Q_SIGNALS:
+    void started(quint16 port);
+    void failed(const QString &message);
+
+private:
+    void onControlPlaneReady();
+    void onWorkerReady();
+    void startListening();
+
+    ServerConfig m_config;
+    tenants::TenantDirectory m_tenants;
+    tenants::TenantUsageRegistry m_usage;
+    pubsub::LocalPubSub m_pubsub;
+    std::atomic<bool> m_shuttingDown{ false };
+    std::unique_ptr<presence::PresenceStore> m_presence;
+    std::unique_ptr<gateway::ConnectGate> m_gate;
+    std::unique_ptr<http::TenantApiAuth> m_apiAuth;
+    std::unique_ptr<http::BroadcastRoutes> m_broadcastRoutes;
+    QThread m_dbThread;
+    tenants::ControlPlane *m_controlPlane = nullptr; // lives on m_dbThread
+    std::unique_ptr<runtime::WorkerPool> m_workers;
+    std::vector<WorkerNode *> m_workerNodes; // live on the workers
+    std::atomic<int> m_workersPending{ 0 };
+    std::unique_ptr<transport::Listener> m_listener;
+    bool m_stopped = false;
+};
+
+} // namespace rt::app

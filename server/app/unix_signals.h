@@ -1,0 +1,26 @@
+#pragma once
+
+#include <QObject>
+
+class QSocketNotifier;
+
+namespace rt::app {
+
+// Turns SIGINT and SIGTERM into a Qt signal on the main thread (self-pipe: the handler only
+// writes a byte). Lives on the main thread; one per process.
+class UnixSignals : public QObject
+{
+    Q_OBJECT
+public:
+    explicit UnixSignals(QObject *parent = nullptr);
+    ~UnixSignals() override;
+
+Q_SIGNALS:
+    void terminationRequested(int signalNumber);
+
+private:
+    void onReadable();
+    QSocketNotifier *m_notifier = nullptr;
+};
+
+} // namespace rt::app

@@ -1,0 +1,57 @@
+#include "server/app/worker_node.h"
+
+#include "server/pubsub/hub.h"
+#include "server/transport/http_connection.h"
+#include "server/transport/io_loop.h"
+#include "server/transport/tcp_connection.h"
+
+namespace rt::app {
+
+namespace {
+
+channels::ChannelContext contextFor(const WorkerNode::Shared &shared, pubsub::Hub &hub)
+{
+    return channels::ChannelContext{ shared.tenants,      shared.usage,    hub,
+                                     shared.pubsub,       shared.presence, shared.clock,
+                                     shared.shuttingDown, shared.settings };
+}
+
+} // namespace
+
+WorkerNode::WorkerNode(const Shared &shared, QObject *parent)
+    : QObject(parent),
+      m_hub(new pubsub::Hub(this)), // NOLINT: child
+      m_channels(contextFor(shared, *m_hub)),
+      m_endpoint(shared.gate, m_channels)
+{
+    const auto socketRoute = [this](const transport::HttpRequest &request,
+                                    const http::RouteParams &,
+                                    const transport::HttpResponder &responder) {
+        m_endpoint.handle(request, responder);
+    };
+    // realtime-js connects to <endpoint>/websocket; the router strips "/realtime/v1".
+    m_router.add("GET", "/socket/websocket", socketRoute);
+    m_router.add("GET", "/websocket", socketRoute);
+    shared.registerRoutes(m_router);
+
+    m_loop = new transport::IoLoop( // NOLINT: child
+            [this](transport::TcpConnection &connection) {
+                connection.setHandler(std::make_unique<transport::HttpConnection>(
+                        connection, m_router, transport::HttpConnection::Limits{}));
+            },
+            transport::IoLoop::Limits{}, this);
+}
+
+WorkerNode::~WorkerNode()
+{
+    // Connections (and the sessions inside them) go first: they unsubscribe from the hub.
+    delete m_loop;
+    m_loop = nullptr;
+}
+
+void WorkerNode::shutdown()
+{
+    m_loop->shutdown();
+}
+
+} // namespace rt::app

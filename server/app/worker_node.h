@@ -1,0 +1,59 @@
+#pragma once
+
+#include "server/channels/channel_service.h"
+#include "server/gateway/socket_endpoint.h"
+#include "server/http/router.h"
+
+#include <QObject>
+
+#include <functional>
+
+namespace rt::transport {
+class IoLoop;
+}
+namespace rt::pubsub {
+class Hub;
+}
+
+namespace rt::app {
+
+// Everything one worker thread owns: its I/O loop with the connections, its pubsub hub, its
+// channel service and its request router. Created on, and lives on, its worker thread; deleted
+// there when the thread finishes.
+class WorkerNode : public QObject
+{
+    Q_OBJECT
+public:
+    // The node-wide services every worker uses (they outlive the workers).
+    struct Shared
+    {
+        tenants::TenantDirectory &tenants;
+        tenants::TenantUsageRegistry &usage;
+        const pubsub::LocalPubSub &pubsub;
+        presence::PresenceStore &presence;
+        const Clock &clock;
+        const std::atomic<bool> &shuttingDown;
+        channels::ChannelSettings settings;
+        const gateway::ConnectGate &gate;
+        std::function<void(http::Router &)> registerRoutes; // REST routes shared by all workers
+    };
+
+    WorkerNode(const Shared &shared, QObject *parent);
+    ~WorkerNode() override;
+
+    transport::IoLoop *loop() const { return m_loop; }
+    pubsub::Hub *hub() const { return m_hub; }
+
+    // Closes every WebSocket with 1012 (Service Restart), writes what is queued, then drops
+    // every connection. Called on this worker's thread just before it stops.
+    void shutdown();
+
+private:
+    pubsub::Hub *m_hub; // child
+    channels::ChannelService m_channels;
+    gateway::SocketEndpoint m_endpoint;
+    http::Router m_router;
+    transport::IoLoop *m_loop; // child
+};
+
+} // namespace rt::app

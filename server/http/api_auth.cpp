@@ -1,0 +1,76 @@
+#include "server/http/api_auth.h"
+
+#include "server/auth/jwt.h"
+#include "server/http/router.h"
+#include "server/tenants/host.h"
+#include "server/tenants/tenant_directory.h"
+#include "shared/core/clock.h"
+
+#include <QJsonDocument>
+
+namespace rt::http {
+
+transport::HttpResponse messageResponse(int status, const QString &text)
+{
+    QJsonObject body;
+    body.insert(QLatin1String("message"), text);
+    transport::HttpResponse response = transport::HttpResponse::json(
+            status, QJsonDocument(body).toJson(QJsonDocument::Compact));
+    Router::addCorsHeaders(response);
+    return response;
+}
+
+TenantApiAuth::TenantApiAuth(const tenants::TenantDirectory &tenants, QByteArray selfHostTenant,
+                             QJsonObject claimValidators, const Clock &clock)
+    : m_tenants(tenants),
+      m_selfHostTenant(std::move(selfHostTenant)),
+      m_claimValidators(std::move(claimValidators)),
+      m_clock(clock)
+{ }
+
+tenants::TenantPtr TenantApiAuth::tenantFor(const transport::HttpRequest &request) const
+{
+    return m_tenants.find(tenants::tenantIdFromHost(request.header("host"), m_selfHostTenant));
+}
+
+TenantApiAuth::Outcome TenantApiAuth::authorise(const transport::HttpRequest &request) const
+{
+    Outcome outcome;
+    const tenants::TenantPtr tenant = tenantFor(request);
+    if (!tenant) {
+        outcome.refusal = messageResponse(401, QStringLiteral("Tenant not found in database"));
+        return outcome;
+    }
+    if (tenant->suspend) {
+        outcome.refusal = messageResponse(403, QStringLiteral("Tenant is suspended"));
+        return outcome;
+    }
+    // "Bearer <jwt>" with any letter case of the scheme; otherwise the apikey header.
+    QByteArray token;
+    const QByteArray authorization = request.header("authorization").trimmed();
+    const qsizetype space = authorization.indexOf(' ');
+    if (space > 0 && authorization.left(space).toLower() == "bearer") {
+        token = authorization.mid(space + 1).trimmed();
+    }
+    if (token.isEmpty()) {
+        token = request.header("apikey");
+    }
+    if (token.isEmpty()) {
+        outcome.refusal = messageResponse(401, QStringLiteral("Unauthorized"));
+        return outcome;
+    }
+    auth::VerifyOptions options;
+    options.nowSeconds = m_clock.epochMs() / 1000;
+    options.claimValidators = m_claimValidators;
+    Result<auth::VerifiedToken, auth::JwtError> verified =
+            auth::verifyToken(auth::cleanToken(token), *tenant->keys, options);
+    if (!verified) {
+        outcome.refusal = messageResponse(401, QStringLiteral("Unauthorized"));
+        return outcome;
+    }
+    outcome.tenant = tenant;
+    outcome.claims = verified->claims;
+    return outcome;
+}
+
+} // namespace rt::http

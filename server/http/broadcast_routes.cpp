@@ -1,0 +1,247 @@
+#include "server/http/broadcast_routes.h"
+
+#include "server/http/api_auth.h"
+#include "server/pubsub/local_pubsub.h"
+#include "server/pubsub/outbound_message.h"
+#include "shared/protocol/json_scan.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QLoggingCategory>
+
+Q_DECLARE_LOGGING_CATEGORY(lcHttp)
+
+namespace rt::http {
+
+namespace {
+
+const QString CantBeBlank = QStringLiteral("can't be blank");
+const QString IsInvalid = QStringLiteral("is invalid");
+const QString PayloadTooLarge = QStringLiteral("Payload size exceeds tenant limit");
+// A kind-4 frame carries the topic ("realtime:" + sub-topic) and event in 255 bytes each.
+constexpr qsizetype MaxSubTopicBytes = 255 - 9;
+constexpr qsizetype MaxEventBytes = 255;
+
+transport::HttpResponse accepted()
+{
+    transport::HttpResponse response = transport::HttpResponse::empty(202);
+    Router::addCorsHeaders(response);
+    return response;
+}
+
+transport::HttpResponse errorsResponse(const QJsonObject &errors)
+{
+    QJsonObject body;
+    body.insert(QLatin1String("errors"), errors);
+    transport::HttpResponse response =
+            transport::HttpResponse::json(422, QJsonDocument(body).toJson(QJsonDocument::Compact));
+    Router::addCorsHeaders(response);
+    return response;
+}
+
+bool isBlank(const QJsonValue &value)
+{
+    return !value.isString() || value.toString().trimmed().isEmpty();
+}
+
+QByteArray mediaType(const QByteArray &contentType)
+{
+    const qsizetype semicolon = contentType.indexOf(';');
+    return (semicolon < 0 ? contentType : contentType.left(semicolon)).trimmed().toLower();
+}
+
+} // namespace
+
+BroadcastRoutes::BroadcastRoutes(const TenantApiAuth &auth, const pubsub::LocalPubSub &pubsub)
+    : m_auth(auth),
+      m_pubsub(pubsub)
+{ }
+
+void BroadcastRoutes::registerOn(Router &router)
+{
+    router.add(
+            "POST", "/api/broadcast",
+            [this](const transport::HttpRequest &request, const RouteParams &,
+                   const transport::HttpResponder &responder) { handleBatch(request, responder); });
+    router.add("POST", "/api/broadcast/:topic/events/:event",
+               [this](const transport::HttpRequest &request, const RouteParams &params,
+                      const transport::HttpResponder &responder) {
+                   handleSingle(request, params, responder);
+               });
+}
+
+void BroadcastRoutes::handleBatch(const transport::HttpRequest &request,
+                                  const transport::HttpResponder &responder) const
+{
+    TenantApiAuth::Outcome authorised = m_auth.authorise(request);
+    if (!authorised.tenant) {
+        responder.respond(std::move(authorised.refusal));
+        return;
+    }
+    const tenants::Tenant &tenant = *authorised.tenant;
+    QJsonParseError parseError{};
+    const QJsonDocument document = QJsonDocument::fromJson(request.body, &parseError);
+    if (parseError.error != QJsonParseError::NoError || !document.isObject()) {
+        responder.respond(messageResponse(400,
+                                          QStringLiteral("The request body must be a JSON "
+                                                         "object with a messages list")));
+        return;
+    }
+    const QJsonValue messagesValue = document.object().value(QLatin1String("messages"));
+    if (!messagesValue.isArray()) {
+        QJsonObject errors;
+        errors.insert(QLatin1String("messages"),
+                      QJsonArray{ messagesValue.isUndefined() || messagesValue.isNull()
+                                          ? CantBeBlank
+                                          : IsInvalid });
+        responder.respond(errorsResponse(errors));
+        return;
+    }
+    const QJsonArray messages = messagesValue.toArray();
+    if (messages.isEmpty()) {
+        QJsonObject errors;
+        errors.insert(QLatin1String("messages"), QJsonArray{ CantBeBlank });
+        responder.respond(errorsResponse(errors));
+        return;
+    }
+
+    // Validate every message first: nothing is sent unless the whole batch is valid.
+    QJsonArray perMessageErrors;
+    bool anyError = false;
+    for (const QJsonValue &value : messages) {
+        QJsonObject errors;
+        const QJsonObject message = value.toObject();
+        if (isBlank(message.value(QLatin1String("topic")))) {
+            errors.insert(QLatin1String("topic"), QJsonArray{ CantBeBlank });
+        }
+        if (isBlank(message.value(QLatin1String("event")))) {
+            errors.insert(QLatin1String("event"), QJsonArray{ CantBeBlank });
+        }
+        const QJsonValue payload = message.value(QLatin1String("payload"));
+        if (payload.isUndefined() || payload.isNull()) {
+            errors.insert(QLatin1String("payload"), QJsonArray{ CantBeBlank });
+        } else if (!payload.isObject()) {
+            errors.insert(QLatin1String("payload"), QJsonArray{ IsInvalid });
+        } else if (QJsonDocument(payload.toObject()).toJson(QJsonDocument::Compact).size()
+                   > tenant.maxPayloadBytes()) {
+            errors.insert(QLatin1String("payload"), QJsonArray{ PayloadTooLarge });
+        }
+        const QJsonValue isPrivate = message.value(QLatin1String("private"));
+        if (!isPrivate.isUndefined() && !isPrivate.isNull() && !isPrivate.isBool()) {
+            errors.insert(QLatin1String("private"), QJsonArray{ IsInvalid });
+        }
+        anyError = anyError || !errors.isEmpty();
+        perMessageErrors.append(errors);
+    }
+    if (anyError) {
+        QJsonObject errors;
+        errors.insert(QLatin1String("messages"), perMessageErrors);
+        responder.respond(errorsResponse(errors));
+        return;
+    }
+
+    for (const QJsonValue &value : messages) {
+        const QJsonObject message = value.toObject();
+        const bool isPrivate = message.value(QLatin1String("private")).toBool(false);
+        if (isPrivate) {
+            // Private messages need broadcast-write under the tenant's RLS policies; without
+            // that check they are dropped, and the batch is still accepted (spec §4.4).
+            // TODO(qtrealtime): RLS write check for private HTTP broadcasts #4
+            continue;
+        }
+        const QByteArray topic = message.value(QLatin1String("topic")).toString().toUtf8();
+        QJsonObject broadcast;
+        broadcast.insert(QLatin1String("type"), QStringLiteral("broadcast"));
+        broadcast.insert(QLatin1String("event"), message.value(QLatin1String("event")));
+        broadcast.insert(QLatin1String("payload"), message.value(QLatin1String("payload")));
+        const QJsonValue id = message.value(QLatin1String("id"));
+        if (!id.isUndefined() && !id.isNull()) {
+            QJsonObject meta;
+            meta.insert(QLatin1String("id"), id);
+            broadcast.insert(QLatin1String("meta"), meta);
+        }
+        m_pubsub.publish(pubsub::OutboundMessage::push(
+                pubsub::TopicKey(tenant.externalId, false, topic), QByteArrayLiteral("broadcast"),
+                QJsonDocument(broadcast).toJson(QJsonDocument::Compact),
+                pubsub::Audience::BroadcastReaders));
+    }
+    responder.respond(accepted());
+}
+
+void BroadcastRoutes::handleSingle(const transport::HttpRequest &request, const RouteParams &params,
+                                   const transport::HttpResponder &responder) const
+{
+    // The media type is checked before anything else (spec §4.5).
+    const QByteArray type = mediaType(request.header("content-type"));
+    const bool isJson = type.isEmpty() || type == "application/json";
+    if (!isJson && type != "application/octet-stream") {
+        QJsonObject body;
+        body.insert(QLatin1String("error"),
+                    QStringLiteral("Unsupported Media Type. Use application/json or "
+                                   "application/octet-stream"));
+        transport::HttpResponse response = transport::HttpResponse::json(
+                415, QJsonDocument(body).toJson(QJsonDocument::Compact));
+        Router::addCorsHeaders(response);
+        responder.respond(std::move(response));
+        return;
+    }
+    TenantApiAuth::Outcome authorised = m_auth.authorise(request);
+    if (!authorised.tenant) {
+        responder.respond(std::move(authorised.refusal));
+        return;
+    }
+    const tenants::Tenant &tenant = *authorised.tenant;
+    const QByteArray topic = params.value("topic");
+    const QByteArray event = params.value("event");
+    const auto query = transport::parseQuery(request.query);
+    const QByteArray privateFlag = transport::queryValue(query, "private");
+    const bool isPrivate = privateFlag == "true";
+
+    QJsonObject errors;
+    if (topic.trimmed().isEmpty()) {
+        errors.insert(QLatin1String("topic"), QJsonArray{ CantBeBlank });
+    } else if (topic.size() > MaxSubTopicBytes) {
+        errors.insert(QLatin1String("topic"), QJsonArray{ QStringLiteral("is too long") });
+    }
+    if (event.trimmed().isEmpty()) {
+        errors.insert(QLatin1String("event"), QJsonArray{ CantBeBlank });
+    } else if (event.size() > MaxEventBytes) {
+        errors.insert(QLatin1String("event"), QJsonArray{ QStringLiteral("is too long") });
+    }
+
+    QByteArray payload = request.body;
+    if (isJson) {
+        payload = payload.trimmed();
+        if (!payload.isEmpty() && !protocol::json::isValid(payload)) {
+            responder.respond(messageResponse(400,
+                                              QStringLiteral("The request body is not valid "
+                                                             "JSON")));
+            return;
+        }
+        if (!payload.isEmpty() && !payload.startsWith('{')) {
+            // A non-object JSON body arrives wrapped, as upstream's parser does.
+            payload = QByteArrayLiteral("{\"_json\":") + payload + '}';
+        }
+    }
+    if (payload.isEmpty()) {
+        errors.insert(QLatin1String("payload"), QJsonArray{ CantBeBlank });
+    } else if (payload.size() > tenant.maxPayloadBytes()) {
+        errors.insert(QLatin1String("payload"), QJsonArray{ PayloadTooLarge });
+    }
+    if (!errors.isEmpty()) {
+        responder.respond(errorsResponse(errors));
+        return;
+    }
+    if (isPrivate) {
+        // Needs broadcast-write under the tenant's RLS policies, not available without them.
+        // TODO(qtrealtime): RLS write check for private HTTP broadcasts #4
+        responder.respond(messageResponse(403, QStringLiteral("Unauthorized")));
+        return;
+    }
+    m_pubsub.publish(pubsub::OutboundMessage::userBroadcast(
+            pubsub::TopicKey(tenant.externalId, false, topic), event, payload, isJson,
+            QByteArray()));
+    responder.respond(accepted());
+}
+
+} // namespace rt::http

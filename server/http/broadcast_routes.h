@@ -1,0 +1,33 @@
+#pragma once
+
+#include "server/http/router.h"
+
+namespace rt::pubsub {
+class LocalPubSub;
+}
+
+namespace rt::http {
+
+class TenantApiAuth;
+
+// The broadcast REST API (spec §4.4, §4.5): POST /api/broadcast (a batch of text broadcasts)
+// and POST /api/broadcast/:topic/events/:event (one user broadcast, JSON or binary), both
+// answered 202 on success. Stateless apart from the references; callable on any worker.
+class BroadcastRoutes
+{
+public:
+    BroadcastRoutes(const TenantApiAuth &auth, const pubsub::LocalPubSub &pubsub);
+
+    void registerOn(Router &router);
+
+    void handleBatch(const transport::HttpRequest &request,
+                     const transport::HttpResponder &responder) const;
+    void handleSingle(const transport::HttpRequest &request, const RouteParams &params,
+                      const transport::HttpResponder &responder) const;
+
+private:
+    const TenantApiAuth &m_auth;
+    const pubsub::LocalPubSub &m_pubsub;
+};
+
+} // namespace rt::http

@@ -1,0 +1,31 @@
+#include "server/http/health_routes.h"
+
+#include "server/http/api_auth.h"
+
+namespace rt::http {
+
+void registerHealthRoutes(Router &router, const TenantApiAuth &auth)
+{
+    router.add("GET", "/healthcheck",
+               [](const transport::HttpRequest &, const RouteParams &,
+                  const transport::HttpResponder &responder) {
+                   transport::HttpResponse response;
+                   response.status = 200;
+                   response.setHeader(QByteArrayLiteral("content-type"),
+                                      QByteArrayLiteral("text/plain; charset=utf-8"));
+                   response.body = QByteArrayLiteral("ok");
+                   responder.respond(std::move(response));
+               });
+    router.add("GET", "/api/ping",
+               [&auth](const transport::HttpRequest &request, const RouteParams &,
+                       const transport::HttpResponder &responder) {
+                   if (!auth.tenantFor(request)) {
+                       responder.respond(messageResponse(
+                               401, QStringLiteral("Tenant not found in database")));
+                       return;
+                   }
+                   responder.respond(messageResponse(200, QStringLiteral("Success")));
+               });
+}
+
+} // namespace rt::http
