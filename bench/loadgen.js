@@ -1,0 +1,893 @@
+#!/usr/bin/env node
+'use strict';
+// Fan-out load generator: N subscribers + 1 publisher in ONE process (one clock for latency).
+//
+// Design (shared/design/performance.md §4.1 and §6.3):
+//   * Raw TCP WebSocket client with hand-written framing: HTTP upgrade, client frames masked with
+//     the all-zero key (so the payload bytes stay as they are), a streaming frame parser fed by one
+//     shared read buffer (net `onread`), no per-chunk allocation. The `ws` client tops out near
+//     170k frames/s on this machine and would cap the results.
+//   * Per delivered frame the work is a header parse plus a byte search for `"t":`, the publish
+//     timestamp (performance.now() ms) written by the publisher; no JSON.parse on the hot path.
+//   * Adapters: `phx` (Phoenix v1 objects or v2 arrays, as realtime-js sends them) and `nats`
+//     (NATS text protocol over WS text frames, streaming MSG parser).
+//   * Phases: connect storm (N subscribers, --conc handshakes+joins in flight) -> idle --idle s
+//     (idle RSS) -> publisher connects -> warm-up -> measurement window -> drain.
+//   * Modes: `window` = closed loop, at most W publishes in flight, where in flight =
+//     published - delivered/N (saturation throughput); `rate` = open loop, R publishes/s.
+//   * Server probes from /proc/<pid>: stat (utime+stime), status (VmRSS), io (syscw).
+//
+// Output: ONE JSON line on stdout (metrics of performance.md §6.3); progress on stderr.
+// Bounded: a hard self-exit timer (--hard-timeout, at most 60 s) prints an error line and exits 3.
+// Needs file descriptors: N + a few. Run under `ulimit -n 65536` (run.sh sets it).
+//
+// Example:
+//   node loadgen.js --adapter phx --port 4001 --jwt-secret s3cret --subs 1000 --mode window \
+//        --window 64 --duration 10 --warmup 3 --server-pid 1234
+
+const net = require('node:net');
+const fs = require('node:fs');
+const crypto = require('node:crypto');
+const { execFileSync } = require('node:child_process');
+const { performance } = require('node:perf_hooks');
+const { benchToken } = require('./lib/jwt');
+
+// ---- options ---------------------------------------------------------------------------------
+
+const DEFAULTS = {
+  adapter: 'phx', // phx | nats
+  port: 4000,
+  path: '', // default: /socket/websocket (phx) or / (nats)
+  vsn: '1.0.0', // phx serializer: 1.0.0 (objects) | 2.0.0 (arrays, text frames)
+  topic: 'realtime:bench', // phx topic; nats uses the subject "bench"
+  subs: 1000,
+  conc: 100,
+  mode: 'window', // window | rate
+  window: 64,
+  rate: 50,
+  duration: 10,
+  warmup: 3,
+  drain: 3, // drain: stop after this many seconds without a delivery (or when all arrived)
+  idle: 1, // seconds to wait after the storm before sampling idle RSS
+  payload: 100, // approx. bytes of the inner JSON payload {"seq":..,"t":..,"pad":".."}
+  token: '', // phx apikey / access_token; or give --jwt-secret to sign one here
+  'jwt-secret': '',
+  'server-pid': 0,
+  'storm-timeout': 30,
+  'hard-timeout': 60,
+  'src-addrs': 1, // spread client sockets over 127.0.0.1..127.0.0.k (needed beyond ~28k sockets)
+  heartbeat: 25, // phx heartbeat interval, seconds (realtime-js default)
+  meta: '{}', // JSON object merged into the output line (run.sh: target/scenario/rep)
+  'autogroup-nice': 0, // if this process leads its own session: nice of its scheduler autogroup
+};
+
+function parseArgs(argv) {
+  const o = { ...DEFAULTS };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (!a.startsWith('--')) throw new Error(`unexpected argument ${a}`);
+    let key = a.slice(2);
+    let val;
+    const eq = key.indexOf('=');
+    if (eq >= 0) {
+      val = key.slice(eq + 1);
+      key = key.slice(0, eq);
+    } else {
+      val = argv[++i];
+    }
+    if (!(key in DEFAULTS)) throw new Error(`unknown option --${key}`);
+    if (val === undefined) throw new Error(`--${key} needs a value`);
+    o[key] = typeof DEFAULTS[key] === 'number' ? Number(val) : val;
+    if (typeof DEFAULTS[key] === 'number' && !Number.isFinite(o[key])) throw new Error(`--${key}: not a number`);
+  }
+  if (!['phx', 'nats'].includes(o.adapter)) throw new Error('--adapter must be phx or nats');
+  if (!['window', 'rate'].includes(o.mode)) throw new Error('--mode must be window or rate');
+  if (!['1.0.0', '2.0.0'].includes(o.vsn)) throw new Error('--vsn must be 1.0.0 or 2.0.0');
+  o['hard-timeout'] = Math.min(60, Math.max(5, o['hard-timeout']));
+  if (!o.path) o.path = o.adapter === 'phx' ? '/socket/websocket' : '/';
+  if (o.adapter === 'phx' && !o.token) o.token = o['jwt-secret'] ? benchToken(o['jwt-secret']) : 'bench';
+  o.meta = JSON.parse(o.meta);
+  return o;
+}
+
+let OPT;
+try {
+  OPT = parseArgs(process.argv.slice(2));
+} catch (e) {
+  process.stderr.write(`loadgen: ${e.message}\n`);
+  process.exit(64);
+}
+
+const log = (s) => process.stderr.write(`[loadgen ${(performance.now() / 1000).toFixed(1)}s] ${s}\n`);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// ---- shared measurement state ----------------------------------------------------------------
+
+const HIST_BUCKET_MS = 0.01; // 10 µs buckets
+const HIST_MAX_MS = 60000; // everything above lands in the last bucket (max is kept exactly)
+const hist = new Uint32Array(Math.ceil(HIST_MAX_MS / HIST_BUCKET_MS) + 1);
+
+const S = {
+  delivered: 0, // broadcast frames received by subscribers (all phases)
+  published: 0,
+  recording: false, // latency histogram on (measurement window only)
+  histCount: 0,
+  latMax: 0,
+  unexpected: 0, // control frames we did not ask for (phx_error, phx_close, system, -ERR, ...)
+  unexpectedSamples: [],
+  disconnects: 0, // sockets closed by the server after they were ready
+  hbReplies: 0,
+  subsReady: 0,
+  connectFailures: 0,
+  failureSamples: [],
+};
+
+function recordLatency(ms) {
+  if (ms > S.latMax) S.latMax = ms;
+  let b = Math.floor(ms / HIST_BUCKET_MS);
+  if (b < 0) b = 0;
+  else if (b >= hist.length) b = hist.length - 1;
+  hist[b]++;
+  S.histCount++;
+}
+
+function percentile(q) {
+  if (S.histCount === 0) return null;
+  const target = Math.ceil(q * S.histCount);
+  let acc = 0;
+  for (let i = 0; i < hist.length; i++) {
+    acc += hist[i];
+    if (acc >= target) return round((i + 1) * HIST_BUCKET_MS, 3); // upper edge of the bucket
+  }
+  return round(S.latMax, 3);
+}
+
+function noteUnexpected(what) {
+  S.unexpected++;
+  if (S.unexpectedSamples.length < 5) S.unexpectedSamples.push(String(what).slice(0, 300));
+}
+
+function noteFailure(what) {
+  S.connectFailures++;
+  if (S.failureSamples.length < 5) S.failureSamples.push(String(what).slice(0, 300));
+}
+
+const round = (x, d = 1) => (x === null || x === undefined || !Number.isFinite(x) ? null : Number(x.toFixed(d)));
+
+/** Parse the decimal number that starts at buf[i] (digits, optional '.', digits, optional '-'). */
+function parseNumberAt(buf, i) {
+  let neg = false;
+  if (buf[i] === 0x2d) {
+    neg = true;
+    i++;
+  }
+  let v = 0;
+  let c = buf[i];
+  while (c >= 0x30 && c <= 0x39) {
+    v = v * 10 + (c - 0x30);
+    c = buf[++i];
+  }
+  if (c === 0x2e) {
+    let scale = 0.1;
+    c = buf[++i];
+    while (c >= 0x30 && c <= 0x39) {
+      v += (c - 0x30) * scale;
+      scale *= 0.1;
+      c = buf[++i];
+    }
+  }
+  return neg ? -v : v;
+}
+
+const T_NEEDLE = Buffer.from('"t":');
+
+/** One delivered bench message: frame bytes buf[start, end) contain `"t":<publish ms>`. */
+function delivery(buf, start, end, now) {
+  S.delivered++;
+  if (!S.recording) return;
+  const i = buf.indexOf(T_NEEDLE, start);
+  if (i !== -1 && i < end) recordLatency(now - parseNumberAt(buf, i + 4));
+}
+
+// ---- raw WebSocket client ----------------------------------------------------------------------
+
+// One read buffer shared by every socket: `onread` callbacks are synchronous, and anything kept
+// across reads (a partial frame) is copied out first.
+const READ_BUF = Buffer.allocUnsafe(256 * 1024);
+const CRLFCRLF = Buffer.from('\r\n\r\n');
+const WS_GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
+
+/** Build one masked client frame (FIN set) with the all-zero masking key. */
+function clientFrame(opcode, payload) {
+  const len = payload.length;
+  const hdr = len < 126 ? 2 : len < 65536 ? 4 : 10;
+  const out = Buffer.allocUnsafe(hdr + 4 + len);
+  out[0] = 0x80 | opcode;
+  if (hdr === 2) out[1] = 0x80 | len;
+  else if (hdr === 4) {
+    out[1] = 0x80 | 126;
+    out.writeUInt16BE(len, 2);
+  } else {
+    out[1] = 0x80 | 127;
+    out.writeUInt32BE(Math.floor(len / 2 ** 32), 2);
+    out.writeUInt32BE(len >>> 0, 6);
+  }
+  out.writeUInt32BE(0, hdr); // masking key 0: XOR leaves the payload unchanged
+  if (typeof payload === 'string') out.write(payload, hdr + 4, 'utf8');
+  else payload.copy(out, hdr + 4);
+  return out;
+}
+
+let srcIndex = 0;
+/** Hook run after every socket read (window mode sets it to the publish pump). */
+let afterRead = null;
+
+/**
+ * A WebSocket client connection. `client` is the protocol adapter object; it gets
+ *   client.onOpen(), client.onMessage(buf, start, end, now), client.onClose(reason).
+ */
+class WsConn {
+  constructor(client) {
+    this.client = client;
+    this.upgraded = false;
+    this.closed = false;
+    this.pend = null; // unparsed bytes (copied) carried to the next read
+    this.frag = null; // fragmented message parts
+    this.key = crypto.randomBytes(16).toString('base64');
+    const k = OPT['src-addrs'] > 1 ? (srcIndex++ % OPT['src-addrs']) + 1 : 1;
+    this.sock = net.connect({
+      host: '127.0.0.1',
+      port: OPT.port,
+      localAddress: k > 1 ? `127.0.0.${k}` : undefined,
+      noDelay: true,
+      onread: { buffer: READ_BUF, callback: (n, buf) => this.onRead(n, buf) },
+    });
+    this.sock.on('connect', () => {
+      this.sock.write(
+        `GET ${this.client.url} HTTP/1.1\r\nHost: 127.0.0.1:${OPT.port}\r\nUpgrade: websocket\r\n` +
+          `Connection: Upgrade\r\nSec-WebSocket-Key: ${this.key}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+      );
+    });
+    this.sock.on('error', (e) => this.close(e.code || e.message));
+    this.sock.on('close', () => this.close('socket closed'));
+  }
+
+  close(reason) {
+    if (this.closed) return;
+    this.closed = true;
+    this.sock.destroy();
+    this.client.onClose(reason);
+  }
+
+  send(str) {
+    if (!this.closed) this.sock.write(clientFrame(0x1, str));
+  }
+
+  onRead(n, readBuf) {
+    this.handleRead(n, readBuf);
+    if (afterRead !== null) afterRead(); // window mode: refill the publish window at once
+  }
+
+  handleRead(n, readBuf) {
+    const now = performance.now();
+    let buf = readBuf.subarray(0, n);
+    if (this.pend) {
+      buf = Buffer.concat([this.pend, buf]);
+      this.pend = null;
+    }
+    if (!this.upgraded) {
+      const end = buf.indexOf(CRLFCRLF);
+      if (end === -1) {
+        if (buf.length > 16384) return this.close('oversized HTTP response');
+        this.pend = Buffer.from(buf);
+        return;
+      }
+      const head = buf.toString('latin1', 0, end);
+      if (!/^HTTP\/1\.1 101/.test(head)) {
+        const body = buf.toString('utf8', end + 4, Math.min(buf.length, end + 300));
+        return this.close(`upgrade refused: ${head.split('\r\n')[0]} ${body}`);
+      }
+      const accept = /\r\nsec-websocket-accept:\s*(\S+)/i.exec(head);
+      const want = crypto.createHash('sha1').update(this.key + WS_GUID).digest('base64');
+      if (!accept || accept[1] !== want) return this.close("bad Sec-WebSocket-Accept");
+      this.upgraded = true;
+      this.client.onOpen();
+      buf = buf.subarray(end + 4);
+      if (buf.length === 0) return;
+    }
+    this.parse(buf, now);
+  }
+
+  parse(buf, now) {
+    const len = buf.length;
+    let off = 0;
+    while (len - off >= 2) {
+      const b0 = buf[off];
+      const b1 = buf[off + 1];
+      let plen = b1 & 0x7f;
+      let hdr = 2;
+      if (plen === 126) {
+        if (len - off < 4) break;
+        plen = buf.readUInt16BE(off + 2);
+        hdr = 4;
+      } else if (plen === 127) {
+        if (len - off < 10) break;
+        plen = buf.readUInt32BE(off + 2) * 2 ** 32 + buf.readUInt32BE(off + 6);
+        hdr = 10;
+      }
+      const masked = (b1 & 0x80) !== 0; // servers must not mask, but be tolerant
+      if (masked) hdr += 4;
+      if (len - off < hdr + plen) break;
+      const start = off + hdr;
+      const end = start + plen;
+      if (masked) for (let i = 0; i < plen; i++) buf[start + i] ^= buf[off + hdr - 4 + (i & 3)];
+      off = end;
+      const op = b0 & 0x0f;
+      const fin = (b0 & 0x80) !== 0;
+      if (op === 0x1 || op === 0x2) {
+        if (fin) this.client.onMessage(buf, start, end, now);
+        else this.frag = [Buffer.from(buf.subarray(start, end))];
+      } else if (op === 0x0) {
+        if (!this.frag) return this.close('continuation without start');
+        this.frag.push(Buffer.from(buf.subarray(start, end)));
+        if (fin) {
+          const whole = Buffer.concat(this.frag);
+          this.frag = null;
+          this.client.onMessage(whole, 0, whole.length, now);
+        }
+      } else if (op === 0x9) {
+        this.sock.write(clientFrame(0xa, Buffer.from(buf.subarray(start, end)))); // ping -> pong
+      } else if (op === 0x8) {
+        const code = plen >= 2 ? buf.readUInt16BE(start) : 1005;
+        const reason = buf.toString('utf8', start + 2, end);
+        return this.close(`close frame ${code} ${reason}`);
+      } // 0xA pong: ignore
+      if (this.closed) return;
+    }
+    if (off < len) this.pend = Buffer.from(buf.subarray(off));
+  }
+}
+
+// ---- protocol adapters -----------------------------------------------------------------------
+
+/** Shared life cycle: ready/failed callbacks for the storm, timing of connect and join. */
+class BaseClient {
+  constructor(role, hooks) {
+    this.role = role; // 'sub' | 'pub'
+    this.hooks = hooks; // { onReady(client), onFail(client, reason) }
+    this.ready = false;
+    this.tStart = performance.now();
+    this.tOpen = 0;
+    this.tJoinSent = 0;
+    this.tReady = 0;
+    this.conn = null;
+  }
+
+  start() {
+    this.conn = new WsConn(this);
+  }
+
+  markReady() {
+    if (this.ready) return;
+    this.ready = true;
+    this.tReady = performance.now();
+    this.hooks.onReady(this);
+  }
+
+  onClose(reason) {
+    if (this.ready) {
+      S.disconnects++;
+      noteUnexpected(`${this.role} disconnected: ${reason}`);
+    } else this.hooks.onFail(this, reason);
+  }
+}
+
+/** Phoenix channel client (realtime-js wire format, vsn 1.0.0 objects or 2.0.0 arrays). */
+class PhxClient extends BaseClient {
+  constructor(role, hooks) {
+    super(role, hooks);
+    this.url = `${OPT.path}?apikey=${encodeURIComponent(OPT.token)}&vsn=${OPT.vsn}`;
+    this.refCounter = 0;
+    this.joinRef = null;
+  }
+
+  nextRef() {
+    return String(++this.refCounter);
+  }
+
+  encode(joinRef, ref, topic, event, payload) {
+    if (OPT.vsn === '2.0.0') return JSON.stringify([joinRef, ref, topic, event, payload]);
+    const m = { topic, event, payload, ref };
+    if (joinRef !== null) m.join_ref = joinRef; // realtime-js omits join_ref when undefined
+    return JSON.stringify(m);
+  }
+
+  onOpen() {
+    this.tOpen = performance.now();
+    this.joinRef = this.nextRef();
+    this.tJoinSent = performance.now();
+    const payload = {
+      config: {
+        broadcast: { self: false, ack: false },
+        presence: { key: '', enabled: false },
+        postgres_changes: [],
+        private: false,
+      },
+      access_token: OPT.token,
+    };
+    this.conn.send(this.encode(this.joinRef, this.joinRef, OPT.topic, 'phx_join', payload));
+  }
+
+  heartbeat() {
+    this.hbRef = this.nextRef();
+    this.conn.send(this.encode(null, this.hbRef, 'phoenix', 'heartbeat', {}));
+  }
+
+  onMessage(buf, start, end, now) {
+    if (this.ready) {
+      // Hot path: a bench broadcast is the only frame that carries `"t":`.
+      const i = buf.indexOf(T_NEEDLE, start);
+      if (i !== -1 && i < end) {
+        S.delivered++;
+        if (S.recording) recordLatency(now - parseNumberAt(buf, i + 4));
+        return;
+      }
+    }
+    this.onControl(buf.toString('utf8', start, end));
+  }
+
+  onControl(text) {
+    let m;
+    try {
+      m = JSON.parse(text);
+    } catch {
+      return noteUnexpected(`unparsable frame: ${text}`);
+    }
+    if (Array.isArray(m)) m = { join_ref: m[0], ref: m[1], topic: m[2], event: m[3], payload: m[4] };
+    else if (OPT.vsn === '2.0.0') return noteUnexpected(`object frame on vsn 2.0.0: ${text}`);
+    if (m.event === 'phx_reply' && m.topic === 'phoenix' && m.ref === this.hbRef) {
+      S.hbReplies++;
+      return;
+    }
+    if (!this.ready && m.event === 'phx_reply' && m.topic === OPT.topic && m.ref === this.joinRef) {
+      if (m.payload && m.payload.status === 'ok') return this.markReady();
+      this.conn.close(`join refused: ${text}`);
+      return;
+    }
+    noteUnexpected(`${this.role}: ${text}`);
+  }
+
+  publish(seq, body) {
+    this.conn.send(
+      this.encode(this.joinRef, this.nextRef(), OPT.topic, 'broadcast', {
+        type: 'broadcast',
+        event: 'bench',
+        payload: body,
+      }),
+    );
+  }
+}
+
+/** NATS client over the WebSocket listener: text protocol, streaming parser. */
+class NatsClient extends BaseClient {
+  constructor(role, hooks) {
+    super(role, hooks);
+    this.url = OPT.path;
+    this.rest = null; // partial protocol bytes from an earlier WS frame (copied)
+  }
+
+  onOpen() {
+    this.tOpen = performance.now();
+    this.tJoinSent = performance.now();
+    const connect = JSON.stringify({ verbose: false, pedantic: false, protocol: 1, headers: false, name: 'bench' });
+    const sub = this.role === 'sub' ? 'SUB bench 1\r\n' : '';
+    this.conn.send(`CONNECT ${connect}\r\n${sub}PING\r\n`); // the PONG means "subscribed"
+  }
+
+  heartbeat() {} // the NATS server PINGs us; we answer (see below)
+
+  onMessage(frame, fstart, fend, now) {
+    let buf = frame;
+    let p = fstart;
+    let end = fend;
+    if (this.rest) {
+      buf = Buffer.concat([this.rest, frame.subarray(fstart, fend)]);
+      this.rest = null;
+      p = 0;
+      end = buf.length;
+    }
+    while (p < end) {
+      const nl = buf.indexOf(0x0a, p); // header lines end with \r\n
+      if (nl === -1 || nl >= end) break;
+      const c = buf[p];
+      if (c === 0x4d /* M */) {
+        // MSG <subject> <sid> [reply-to] <#bytes>\r\n<payload>\r\n
+        let q = nl - 2;
+        let size = 0;
+        let mul = 1;
+        while (buf[q] >= 0x30 && buf[q] <= 0x39) {
+          size += (buf[q] - 0x30) * mul;
+          mul *= 10;
+          q--;
+        }
+        const bodyStart = nl + 1;
+        const bodyEnd = bodyStart + size;
+        if (bodyEnd + 2 > end) break; // payload not complete yet
+        delivery(buf, bodyStart, bodyEnd, now);
+        p = bodyEnd + 2;
+        continue;
+      }
+      const line = buf.toString('latin1', p, nl - 1);
+      p = nl + 1;
+      if (line === 'PING') this.conn.send('PONG\r\n');
+      else if (line === 'PONG') {
+        if (!this.ready) this.markReady();
+      } else if (line.startsWith('INFO') || line === '+OK') {
+        // INFO on connect; +OK only with verbose
+      } else noteUnexpected(`${this.role}: ${line}`);
+    }
+    if (p < end) this.rest = Buffer.from(buf.subarray(p, end));
+  }
+
+  publish(seq, body) {
+    const data = JSON.stringify(body);
+    this.conn.send(`PUB bench ${Buffer.byteLength(data)}\r\n${data}\r\n`);
+  }
+}
+
+const Client = OPT.adapter === 'phx' ? PhxClient : NatsClient;
+
+// ---- /proc probes ------------------------------------------------------------------------------
+
+const PID = OPT['server-pid'];
+let CLK_TCK = 100;
+try {
+  CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+} catch {
+  /* keep 100 */
+}
+
+function procCpuSec(pid) {
+  if (!pid) return null;
+  try {
+    const s = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
+    const f = s.slice(s.lastIndexOf(')') + 2).split(' '); // f[0] is field 3 (state)
+    return (Number(f[11]) + Number(f[12])) / CLK_TCK; // utime + stime
+  } catch {
+    return null;
+  }
+}
+
+function procRssKB(pid) {
+  if (!pid) return null;
+  try {
+    const m = /VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'latin1'));
+    return m ? Number(m[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
+function procSyscw(pid) {
+  if (!pid) return null;
+  try {
+    const m = /syscw:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/io`, 'latin1'));
+    return m ? Number(m[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Per-core jiffies from /proc/stat: { busy, softirq } per cpuN. The server runs alone on core 0;
+ * loopback receive work done in softirq context is not charged to any process, so the core's
+ * busy time is the more complete "cost of serving" figure.
+ */
+function coreTimes() {
+  try {
+    const out = {};
+    for (const line of fs.readFileSync('/proc/stat', 'latin1').split('\n')) {
+      const m = /^cpu(\d+) (.*)$/.exec(line);
+      if (!m) continue;
+      const [user, nice, system, idle, iowait, irq, softirq, steal] = m[2].trim().split(/\s+/).map(Number);
+      out[m[1]] = { userSys: (user + nice + system) / CLK_TCK, irq: (irq + softirq) / CLK_TCK, idle: (idle + iowait) / CLK_TCK, steal: steal / CLK_TCK };
+    }
+    return out;
+  } catch {
+    return null;
+  }
+}
+
+function selfCpuSec() {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+}
+
+function snapshot() {
+  return {
+    t: performance.now(),
+    delivered: S.delivered,
+    published: S.published,
+    srvCpu: procCpuSec(PID),
+    syscw: procSyscw(PID),
+    selfCpu: selfCpuSec(),
+    cores: coreTimes(),
+  };
+}
+
+/** Core usage between two snapshots, in % of the wall time, plus CPU used by other processes. */
+function coreUsage(a, b, sec, dSrvCpu) {
+  if (!a.cores || !b.cores) return {};
+  const cores = {};
+  let userSys = 0;
+  for (const id of Object.keys(b.cores)) {
+    const d = (k) => b.cores[id][k] - a.cores[id][k];
+    userSys += d('userSys');
+    cores[`cpu${id}`] = {
+      busyPct: round((100 * (d('userSys') + d('irq'))) / sec, 0),
+      irqPct: round((100 * d('irq')) / sec, 0),
+      stealPct: round((100 * d('steal')) / sec, 0),
+    };
+  }
+  // user+system time of everything that is neither the server nor this process: another build
+  // or test running on the machine makes the run suspect.
+  const other = userSys - (dSrvCpu ?? 0) - (b.selfCpu - a.selfCpu);
+  return { cores, otherProcsCpuPct: round(Math.max(0, (100 * other) / sec), 0) };
+}
+
+// ---- phases ------------------------------------------------------------------------------------
+
+/** Connect N clients with at most `conc` handshakes+joins in flight. Resolves with the ready ones. */
+function connectStorm(n, conc, role) {
+  return new Promise((resolve) => {
+    const ready = [];
+    let started = 0;
+    let settled = 0;
+    let done = false;
+    const timer = setTimeout(() => finish('storm timeout'), OPT['storm-timeout'] * 1000);
+    const finish = (why) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      if (why) noteFailure(`${why}: ${n - settled} clients not ready`);
+      resolve(ready);
+    };
+    const next = () => {
+      if (started < n) {
+        started++;
+        new Client(role, hooks).start();
+      }
+    };
+    const hooks = {
+      onReady(c) {
+        ready.push(c);
+        settled++;
+        if (role === 'sub') S.subsReady++;
+        if (settled === n) finish(null);
+        else next();
+      },
+      onFail(c, reason) {
+        noteFailure(reason);
+        settled++;
+        if (settled === n) finish(null);
+        else next();
+      },
+    };
+    for (let i = 0; i < Math.min(conc, n); i++) next();
+  });
+}
+
+/** Inner bench payload, padded so that its JSON is about --payload bytes. */
+function makeBody(seq) {
+  return { seq, t: Number(performance.now().toFixed(3)), pad: PAD };
+}
+const PAD = 'x'.repeat(Math.max(0, OPT.payload - JSON.stringify({ seq: 100000, t: 12345.678, pad: '' }).length));
+
+function quantiles(values) {
+  if (values.length === 0) return { p50: null, p99: null };
+  const v = Float64Array.from(values).sort();
+  const q = (x) => round(v[Math.min(v.length - 1, Math.ceil(x * v.length) - 1)], 2);
+  return { p50: q(0.5), p99: q(0.99) };
+}
+
+const T0 = performance.now();
+
+/**
+ * Raise our priority against other sessions' work (builds on the same machine). With
+ * CONFIG_SCHED_AUTOGROUP a process nice only counts inside its session's group, so run.sh
+ * starts us with setsid and we set the group's nice. Silently does nothing without permission.
+ */
+function setAutogroupNice(nice) {
+  if (!nice) return;
+  try {
+    const stat = fs.readFileSync('/proc/self/stat', 'latin1');
+    const sid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[3]); // field 6: session
+    if (sid === process.pid) fs.writeFileSync('/proc/self/autogroup', String(nice));
+  } catch {
+    /* not permitted or no autogroup support: run at normal priority */
+  }
+}
+
+async function main() {
+  setAutogroupNice(OPT['autogroup-nice']);
+  const hardTimer = setTimeout(() => {
+    emit({ error: `hard timeout after ${OPT['hard-timeout']} s`, partial: true });
+    process.exit(3);
+  }, OPT['hard-timeout'] * 1000);
+  hardTimer.unref();
+
+  const rssBefore = procRssKB(PID);
+  if (PID && rssBefore === null) throw new Error(`no /proc entry for --server-pid ${PID}`);
+
+  // 1. Connect storm.
+  log(`${OPT.adapter}: connecting ${OPT.subs} subscribers to 127.0.0.1:${OPT.port} (conc ${OPT.conc})`);
+  const storm0 = snapshot();
+  const subs = await connectStorm(OPT.subs, OPT.conc, 'sub');
+  const storm1 = snapshot();
+  if (subs.length === 0) throw new Error(`no subscriber became ready (${S.failureSamples.join(' | ')})`);
+  const lastOpen = Math.max(...subs.map((c) => c.tOpen));
+  const lastReady = Math.max(...subs.map((c) => c.tReady));
+  const stormSec = (storm1.t - storm0.t) / 1000;
+  const storm = {
+    stormSec: round(stormSec, 3),
+    connectsPerSec: round(subs.length / ((lastOpen - storm0.t) / 1000), 0),
+    joinsPerSec: round(subs.length / ((lastReady - storm0.t) / 1000), 0),
+    connectLatencyMs: quantiles(subs.map((c) => c.tOpen - c.tStart)),
+    joinLatencyMs: quantiles(subs.map((c) => c.tReady - c.tJoinSent)),
+    serverCpuUsPerJoin:
+      storm0.srvCpu === null ? null : round(((storm1.srvCpu - storm0.srvCpu) * 1e6) / subs.length, 1),
+    loadgenCpuPctStorm: round((100 * (storm1.selfCpu - storm0.selfCpu)) / stormSec, 0),
+  };
+  log(`${subs.length}/${OPT.subs} ready in ${stormSec.toFixed(2)} s; ${S.connectFailures} failures`);
+
+  // 2. Idle footprint.
+  await sleep(OPT.idle * 1000);
+  const rssIdle = procRssKB(PID);
+
+  // 3. Heartbeats (phx): every second, 1/heartbeat of the sockets, so each gets one per interval.
+  const hbClients = subs.slice();
+  let hbTick = 0;
+  const hbTimer = setInterval(() => {
+    const k = Math.max(1, Math.round(OPT.heartbeat));
+    for (let i = hbTick++ % k; i < hbClients.length; i += k) hbClients[i].heartbeat();
+  }, 1000);
+  hbTimer.unref();
+
+  // 4. Publisher.
+  const pubs = await connectStorm(1, 1, 'pub');
+  if (pubs.length !== 1) throw new Error(`publisher failed: ${S.failureSamples.join(' | ')}`);
+  const pub = pubs[0];
+  const nSubs = subs.length;
+  hbClients.push(pub);
+
+  let publishing = true;
+  const publishOne = () => {
+    S.published++;
+    pub.publish(S.published, makeBody(S.published));
+  };
+  let pumpTimer = null;
+  if (OPT.mode === 'window') {
+    // Closed loop: refill whenever deliveries catch up. Checked on a 1 ms timer and after every
+    // read (below), so the window never sits empty for long.
+    const pump = () => {
+      while (publishing && S.published - S.delivered / nSubs < OPT.window) publishOne();
+    };
+    afterRead = pump;
+    pumpTimer = setInterval(pump, 1);
+    pump();
+  } else {
+    // Open loop: publish what is due at R/s on a fine timer (catches up after timer jitter).
+    const t0 = performance.now();
+    pumpTimer = setInterval(() => {
+      const due = Math.floor(((performance.now() - t0) / 1000) * OPT.rate);
+      while (publishing && S.published < due) publishOne();
+    }, Math.max(1, Math.min(5, Math.floor(1000 / OPT.rate / 2))));
+  }
+
+  // 5. Warm-up, then the measurement window.
+  await sleep(OPT.warmup * 1000);
+  const w0 = snapshot();
+  S.recording = true;
+  await sleep(OPT.duration * 1000);
+  S.recording = false;
+  const w1 = snapshot();
+  const rssEnd = procRssKB(PID);
+
+  // 6. Stop publishing and drain.
+  publishing = false;
+  clearInterval(pumpTimer);
+  // The drain ends when everything arrived, or after --drain s without any progress, or when
+  // the hard timeout comes near (2 s margin for the report).
+  const expected = () => S.published * nSubs;
+  const deadline = T0 + (OPT['hard-timeout'] - 2) * 1000;
+  let lastCount = S.delivered;
+  let lastProgress = performance.now();
+  while (S.delivered < expected()) {
+    const t = performance.now();
+    if (S.delivered !== lastCount) {
+      lastCount = S.delivered;
+      lastProgress = t;
+    }
+    if (t - lastProgress > OPT.drain * 1000 || t > deadline) break;
+    await sleep(20);
+  }
+  clearInterval(hbTimer);
+
+  const winSec = (w1.t - w0.t) / 1000;
+  const dDeliv = w1.delivered - w0.delivered;
+  const dSrvCpu = w0.srvCpu === null || w1.srvCpu === null ? null : w1.srvCpu - w0.srvCpu;
+  const dSyscw = w0.syscw === null || w1.syscw === null ? null : w1.syscw - w0.syscw;
+  const loadgenCpuPct = (100 * (w1.selfCpu - w0.selfCpu)) / winSec;
+  const usage = coreUsage(w0, w1, winSec, dSrvCpu);
+  const core0 = w0.cores && w1.cores && w0.cores['0'] && w1.cores['0'] ? w1.cores['0'] : null;
+  const dCore0 = core0
+    ? core0.userSys + core0.irq - (w0.cores['0'].userSys + w0.cores['0'].irq)
+    : null;
+
+  emit({
+    subsReady: nSubs,
+    windowSec: round(winSec, 3),
+    deliveriesPerSec: round(dDeliv / winSec, 0),
+    publishPerSec: round((w1.published - w0.published) / winSec, 1),
+    latencyMs: {
+      p50: percentile(0.5),
+      p90: percentile(0.9),
+      p99: percentile(0.99),
+      p999: percentile(0.999),
+      max: round(S.latMax, 3),
+      samples: S.histCount,
+    },
+    serverCpuPct: dSrvCpu === null ? null : round((100 * dSrvCpu) / winSec, 1),
+    serverCpuUsPerDelivery: dSrvCpu === null || dDeliv === 0 ? null : round((dSrvCpu * 1e6) / dDeliv, 3),
+    // Core 0 (the server's core) busy time incl. softirq, per delivery.
+    core0UsPerDelivery: dCore0 === null || dDeliv === 0 ? null : round((dCore0 * 1e6) / dDeliv, 3),
+    serverBytesPerIdleConn:
+      rssBefore === null || rssIdle === null ? null : round(((rssIdle - rssBefore) * 1024) / nSubs, 0),
+    serverRssKB: { beforeConnect: rssBefore, idle: rssIdle, endOfLoad: rssEnd },
+    ...storm,
+    // write(2)/writev(2) calls only: /proc/<pid>/io syscw does not count send/sendmsg.
+    serverWriteSyscalls: dSyscw,
+    framesPerWrite: dSyscw ? round(dDeliv / dSyscw, 2) : null,
+    published: S.published,
+    delivered: S.delivered,
+    lostAfterDrain: expected() - S.delivered,
+    loadgenCpuPct: round(loadgenCpuPct, 1),
+    clientLimited: round(loadgenCpuPct, 1) >= 90, // the client core was (co-)limiting
+    ...usage,
+  });
+  process.exit(0);
+}
+
+function emit(result) {
+  const params = {
+    adapter: OPT.adapter,
+    vsn: OPT.adapter === 'phx' ? OPT.vsn : undefined,
+    port: OPT.port,
+    subs: OPT.subs,
+    conc: OPT.conc,
+    mode: OPT.mode,
+    window: OPT.mode === 'window' ? OPT.window : undefined,
+    rate: OPT.mode === 'rate' ? OPT.rate : undefined,
+    duration: OPT.duration,
+    warmup: OPT.warmup,
+    payload: OPT.payload,
+  };
+  const out = {
+    ...OPT.meta,
+    time: new Date().toISOString(),
+    params,
+    ...result,
+    connectFailures: S.connectFailures,
+    failureSamples: S.failureSamples.length ? S.failureSamples : undefined,
+    disconnects: S.disconnects,
+    unexpectedFrames: S.unexpected,
+    unexpectedSamples: S.unexpectedSamples.length ? S.unexpectedSamples : undefined,
+    heartbeatReplies: OPT.adapter === 'phx' ? S.hbReplies : undefined,
+  };
+  process.stdout.write(`${JSON.stringify(out)}\n`);
+}
+
+main().catch((e) => {
+  emit({ error: e.message });
+  process.exit(1);
+});
