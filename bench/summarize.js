@@ -1,0 +1,200 @@
+#!/usr/bin/env node
+'use strict';
+// Summarise a bench/results/<stamp>.jsonl file as Markdown.
+//
+//   node bench/summarize.js bench/results/20261130T053000Z.jsonl [more.jsonl ...]
+//
+// Per scenario: one row per target with the median over its repetitions and the [min–max]
+// range, then the ratios ours/ws-phx and ours/nats of the medians, then the project's targets
+// (from the issue; shared/design/performance.md §6.4) checked where the data allows.
+// Flags: `c` = client-limited rep (loadgen ≥ 90% CPU), `b` = busy machine (other processes used
+// > 15% CPU during the window), `!` = lost messages after the drain. Reps with an error are
+// listed under the table and left out of the medians; busy reps are left out when at least one
+// quiet rep of the same target exists.
+
+const fs = require('node:fs');
+
+const TARGETS = ['ours', 'ws-phx', 'nats'];
+const SCENARIOS = {
+  a: 'a: fan-out 1→1,000, saturation (window 64)',
+  b: 'b: fan-out 1→1,000 at 50 publishes/s (50k deliveries/s)',
+  c: 'c: 1→10,000, connect storm (500 concurrent) + idle RSS + saturation (window 8)',
+};
+const BUSY_PCT = 15;
+
+// Columns: [header, getter, digits, better ('hi' | 'lo'), in ratio section?]
+const COLUMNS = [
+  ['deliveries/s', (r) => r.deliveriesPerSec, 0, 'hi', true],
+  ['server CPU %', (r) => r.serverCpuPct, 0, null, false],
+  ['CPU µs/delivery', (r) => r.serverCpuUsPerDelivery, 2, 'lo', true],
+  ['core0 µs/delivery', (r) => r.core0UsPerDelivery, 2, 'lo', false],
+  ['p50 ms', (r) => r.latencyMs && r.latencyMs.p50, 1, 'lo', true],
+  ['p99 ms', (r) => r.latencyMs && r.latencyMs.p99, 1, 'lo', true],
+  ['p999 ms', (r) => r.latencyMs && r.latencyMs.p999, 1, 'lo', false],
+  ['frames/write', (r) => r.framesPerWrite, 1, null, false],
+  ['B/idle conn', (r) => r.serverBytesPerIdleConn, 0, 'lo', true],
+  ['RSS end MB', (r) => r.serverRssKB && r.serverRssKB.endOfLoad && r.serverRssKB.endOfLoad / 1024, 0, 'lo', false],
+  ['joins/s', (r) => r.joinsPerSec, 0, 'hi', false],
+  ['join p99 ms', (r) => r.joinLatencyMs && r.joinLatencyMs.p99, 0, 'lo', false],
+  ['loadgen CPU %', (r) => r.loadgenCpuPct, 0, null, false],
+];
+
+function readLines(files) {
+  const rows = [];
+  for (const f of files) {
+    for (const line of fs.readFileSync(f, 'utf8').split('\n')) {
+      if (!line.trim()) continue;
+      try {
+        rows.push(JSON.parse(line));
+      } catch {
+        process.stderr.write(`summarize: skipping unparsable line in ${f}\n`);
+      }
+    }
+  }
+  return rows;
+}
+
+function median(xs) {
+  const v = xs.filter((x) => typeof x === 'number' && Number.isFinite(x)).sort((a, b) => a - b);
+  if (v.length === 0) return null;
+  const m = v.length >> 1;
+  return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+function fmt(x, digits) {
+  if (x === null || x === undefined || !Number.isFinite(x)) return '–';
+  if (Math.abs(x) >= 1e6) return `${(x / 1e6).toFixed(2)}M`;
+  if (Math.abs(x) >= 1e4 && digits === 0) return `${(x / 1e3).toFixed(0)}k`;
+  return x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+const isBusy = (r) => typeof r.otherProcsCpuPct === 'number' && r.otherProcsCpuPct > BUSY_PCT;
+
+/** Reps used for the medians of one (scenario, target): valid, and quiet ones if there are any. */
+function usable(runs) {
+  const ok = runs.filter((r) => !r.error && !r.skipped && typeof r.deliveriesPerSec === 'number');
+  const quiet = ok.filter((r) => !isBusy(r));
+  return quiet.length > 0 ? quiet : ok;
+}
+
+function stat(runs, get) {
+  const vals = runs.map(get).filter((x) => typeof x === 'number' && Number.isFinite(x));
+  if (vals.length === 0) return null;
+  return { med: median(vals), min: Math.min(...vals), max: Math.max(...vals), n: vals.length };
+}
+
+function cell(s, digits) {
+  if (!s) return '–';
+  if (s.n === 1 || s.min === s.max) return fmt(s.med, digits);
+  return `${fmt(s.med, digits)} [${fmt(s.min, digits)}–${fmt(s.max, digits)}]`;
+}
+
+function ratio(a, b) {
+  if (!a || !b || !b.med) return '–';
+  return `${(a.med / b.med).toFixed(2)}×`;
+}
+
+function main() {
+  const files = process.argv.slice(2);
+  if (files.length === 0) {
+    process.stderr.write('usage: node summarize.js <results.jsonl> [...]\n');
+    process.exit(64);
+  }
+  const rows = readLines(files);
+  const out = [];
+  const sessions = [...new Set(rows.map((r) => r.session).filter(Boolean))];
+  out.push(`# Benchmark summary (${sessions.join(', ') || files.join(', ')})`, '');
+
+  // Physical probe: what this VM can do today (it varies between sessions).
+  const probes = rows.filter((r) => r.scenario === 'probe');
+  if (probes.length) {
+    out.push('Physical probe (C, 1000 loopback sockets, 200 B frames, sender on CPU 0, receiver on CPU 1):', '');
+    for (const p of probes) {
+      out.push(
+        `- ${p.framesPerWrite} frame(s) per write: ${fmt(p.framesPerSec, 0)} frames/s, ` +
+          `${p.senderUsPerWrite} µs per write (sender ${p.senderCpuPct}% CPU, receiver ${p.receiverCpuPct}%)`,
+      );
+    }
+    out.push('');
+  }
+
+  const medians = {}; // scenario -> target -> column -> stat
+  for (const [scen, title] of Object.entries(SCENARIOS)) {
+    const scenRows = rows.filter((r) => r.scenario === scen);
+    if (scenRows.length === 0) continue;
+    medians[scen] = {};
+    out.push(`## ${title}`, '');
+    out.push(`| target | reps | ${COLUMNS.map((c) => c[0]).join(' | ')} | flags |`);
+    out.push(`|---|---|${COLUMNS.map(() => '---').join('|')}|---|`);
+    const notes = [];
+    for (const t of TARGETS) {
+      const runs = scenRows.filter((r) => r.target === t);
+      if (runs.length === 0) continue;
+      const use = usable(runs);
+      if (use.length === 0) {
+        const why = runs.find((r) => r.skipped) ? 'not yet measured' : 'failed';
+        out.push(`| ${t} | 0 | ${COLUMNS.map(() => '–').join(' | ')} | ${why} |`);
+      } else {
+        const stats = {};
+        for (const c of COLUMNS) stats[c[0]] = stat(use, c[1]);
+        medians[scen][t] = stats;
+        const flags = [];
+        const cl = use.filter((r) => r.clientLimited).length;
+        const busy = runs.filter((r) => isBusy(r) && !r.error).length;
+        const lost = use.filter((r) => r.lostAfterDrain > 0).length;
+        if (cl) flags.push(`c×${cl}`);
+        if (busy) flags.push(`b×${busy}${use.some(isBusy) ? '' : ' (dropped)'}`);
+        if (lost) flags.push(`!×${lost}`);
+        out.push(`| ${t} | ${use.length} | ${COLUMNS.map((c) => cell(stats[c[0]], c[2])).join(' | ')} | ${flags.join(' ')} |`);
+      }
+      for (const r of runs) {
+        if (r.error) notes.push(`- ${t} rep ${r.rep}: error: ${r.error}`);
+        if (r.skipped) notes.push(`- ${t} rep ${r.rep}: skipped: ${r.skipped}`);
+        if (r.connectFailures) notes.push(`- ${t} rep ${r.rep}: ${r.connectFailures} connect/join failures (${(r.failureSamples || []).join(' | ')})`);
+        if (r.unexpectedFrames) notes.push(`- ${t} rep ${r.rep}: ${r.unexpectedFrames} unexpected frames (${(r.unexpectedSamples || []).join(' | ')})`);
+      }
+    }
+    out.push('');
+    // Ratios of the medians.
+    const m = medians[scen];
+    const rc = COLUMNS.filter((c) => c[4]);
+    out.push(`| ratio | ${rc.map((c) => c[0]).join(' | ')} |`, `|---|${rc.map(() => '---').join('|')}|`);
+    for (const peer of ['ws-phx', 'nats']) {
+      const cells = rc.map((c) => (m.ours && m[peer] ? ratio(m.ours[c[0]], m[peer][c[0]]) : 'ours: not yet measured'));
+      out.push(`| ours / ${peer} | ${cells.join(' | ')} |`);
+    }
+    out.push('');
+    if (notes.length) out.push(...[...new Set(notes)], '');
+  }
+
+  // Targets from the project's issue (performance.md §6.4).
+  const get = (s, t, col) => medians[s] && medians[s][t] && medians[s][t][col] && medians[s][t][col].med;
+  const check = (label, value, ok) =>
+    value === null || value === undefined || Number.isNaN(value)
+      ? `| ${label} | ours: not yet measured | – |`
+      : `| ${label} | ${value} | ${ok ? 'met' : '**not met**'} |`;
+  const r = (a, b) => (a && b ? a / b : null);
+  const ra = r(get('a', 'ours', 'deliveries/s'), get('a', 'ws-phx', 'deliveries/s'));
+  const rn = r(get('a', 'ours', 'deliveries/s'), get('a', 'nats', 'deliveries/s'));
+  const rc = r(get('c', 'ours', 'deliveries/s'), get('a', 'ours', 'deliveries/s'));
+  const idle = get('c', 'ours', 'B/idle conn');
+  const p99b = get('b', 'ours', 'p99 ms');
+  const p99bPeer = get('b', 'ws-phx', 'p99 ms');
+  const usb = get('b', 'ours', 'CPU µs/delivery');
+  out.push('## Targets', '', '| target | value | status |', '|---|---|---|');
+  out.push(check('a: deliveries/s ≥ 2× ws-phx', ra && `${ra.toFixed(2)}×`, ra >= 2));
+  out.push(check('a: deliveries/s ≥ 0.5× nats', rn && `${rn.toFixed(2)}×`, rn >= 0.5));
+  out.push(check('c vs a: ours at 10,000 ≥ 0.7× ours at 1,000', rc && `${rc.toFixed(2)}×`, rc >= 0.7));
+  out.push(check('c: ≤ 10 KB per idle connection', idle && `${(idle / 1024).toFixed(1)} KB`, idle <= 10240));
+  out.push(check('b: p99 ≤ ws-phx p99', p99b && p99bPeer && `${p99b.toFixed(1)} vs ${p99bPeer.toFixed(1)} ms`, p99b <= p99bPeer));
+  out.push(check('b: CPU ≤ 8 µs per delivery', usb && `${usb.toFixed(2)} µs`, usb <= 8));
+  out.push('');
+  out.push(
+    'Flags: c = client-limited rep (loadgen ≥ 90% CPU); b = other processes used > 15% CPU in the window ' +
+      '(dropped from the medians when quiet reps exist); ! = messages lost after the drain. ' +
+      'Cells: median [min–max] over reps.',
+  );
+  process.stdout.write(`${out.join('\n')}\n`);
+}
+
+main();
