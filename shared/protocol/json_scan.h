@@ -38,4 +38,15 @@ bool splitObject(QByteArrayView text, QList<Member> &members);
 // Decodes a JSON string literal (quotes included) to UTF-8. Returns false on invalid input.
 bool decodeString(QByteArrayView literal, QByteArray &out);
 
+// Allocation-free variants for hot paths that only need a bounded number of members: the spans of
+// the first `capacity` elements/members are stored in the caller's buffer and `count` receives
+// the total number. The whole value is validated exactly as by the QList overloads.
+bool splitArray(QByteArrayView text, Span *elements, qsizetype capacity, qsizetype &count);
+bool splitObject(QByteArrayView text, Member *members, qsizetype capacity, qsizetype &count);
+
+// Whether `bytes` is well-formed UTF-8 (RFC 3629: no overlong forms, no UTF-16 surrogates, nothing
+// above U+10FFFF, no truncated sequences). Used for strings that arrive outside JSON (binary frame
+// headers) before they are echoed in text frames.
+bool isValidUtf8(QByteArrayView bytes);
+
 } // namespace rt::protocol::json
