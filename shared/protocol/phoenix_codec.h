@@ -52,7 +52,8 @@ std::optional<QByteArray> encodeUserBroadcast(QByteArrayView topic, QByteArrayVi
                                               QByteArrayView payload);
 
 // The JSON object a V1 socket receives for a JSON-encoded user broadcast:
-// {"event":<userEvent>,"payload":<payloadJson>,"type":"broadcast"[,"meta":<metadataJson>]}.
+// {"event":<userEvent>[,"meta":<metadataJson>],"payload":<payloadJson>,"type":"broadcast"}
+// ("meta" only when metadataJson is non-empty; keys in upstream's order, which is sorted).
 QByteArray userBroadcastAsJsonPayload(QByteArrayView userEvent, QByteArrayView payloadJson,
                                       QByteArrayView metadataJson);
 
