@@ -3,6 +3,8 @@
 #include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QDir>
+#include <QFile>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QProcessEnvironment>
 
@@ -34,6 +36,10 @@ const OptionSpec Options[] = {
     { "self-host-tenant-name", "SELF_HOST_TENANT_NAME", "name",
       "External id of the self-host tenant; hosts that are IP literals or localhost address it.",
       "realtime-dev" },
+    { "seed-tenants-file", "SEED_TENANTS_FILE", "file",
+      "JSON file {\"tenants\":[{\"external_id\":...,\"jwt_secret\":...,...}]} of tenants created "
+      "(or reset) at start, in the tenant API's format.",
+      "" },
     { "db-host", "DB_HOST", "host",
       "PostgreSQL control plane host (tables in schema _realtime). Without it the control plane is "
       "an SQLite file in the data directory.",
@@ -231,6 +237,39 @@ Result<ConfigRequest> parseConfig(const QStringList &arguments,
                   QStringLiteral("a non-empty name without dots (it is a DNS label)"));
     }
 
+    config.seedTenantsFile = read.text(spec("seed-tenants-file")).trimmed();
+    if (!config.seedTenantsFile.isEmpty()) {
+        QFile file(config.seedTenantsFile);
+        if (!file.open(QIODevice::ReadOnly)) {
+            read.fail(spec("seed-tenants-file"), config.seedTenantsFile,
+                      QStringLiteral("a readable file (%1)").arg(file.errorString()));
+        } else {
+            QJsonParseError parseError{};
+            const QJsonDocument document = QJsonDocument::fromJson(file.readAll(), &parseError);
+            const QJsonValue list = document.object().value(QLatin1String("tenants"));
+            if (parseError.error != QJsonParseError::NoError || !list.isArray()) {
+                read.fail(spec("seed-tenants-file"), config.seedTenantsFile,
+                          QStringLiteral("a JSON object with a \"tenants\" array"));
+            } else {
+                int index = 0;
+                for (const QJsonValue &entry : list.toArray()) {
+                    tenants::TenantInputResult parsed =
+                            tenants::tenantInputFromJson(entry.toObject());
+                    if (!parsed.input) {
+                        read.fail(spec("seed-tenants-file"), config.seedTenantsFile,
+                                  QStringLiteral("valid tenants; tenant #%1 has errors %2")
+                                          .arg(index)
+                                          .arg(QString::fromUtf8(
+                                                  QJsonDocument(parsed.errors)
+                                                          .toJson(QJsonDocument::Compact))));
+                        break;
+                    }
+                    config.seedTenants.append(*parsed.input);
+                    ++index;
+                }
+            }
+        }
+    }
     config.dataDir = QDir(read.text(spec("data-dir"))).absolutePath();
     if (read.isGiven(spec("db-host"))) {
         config.controlPlane.backend = tenants::ControlPlaneSettings::Backend::Postgres;

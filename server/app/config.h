@@ -2,6 +2,7 @@
 
 #include "server/tenants/control_plane.h"
 #include "server/tenants/tenant.h"
+#include "server/tenants/tenant_input.h"
 #include "shared/core/result.h"
 
 #include <QHash>
@@ -24,6 +25,8 @@ struct ServerConfig
     QByteArray apiJwtJwks;
     bool seedSelfHost = false;
     QByteArray selfHostTenantName = QByteArrayLiteral("realtime-dev");
+    QString seedTenantsFile; // SEED_TENANTS_FILE: {"tenants":[...]} upserted at start
+    QList<tenants::TenantInput> seedTenants; // read from seedTenantsFile
     tenants::ControlPlaneSettings controlPlane; // SQLite under dataDir unless DB_HOST is set
     QString dataDir;
     tenants::TenantDefaults tenantDefaults;

@@ -58,29 +58,33 @@ void Server::start()
     connect(m_controlPlane, &tenants::ControlPlane::failed, this, &Server::failed);
     m_dbThread.start();
 
-    std::optional<tenants::SelfHostSeed> seed;
+    QList<tenants::TenantInput> seeds = m_config.seedTenants;
     if (m_config.seedSelfHost) {
-        tenants::SelfHostSeed self;
+        tenants::TenantInput self;
         self.externalId = m_config.selfHostTenantName;
         self.jwtSecret = m_config.apiJwtSecret;
         self.jwtJwks = m_config.apiJwtJwks;
         if (m_config.controlPlane.backend == tenants::ControlPlaneSettings::Backend::Postgres) {
             // With DB_* the self-host tenant's own database is that database (upstream's seed).
             const tenants::ControlPlaneSettings &db = m_config.controlPlane;
-            self.databaseSettings = QJsonObject{
-                { QStringLiteral("db_host"), db.host },
-                { QStringLiteral("db_port"), QString::number(db.port) },
-                { QStringLiteral("db_name"), db.database },
-                { QStringLiteral("db_user"), db.user },
-                { QStringLiteral("db_password"), db.password },
-                { QStringLiteral("region"), QStringLiteral("local") },
-                { QStringLiteral("ssl_enforced"), false },
-            };
+            self.extensions.append(tenants::Extension{
+                    QStringLiteral("postgres_cdc_rls"),
+                    QJsonObject{
+                            { QStringLiteral("db_host"), db.host },
+                            { QStringLiteral("db_port"), QString::number(db.port) },
+                            { QStringLiteral("db_name"), db.database },
+                            { QStringLiteral("db_user"), db.user },
+                            { QStringLiteral("db_password"), db.password },
+                            { QStringLiteral("region"), QStringLiteral("local") },
+                            { QStringLiteral("ssl_enforced"), false },
+                    },
+                    {},
+                    {} });
         }
-        seed = self;
+        seeds.prepend(self);
     }
     tenants::ControlPlane *controlPlane = m_controlPlane;
-    runtime::post(controlPlane, [controlPlane, seed] { controlPlane->start(seed); });
+    runtime::post(controlPlane, [controlPlane, seeds] { controlPlane->start(seeds); });
 }
 
 void Server::onControlPlaneReady()

@@ -131,14 +131,17 @@ QString ControlPlane::table(const char *name) const
             : bare;
 }
 
-void ControlPlane::start(const std::optional<SelfHostSeed> &seedTenant)
+void ControlPlane::start(const QList<TenantInput> &seeds)
 {
     Result<bool> step = open();
     if (step) {
         step = migrate();
     }
-    if (step && seedTenant) {
-        step = seed(*seedTenant);
+    for (const TenantInput &seed : seeds) {
+        if (!step) {
+            break;
+        }
+        step = upsert(seed);
     }
     if (!step) {
         Q_EMIT failed(step.error().message);
@@ -282,67 +285,77 @@ Result<bool> ControlPlane::migrate()
     return true;
 }
 
-Result<bool> ControlPlane::seed(const SelfHostSeed &seedTenant)
+Result<bool> ControlPlane::upsert(const TenantInput &input)
 {
     QSqlDatabase db = QSqlDatabase::database(m_connectionName, false);
     if (!db.transaction()) {
         return Error{ describe(db.lastError()) };
     }
     QSqlQuery query(db);
-    const auto fail = [&db, &query](const QString &what) -> Result<bool> {
-        const QString message = QStringLiteral("cannot seed the self-host tenant (%1): %2")
-                                        .arg(what, describe(query.lastError()));
+    const QString externalId = QString::fromUtf8(input.externalId);
+    const auto fail = [&db, &query, &externalId](const QString &what) -> Result<bool> {
+        const QString message = QStringLiteral("cannot write tenant %1 (%2): %3")
+                                        .arg(externalId, what, describe(query.lastError()));
         db.rollback();
         return Error{ message };
     };
+    // Replace, in one transaction: nothing is half-written.
     query.prepare(
             QStringLiteral("DELETE FROM %1 WHERE tenant_external_id = ?").arg(table("extensions")));
-    query.addBindValue(QString::fromUtf8(seedTenant.externalId));
+    query.addBindValue(externalId);
     if (!query.exec()) {
         return fail(QStringLiteral("delete extensions"));
     }
     query.prepare(QStringLiteral("DELETE FROM %1 WHERE external_id = ?").arg(table("tenants")));
-    query.addBindValue(QString::fromUtf8(seedTenant.externalId));
+    query.addBindValue(externalId);
     if (!query.exec()) {
         return fail(QStringLiteral("delete tenant"));
     }
     const QString now = nowText();
+    const auto orNull = [](const std::optional<int> &value) {
+        return value ? QVariant(*value) : QVariant();
+    };
     query.prepare(
             QStringLiteral("INSERT INTO %1 (id, name, external_id, jwt_secret, jwt_jwks, "
                            "max_concurrent_users, max_events_per_second, max_bytes_per_second, "
                            "max_channels_per_client, max_joins_per_second, "
                            "max_presence_events_per_second, max_payload_size_in_kb, "
-                           "inserted_at, updated_at) "
-                           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                           "max_client_presence_events_per_window, client_presence_window_ms, "
+                           "suspend, private_only, presence_enabled, inserted_at, updated_at) "
+                           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
                     .arg(table("tenants")));
     query.addBindValue(newUuid());
-    query.addBindValue(QString::fromUtf8(seedTenant.externalId));
-    query.addBindValue(QString::fromUtf8(seedTenant.externalId));
-    query.addBindValue(seedTenant.jwtSecret.isEmpty() ? QVariant()
-                                                      : QString::fromUtf8(seedTenant.jwtSecret));
-    query.addBindValue(seedTenant.jwtJwks.isEmpty() ? QVariant()
-                                                    : QString::fromUtf8(seedTenant.jwtJwks));
-    query.addBindValue(m_defaults.maxConcurrentUsers);
-    query.addBindValue(m_defaults.maxEventsPerSecond);
-    query.addBindValue(m_defaults.maxBytesPerSecond);
-    query.addBindValue(m_defaults.maxChannelsPerClient);
-    query.addBindValue(m_defaults.maxJoinsPerSecond);
-    query.addBindValue(m_defaults.maxPresenceEventsPerSecond);
-    query.addBindValue(m_defaults.maxPayloadSizeInKb);
+    query.addBindValue(input.name.isEmpty() ? externalId : input.name);
+    query.addBindValue(externalId);
+    query.addBindValue(input.jwtSecret.isEmpty() ? QVariant() : QString::fromUtf8(input.jwtSecret));
+    query.addBindValue(input.jwtJwks.isEmpty() ? QVariant() : QString::fromUtf8(input.jwtJwks));
+    query.addBindValue(input.maxConcurrentUsers.value_or(m_defaults.maxConcurrentUsers));
+    query.addBindValue(input.maxEventsPerSecond.value_or(m_defaults.maxEventsPerSecond));
+    query.addBindValue(input.maxBytesPerSecond.value_or(m_defaults.maxBytesPerSecond));
+    query.addBindValue(input.maxChannelsPerClient.value_or(m_defaults.maxChannelsPerClient));
+    query.addBindValue(input.maxJoinsPerSecond.value_or(m_defaults.maxJoinsPerSecond));
+    query.addBindValue(
+            input.maxPresenceEventsPerSecond.value_or(m_defaults.maxPresenceEventsPerSecond));
+    query.addBindValue(input.maxPayloadSizeInKb.value_or(m_defaults.maxPayloadSizeInKb));
+    query.addBindValue(orNull(input.maxClientPresenceEventsPerWindow));
+    query.addBindValue(orNull(input.clientPresenceWindowMs));
+    query.addBindValue(input.suspend);
+    query.addBindValue(input.privateOnly);
+    query.addBindValue(input.presenceEnabled);
     query.addBindValue(now);
     query.addBindValue(now);
     if (!query.exec()) {
         return fail(QStringLiteral("insert tenant"));
     }
-    if (!seedTenant.databaseSettings.isEmpty()) {
+    for (const Extension &extension : input.extensions) {
         query.prepare(QStringLiteral("INSERT INTO %1 (id, type, settings, tenant_external_id, "
                                      "inserted_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)")
                               .arg(table("extensions")));
         query.addBindValue(newUuid());
-        query.addBindValue(QStringLiteral("postgres_cdc_rls"));
+        query.addBindValue(extension.type);
         query.addBindValue(QString::fromUtf8(
-                QJsonDocument(seedTenant.databaseSettings).toJson(QJsonDocument::Compact)));
-        query.addBindValue(QString::fromUtf8(seedTenant.externalId));
+                QJsonDocument(extension.settings).toJson(QJsonDocument::Compact)));
+        query.addBindValue(externalId);
         query.addBindValue(now);
         query.addBindValue(now);
         if (!query.exec()) {
@@ -352,7 +365,7 @@ Result<bool> ControlPlane::seed(const SelfHostSeed &seedTenant)
     if (!db.commit()) {
         return fail(QStringLiteral("commit"));
     }
-    qCInfo(lcControlPlane) << "seeded self-host tenant" << seedTenant.externalId;
+    qCInfo(lcControlPlane) << "seeded tenant" << input.externalId;
     return true;
 }
 

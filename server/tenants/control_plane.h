@@ -1,6 +1,7 @@
 #pragma once
 
 #include "server/tenants/tenant.h"
+#include "server/tenants/tenant_input.h"
 #include "shared/core/result.h"
 
 #include <QJsonObject>
@@ -27,18 +28,7 @@ struct ControlPlaneSettings
     QString password;
 };
 
-// The self-hosted tenant created at start when SEED_SELF_HOST is set (replaced if it exists,
-// like upstream's seed).
-struct SelfHostSeed
-{
-    QByteArray externalId;
-    QByteArray jwtSecret;
-    QByteArray jwtJwks; // API_JWT_JWKS, optional
-    // postgres_cdc_rls settings when the tenant has a database (DB_* given), else empty.
-    QJsonObject databaseSettings;
-};
-
-// The control-plane database: migrations, the self-host seed, and loading tenants into the
+// The control-plane database: migrations, seed tenants, and loading tenants into the
 // TenantDirectory. Lives on its own "db" thread because QtSql calls block; it is created there
 // and every method runs there. Results reach other threads through queued signals.
 class ControlPlane : public QObject
@@ -49,9 +39,10 @@ public:
                  QObject *parent = nullptr);
     ~ControlPlane() override;
 
-    // Opens the database, applies pending migrations, seeds, loads every tenant into the
-    // directory, then emits ready() (or failed() with one clear message).
-    void start(const std::optional<SelfHostSeed> &seed);
+    // Opens the database, applies pending migrations, upserts the seed tenants (replacing
+    // tenants of the same external id, like upstream's self-host seed), loads every tenant into
+    // the directory, then emits ready() (or failed() with one clear message).
+    void start(const QList<TenantInput> &seeds);
 
     // Builds a Tenant from a validated row (used by loading and by tests).
     static TenantPtr tenantFromRow(const QSqlRecord &tenantRow, const QList<Extension> &extensions);
@@ -63,7 +54,7 @@ Q_SIGNALS:
 private:
     Result<bool> open();
     Result<bool> migrate();
-    Result<bool> seed(const SelfHostSeed &seed);
+    Result<bool> upsert(const TenantInput &input);
     Result<QList<TenantPtr>> loadAll();
     QString table(const char *name) const;
 
