@@ -16,7 +16,7 @@ packages=(
     libpq-dev libssl-dev libhttp-parser-dev
     postgresql etcd-server etcd-client nats-server
     xvfb xauth fonts-dejavu-core
-    nodejs npm
+    nodejs npm openssl
 )
 
 sudo_cmd=()

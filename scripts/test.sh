@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# One command that installs what is needed, builds, and runs every test: formatting, unit
+# tests, fuzz-corpus replays, end-to-end tests with the real @supabase/realtime-js client, then
+# an AddressSanitizer/UBSan build of the unit tests and fuzz replays with short libFuzzer runs.
+# .ci/run calls exactly this.
+#
+#   scripts/test.sh                 # everything
+#   RT_SKIP_SANITIZERS=1 scripts/test.sh   # skip the sanitizer build (local iteration)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+jobs=$(nproc)
+started=$(date +%s)
+step() { printf '\n== %s (%ss)\n' "$1" "$(($(date +%s) - started))"; }
+
+step "dependencies"
+scripts/install-deps.sh
+
+step "format check"
+scripts/check-format.sh
+
+step "build (gcc, RelWithDebInfo)"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+cmake --build build -j"$jobs"
+
+step "unit tests and fuzz corpus replays"
+ctest --test-dir build -L 'unit|fuzz-replay' -j"$jobs" --output-on-failure
+
+step "integration and end-to-end tests"
+ctest --test-dir build -L 'integration|e2e' --output-on-failure
+
+if [ -z "${RT_SKIP_SANITIZERS:-}" ]; then
+    step "build (clang, ASan + UBSan, libFuzzer)"
+    cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+        -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+        -DRT_SANITIZE=ON -DRT_FUZZ=ON -DRT_BUILD_DASHBOARD=OFF
+    # Only what runs under the sanitizers: unit tests and fuzz targets.
+    targets=$(ctest --test-dir build-asan -N -L 'unit|fuzz-replay' | sed -n 's/^ *Test *#[0-9]*: //p')
+    fuzzers=$(cd build-asan && ninja -t targets all | sed -n 's/^\(fuzz_[a-z_]*\): phony$/\1/p; s/^\(fuzz_[a-z_]*\): CXX_EXECUTABLE_LINKER.*$/\1/p' | sort -u)
+    # shellcheck disable=SC2086
+    cmake --build build-asan -j"$jobs" --target $targets $fuzzers
+
+    step "unit tests and fuzz replays under ASan + UBSan"
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        ctest --test-dir build-asan -L 'unit|fuzz-replay' -j"$jobs" --output-on-failure
+
+    step "short libFuzzer runs (${RT_FUZZ_SECONDS:-20}s per target)"
+    for fuzzer in $fuzzers; do
+        name=${fuzzer#fuzz_}
+        corpus="$root/tests/fuzz/$name/corpus"
+        work=$(mktemp -d)
+        status=0
+        "build-asan/fuzz/$fuzzer" -max_total_time="${RT_FUZZ_SECONDS:-20}" -print_final_stats=1 \
+            "$work" "$corpus" >"$work.log" 2>&1 || status=$?
+        echo "$fuzzer: $(grep -E 'stat::number_of_executed_units' "$work.log" || echo 'no stats')"
+        if [ "$status" -ne 0 ]; then
+            tail -n 60 "$work.log"
+            echo "fuzzer $fuzzer failed (exit $status)"; exit 1
+        fi
+        rm -rf "$work" "$work.log"
+    done
+fi
+
+step "all tests passed"
