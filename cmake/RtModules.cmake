@@ -62,6 +62,10 @@ function(rt_add_module name)
     endforeach()
     target_link_libraries(${target} PUBLIC ${ARG_DEPS} ${qt_libs} ${ARG_LIBS})
     rt_apply_project_flags(${target})
+    if(RT_FUZZ)
+        # Coverage instrumentation inside the libraries, so libFuzzer sees their branches.
+        target_compile_options(${target} PRIVATE -fsanitize=fuzzer-no-link)
+    endif()
 endfunction()
 
 # rt_add_unit_test(<name> SOURCES ... DEPS ... [LABELS unit] [ENV ...])

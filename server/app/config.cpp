@@ -77,6 +77,8 @@ const OptionSpec Options[] = {
       "" },
     { "workers", "WORKERS", "n", "Worker threads for connections; 0 means one per available CPU.",
       "0" },
+    { "event-dispatcher", "EVENT_DISPATCHER", "kind",
+      "Event loop of the worker threads: epoll, or qt (Qt's default).", "epoll" },
     { "log-level", "LOG_LEVEL", "level", "debug, info, warning or error.", "info" },
 };
 
@@ -307,6 +309,11 @@ Result<ConfigRequest> parseConfig(const QStringList &arguments,
         config.jwtClaimValidators = document.object();
     }
     config.workers = read.integer(spec("workers"), 0, 256);
+    const QString dispatcher = read.text(spec("event-dispatcher")).trimmed().toLower();
+    if (dispatcher != QLatin1String("epoll") && dispatcher != QLatin1String("qt")) {
+        read.fail(spec("event-dispatcher"), dispatcher, QStringLiteral("epoll or qt"));
+    }
+    config.epollDispatcher = dispatcher == QLatin1String("epoll");
     config.logLevel = read.text(spec("log-level")).trimmed().toLower();
     if (!QStringList{ QStringLiteral("debug"), QStringLiteral("info"), QStringLiteral("warning"),
                       QStringLiteral("error") }

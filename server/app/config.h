@@ -34,6 +34,7 @@ struct ServerConfig
     int channelErrorBackoffMs = 5000;
     QJsonObject jwtClaimValidators;
     int workers = 0; // 0: one per available CPU
+    bool epollDispatcher = true; // EVENT_DISPATCHER=epoll (default) or qt
     QString logLevel = QStringLiteral("info");
 };
 

@@ -90,7 +90,10 @@ void Server::start()
 void Server::onControlPlaneReady()
 {
     const int count = m_config.workers > 0 ? m_config.workers : runtime::availableCpuCount();
-    m_workers = std::make_unique<runtime::WorkerPool>(count);
+    m_workers = std::make_unique<runtime::WorkerPool>(
+            count,
+            m_config.epollDispatcher ? runtime::WorkerPool::Dispatcher::Epoll
+                                     : runtime::WorkerPool::Dispatcher::Qt);
     m_workers->start();
     m_workerNodes.assign(static_cast<std::size_t>(count), nullptr);
     m_workersPending.store(count);

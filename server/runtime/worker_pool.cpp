@@ -1,10 +1,14 @@
 #include "server/runtime/worker_pool.h"
 
+#include "server/runtime/epoll_event_dispatcher.h"
+
 #include <sched.h>
 
 namespace rt::runtime {
 
-WorkerPool::WorkerPool(int workerCount, QObject *parent) : QObject(parent)
+WorkerPool::WorkerPool(int workerCount, Dispatcher dispatcher, QObject *parent)
+    : QObject(parent),
+      m_dispatcher(dispatcher)
 {
     m_workers.resize(static_cast<std::size_t>(qMax(1, workerCount)));
 }
@@ -24,6 +28,10 @@ void WorkerPool::start()
     for (Worker &worker : m_workers) {
         worker.thread = std::make_unique<QThread>();
         worker.thread->setObjectName(QStringLiteral("worker-%1").arg(index++));
+        if (m_dispatcher == Dispatcher::Epoll) {
+            // The thread takes ownership of its dispatcher.
+            worker.thread->setEventDispatcher(new EpollEventDispatcher); // NOLINT
+        }
         worker.context = new QObject; // NOLINT(cppcoreguidelines-owning-memory): deleted on finish
         worker.context->moveToThread(worker.thread.get());
         connect(worker.thread.get(), &QThread::finished, worker.context, &QObject::deleteLater);

@@ -15,7 +15,12 @@ class WorkerPool : public QObject
 {
     Q_OBJECT
 public:
-    explicit WorkerPool(int workerCount, QObject *parent = nullptr);
+    enum class Dispatcher {
+        Epoll, // EpollEventDispatcher: cost per pass independent of the number of sockets
+        Qt, // Qt's default for the platform
+    };
+
+    WorkerPool(int workerCount, Dispatcher dispatcher, QObject *parent = nullptr);
     ~WorkerPool() override;
 
     // Starts the threads; each gets a context QObject that lives on it.
@@ -37,6 +42,7 @@ private:
         QObject *context = nullptr; // lives on thread; deleted on it at finish
     };
     std::vector<Worker> m_workers;
+    Dispatcher m_dispatcher;
     bool m_running = false;
 };
 
