@@ -61,10 +61,17 @@ const DEFAULTS = {
   'autogroup-nice': 0, // if this process leads its own session: nice of its scheduler autogroup
 };
 
+function usage() {
+  const lines = Object.entries(DEFAULTS).map(([k, v]) => `  --${k.padEnd(14)} ${JSON.stringify(v)}`);
+  process.stdout.write(`usage: node loadgen.js [--option value ...]\noptions and defaults:\n${lines.join('\n')}\n`);
+  process.exit(0);
+}
+
 function parseArgs(argv) {
   const o = { ...DEFAULTS };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
+    if (a === '--help' || a === '-h') usage();
     if (!a.startsWith('--')) throw new Error(`unexpected argument ${a}`);
     let key = a.slice(2);
     let val;
@@ -598,6 +605,28 @@ function coreTimes() {
   }
 }
 
+/**
+ * Seconds the process's threads spent runnable but waiting for a CPU (sum of field 2 of
+ * /proc/<pid>/task/<tid>/schedstat). Time a server or the loadgen lost to other processes
+ * (builds, fuzzers) on its core: the direct measure of a disturbed run.
+ */
+function runqWaitSec(pid) {
+  if (!pid) return null;
+  try {
+    let ns = 0;
+    for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+      try {
+        ns += Number(fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'latin1').split(' ')[1]);
+      } catch {
+        /* thread exited meanwhile */
+      }
+    }
+    return ns / 1e9;
+  } catch {
+    return null;
+  }
+}
+
 function selfCpuSec() {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1e6;
@@ -612,6 +641,8 @@ function snapshot() {
     syscw: procSyscw(PID),
     selfCpu: selfCpuSec(),
     cores: coreTimes(),
+    srvWait: runqWaitSec(PID),
+    selfWait: runqWaitSec(process.pid),
   };
 }
 
@@ -819,6 +850,8 @@ async function main() {
   const dSyscw = w0.syscw === null || w1.syscw === null ? null : w1.syscw - w0.syscw;
   const loadgenCpuPct = (100 * (w1.selfCpu - w0.selfCpu)) / winSec;
   const usage = coreUsage(w0, w1, winSec, dSrvCpu);
+  const srvWaitPct = w0.srvWait === null || w1.srvWait === null ? null : (100 * (w1.srvWait - w0.srvWait)) / winSec;
+  const selfWaitPct = w0.selfWait === null || w1.selfWait === null ? null : (100 * (w1.selfWait - w0.selfWait)) / winSec;
   const core0 = w0.cores && w1.cores && w0.cores['0'] && w1.cores['0'] ? w1.cores['0'] : null;
   const dCore0 = core0
     ? core0.userSys + core0.irq - (w0.cores['0'].userSys + w0.cores['0'].irq)
@@ -854,6 +887,10 @@ async function main() {
     loadgenCpuPct: round(loadgenCpuPct, 1),
     clientLimited: round(loadgenCpuPct, 1) >= 90, // the client core was (co-)limiting
     ...usage,
+    // Runnable-but-waiting time of the server's and the loadgen's threads: CPU lost to others.
+    serverRunqWaitPct: round(srvWaitPct, 1),
+    loadgenRunqWaitPct: round(selfWaitPct, 1),
+    contended: (srvWaitPct ?? 0) > 5 || (selfWaitPct ?? 0) > 5,
   });
   process.exit(0);
 }
