@@ -1,0 +1,50 @@
+#pragma once
+
+#include "server/app/server.h"
+
+#include <QJsonObject>
+#include <QTemporaryDir>
+
+#include <memory>
+
+namespace rt::testsupport {
+
+// A realtime-server node in the test process: SQLite control plane in a temporary directory,
+// a free loopback port, the self-host tenant "realtime-dev" and optional extra tenants.
+// Lives on the test's main thread (its workers run their own threads).
+class TestServer
+{
+public:
+    struct Options
+    {
+        QByteArray secret = QByteArrayLiteral("test-secret-test-secret-test-secret");
+        QList<QJsonObject> extraTenants; // tenant API input objects
+        int workers = 2;
+        int connectErrorBackoffMs = 0;
+        int channelErrorBackoffMs = 0;
+    };
+
+    TestServer();
+    explicit TestServer(Options options);
+    ~TestServer();
+
+    // Starts and waits (spinning the event loop) until the node listens. False on failure;
+    // failure() then says why.
+    bool start(int timeoutMs = 10'000);
+    quint16 port() const { return m_port; }
+    QString failure() const { return m_failure; }
+    app::Server &server() { return *m_server; }
+
+    // An HS256 token for the self-host tenant; default claims {"role":"anon","exp":now+3600}.
+    QByteArray token(QJsonObject claims = {}) const;
+    const QByteArray &secret() const { return m_options.secret; }
+
+private:
+    Options m_options;
+    QTemporaryDir m_dataDir;
+    std::unique_ptr<app::Server> m_server;
+    quint16 m_port = 0;
+    QString m_failure;
+};
+
+} // namespace rt::testsupport
