@@ -1,0 +1,152 @@
+// Starts one realtime-server process for a test file and stops it afterwards.
+//
+//   const server = await startServer({ tenants: [{ external_id: 'other', jwt_secret: '...' }] });
+//   server.port, server.wsUrl(), server.httpBase, server.hostFor('other')
+//   await server.stop();   // SIGTERM, then SIGKILL after 3 s; returns { code, signal, stderr }
+//
+// The binary comes from RT_SERVER_BIN (default <repo>/build/bin/realtime-server).
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const repoRoot = path.resolve(here, '..', '..', '..');
+export const serverBin =
+    process.env.RT_SERVER_BIN || path.join(repoRoot, 'build', 'bin', 'realtime-server');
+
+/** JWT secret of the self-host tenant `realtime-dev`. */
+export const SELF_HOST_SECRET = 'e2e-self-host-secret-with-at-least-32-characters';
+export const SELF_HOST_TENANT = 'realtime-dev';
+/** Delays the tests configure; assertions about the backoff use these. */
+export const CONNECT_ERROR_BACKOFF_MS = 100;
+export const CHANNEL_ERROR_BACKOFF_MS = 100;
+
+async function freePort() {
+    return await new Promise((resolve, reject) => {
+        const srv = net.createServer();
+        srv.unref();
+        srv.on('error', reject);
+        srv.listen(0, '127.0.0.1', () => {
+            const { port } = srv.address();
+            srv.close(() => resolve(port));
+        });
+    });
+}
+
+function healthy(port) {
+    return new Promise((resolve) => {
+        const req = http.get({ host: '127.0.0.1', port, path: '/healthcheck', timeout: 500 }, (res) => {
+            res.resume();
+            resolve(res.statusCode === 200);
+        });
+        req.on('timeout', () => req.destroy());
+        req.on('error', () => resolve(false));
+    });
+}
+
+async function spawnOnce({ tenants, env, jwks }) {
+    if (!fs.existsSync(serverBin)) {
+        throw new Error(`realtime-server binary not found at ${serverBin}; build it or set RT_SERVER_BIN`);
+    }
+    const port = await freePort();
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rt-e2e-'));
+    const childEnv = {
+        ...process.env,
+        PORT: String(port),
+        LISTEN_ADDRESS: '127.0.0.1',
+        DATA_DIR: dataDir,
+        SEED_SELF_HOST: 'true',
+        API_JWT_SECRET: SELF_HOST_SECRET,
+        SELF_HOST_TENANT_NAME: SELF_HOST_TENANT,
+        CONNECT_ERROR_BACKOFF_MS: String(CONNECT_ERROR_BACKOFF_MS),
+        CHANNEL_ERROR_BACKOFF_MS: String(CHANNEL_ERROR_BACKOFF_MS),
+        WORKERS: '2',
+        LOG_LEVEL: 'warning',
+        ...env,
+    };
+    if (jwks) {
+        childEnv.API_JWT_JWKS = JSON.stringify(jwks);
+    }
+    if (tenants && tenants.length > 0) {
+        const file = path.join(dataDir, 'seed-tenants.json');
+        fs.writeFileSync(file, JSON.stringify({ tenants }));
+        childEnv.SEED_TENANTS_FILE = file;
+    }
+    const proc = spawn(serverBin, [], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    proc.stderr.setEncoding('utf8');
+    proc.stderr.on('data', (chunk) => {
+        stderr += chunk;
+        if (stderr.length > 200_000) stderr = stderr.slice(-100_000);
+    });
+    proc.stdout.resume();
+    const exited = new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
+    let exitInfo = null;
+    exited.then((info) => (exitInfo = info));
+
+    const deadline = Date.now() + 15_000;
+    while (Date.now() < deadline) {
+        if (exitInfo) break;
+        if (stderr.includes('listening on') || (await healthy(port))) {
+            return { proc, port, dataDir, exited, getStderr: () => stderr, getExit: () => exitInfo };
+        }
+        await new Promise((r) => setTimeout(r, 25));
+    }
+    proc.kill('SIGKILL');
+    await exited;
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    return { failed: true, port, stderr, exitInfo };
+}
+
+/**
+ * @param {object} [opts]
+ * @param {object[]} [opts.tenants] extra tenants (SEED_TENANTS_FILE format, spec §9.1 fields)
+ * @param {object} [opts.env] extra environment for the server
+ * @param {object} [opts.jwks] JWKS for the self-host tenant (API_JWT_JWKS)
+ */
+export async function startServer(opts = {}) {
+    let last;
+    for (let attempt = 0; attempt < 3; ++attempt) {
+        last = await spawnOnce(opts);
+        if (!last.failed) break;
+        // A port race or a bad configuration: retry the race, report the rest.
+        if (!/address|in use|bind/i.test(last.stderr)) {
+            throw new Error(`realtime-server did not start (exit ${JSON.stringify(last.exitInfo)}):\n${last.stderr}`);
+        }
+    }
+    if (last.failed) {
+        throw new Error(`realtime-server did not start after 3 attempts:\n${last.stderr}`);
+    }
+    const { proc, port, dataDir, exited, getStderr, getExit } = last;
+    let stopped = null;
+    const server = {
+        port,
+        host: '127.0.0.1',
+        /** Host header value addressing a tenant by its first DNS label. */
+        hostFor: (tenant) => `${tenant}.localhost:${port}`,
+        /** Base WebSocket endpoint for realtime-js (it appends /websocket). */
+        wsUrl: (prefix = '/realtime/v1') => `ws://127.0.0.1:${port}${prefix}`,
+        httpBase: `http://127.0.0.1:${port}`,
+        stderr: getStderr,
+        /** null while running, else { code, signal } */
+        exitInfo: getExit,
+        async stop() {
+            if (stopped) return stopped;
+            const before = getExit();
+            if (!before) {
+                proc.kill('SIGTERM');
+                const timer = setTimeout(() => proc.kill('SIGKILL'), 3000);
+                await exited;
+                clearTimeout(timer);
+            }
+            fs.rmSync(dataDir, { recursive: true, force: true });
+            stopped = { crashedBeforeStop: before, exit: getExit(), stderr: getStderr() };
+            return stopped;
+        },
+    };
+    return server;
+}

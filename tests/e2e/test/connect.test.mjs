@@ -1,0 +1,180 @@
+// Socket connect checks (server-protocol §1.2-1.5): HTTP status and exact JSON bodies of refused
+// upgrades, the connect error backoff, both socket paths, and JWKS algorithms.
+import assert from 'node:assert/strict';
+import { after, afterEach, before, describe, test } from 'node:test';
+import { startServer, SELF_HOST_SECRET, CONNECT_ERROR_BACKOFF_MS } from '../lib/server.mjs';
+import { claims, expiredClaims, generateKeys, sign, token } from '../lib/jwt.mjs';
+import { ClientPool, joinChannel, selfHostToken } from '../lib/clients.mjs';
+import { RawClient } from '../lib/raw.mjs';
+import { Recorder, upgradeRequest, VSNS } from '../lib/util.mjs';
+
+const SUSPENDED_SECRET = 'suspended-tenant-secret-0123456789abcdef';
+const JWKS_SECRET = 'jwks-tenant-hs-secret-0123456789abcdefgh';
+const keys = generateKeys('connect');
+
+let server;
+let pool;
+
+before(async () => {
+    server = await startServer({
+        tenants: [
+            { external_id: 'suspended', jwt_secret: SUSPENDED_SECRET, suspend: true },
+            { external_id: 'jwks', jwt_secret: JWKS_SECRET, jwt_jwks: keys.jwks },
+        ],
+    });
+    pool = new ClientPool(server);
+});
+afterEach(() => pool.cleanup());
+after(async () => {
+    const result = await server.stop();
+    assert.equal(result.crashedBeforeStop, null, `server exited during the tests:\n${result.stderr}`);
+});
+
+const q = (tok, vsn) => `?${new URLSearchParams({ ...(tok !== undefined ? { apikey: tok } : {}), vsn })}`;
+
+/** Asserts a refused upgrade: status, JSON content type and exact {"error": text}. */
+function assertRefused(res, status, error) {
+    assert.equal(res.status, status, `status; body ${res.body}`);
+    assert.match(String(res.headers['content-type']), /^application\/json/, 'content-type');
+    assert.deepEqual(res.json, { error }, `body ${res.body}`);
+    assert.ok(res.elapsedMs >= CONNECT_ERROR_BACKOFF_MS - 10,
+        `a refused connect must be delayed by CONNECT_ERROR_BACKOFF_MS (${CONNECT_ERROR_BACKOFF_MS} ms); answered after ${res.elapsedMs} ms`);
+}
+
+for (const vsn of VSNS) {
+    describe(`connect vsn ${vsn}`, () => {
+        test('unknown tenant → 404 Tenant not found', async () => {
+            const res = await upgradeRequest(server, { path: `/socket/websocket${q(selfHostToken(), vsn)}`, host: server.hostFor('nosuchtenant') });
+            assertRefused(res, 404, 'Tenant not found');
+        });
+
+        test('suspended tenant → 403 Realtime was disabled for this tenant', async () => {
+            const res = await upgradeRequest(server, { path: `/socket/websocket${q(token(SUSPENDED_SECRET), vsn)}`, host: server.hostFor('suspended') });
+            assertRefused(res, 403, 'Realtime was disabled for this tenant');
+        });
+
+        test('no token → 401 API key is missing', async () => {
+            const res = await upgradeRequest(server, { path: `/socket/websocket${q(undefined, vsn)}` });
+            assertRefused(res, 401, 'API key is missing');
+        });
+
+        test('malformed token → 401 The token provided is not a valid JWT', async () => {
+            const res = await upgradeRequest(server, { path: `/socket/websocket${q('not-a-jwt', vsn)}` });
+            assertRefused(res, 401, 'The token provided is not a valid JWT');
+        });
+
+        test('bad signature → 401 Failed to validate JWT signature', async () => {
+            const res = await upgradeRequest(server, { path: `/socket/websocket${q(token('some-other-secret-0123456789abcdefghij'), vsn)}` });
+            assertRefused(res, 401, 'Failed to validate JWT signature');
+        });
+
+        test('expired token → 401 Token has expired', async () => {
+            const tok = sign(expiredClaims(30), { secret: SELF_HOST_SECRET });
+            const res = await upgradeRequest(server, { path: `/socket/websocket${q(tok, vsn)}` });
+            assertRefused(res, 401, 'Token has expired');
+        });
+
+        test('missing role or exp → 401 Fields `role` and `exp` are required in JWT', async () => {
+            const noRole = sign({ exp: Math.floor(Date.now() / 1000) + 3600 }, { secret: SELF_HOST_SECRET });
+            assertRefused(await upgradeRequest(server, { path: `/socket/websocket${q(noRole, vsn)}` }),
+                401, 'Fields `role` and `exp` are required in JWT');
+            const noExp = sign({ role: 'anon' }, { secret: SELF_HOST_SECRET });
+            assertRefused(await upgradeRequest(server, { path: `/socket/websocket${q(noExp, vsn)}` }),
+                401, 'Fields `role` and `exp` are required in JWT');
+        });
+
+        test('RS256 with an unknown kid on a JWKS tenant → 401 naming the kid', async () => {
+            const tok = sign(claims(), { alg: 'RS256', key: keys.rsa.privateKey, kid: 'no-such-kid' });
+            const res = await upgradeRequest(server, { path: `/socket/websocket${q(tok, vsn)}`, host: server.hostFor('jwks') });
+            assertRefused(res, 401,
+                'Failed to generate JWT signer for key ID (kid) "no-such-kid", check your JWT secret or JWKS configuration');
+        });
+
+        test('RS256 on a tenant without JWKS → 401 Failed to generate JWT signer', async () => {
+            const tok = sign(claims(), { alg: 'RS256', key: keys.rsa.privateKey, kid: keys.rsa.kid });
+            const res = await upgradeRequest(server, { path: `/socket/websocket${q(tok, vsn)}` });
+            assertRefused(res, 401, 'Failed to generate JWT signer, check your JWT secret or JWKS configuration');
+        });
+
+        test('x-api-key header takes precedence over the apikey query parameter', async () => {
+            const good = await upgradeRequest(server, {
+                path: `/socket/websocket${q('garbage', vsn)}`,
+                headers: { 'x-api-key': selfHostToken() },
+            });
+            assert.equal(good.status, 101, `valid x-api-key + garbage apikey must connect; got ${good.status} ${good.body}`);
+            const bad = await upgradeRequest(server, {
+                path: `/socket/websocket${q(selfHostToken(), vsn)}`,
+                headers: { 'x-api-key': 'garbage' },
+            });
+            assertRefused(bad, 401, 'The token provided is not a valid JWT');
+        });
+
+        test('a valid token connects on /socket/websocket and /realtime/v1/websocket', async () => {
+            for (const path of ['/socket/websocket', '/realtime/v1/websocket']) {
+                const res = await upgradeRequest(server, { path: `${path}${q(selfHostToken(), vsn)}` });
+                assert.equal(res.status, 101, `${path}: ${res.status} ${res.body}`);
+            }
+        });
+
+        for (const prefix of ['/socket', '/realtime/v1']) {
+            test(`realtime-js joins and broadcasts through ${prefix}/websocket`, async () => {
+                const client = pool.client({ vsn, path: prefix });
+                const ch = client.channel(`path-${prefix.replace(/\//g, '_')}`, { config: { broadcast: { self: true, ack: true } } });
+                const got = new Recorder('broadcasts');
+                ch.on('broadcast', { event: 'ping' }, got.fn);
+                await joinChannel(ch);
+                assert.equal(await ch.send({ type: 'broadcast', event: 'ping', payload: { via: prefix } }), 'ok');
+                const msg = await got.next();
+                assert.deepEqual(msg, { type: 'broadcast', event: 'ping', payload: { via: prefix } });
+            });
+        }
+
+        for (const [alg, key] of [['RS256', keys.rsa], ['ES256', keys.ec], ['EdDSA', keys.ed]]) {
+            test(`${alg} token verified through the tenant JWKS connects and joins`, async () => {
+                const tok = sign(claims(), { alg, key: key.privateKey, kid: key.kid });
+                const res = await upgradeRequest(server, { path: `/socket/websocket${q(tok, vsn)}`, host: server.hostFor('jwks') });
+                assert.equal(res.status, 101, `raw upgrade with ${alg}: ${res.status} ${res.body}`);
+
+                const client = pool.client({ vsn, token: tok, tenant: 'jwks' });
+                await client.setAuth(tok); // the join carries access_token = the same token
+                const ch = client.channel(`jwks-${alg}`, { config: { broadcast: { self: true, ack: true } } });
+                const got = new Recorder('broadcasts');
+                ch.on('broadcast', { event: 'e' }, got.fn);
+                await joinChannel(ch);
+                assert.equal(await ch.send({ type: 'broadcast', event: 'e', payload: { alg } }), 'ok');
+                assert.deepEqual((await got.next()).payload, { alg });
+            });
+        }
+
+        test('HS384 and HS512 tokens signed with the tenant secret connect', async () => {
+            for (const alg of ['HS384', 'HS512']) {
+                const tok = sign(claims(), { alg, secret: SELF_HOST_SECRET });
+                const res = await upgradeRequest(server, { path: `/socket/websocket${q(tok, vsn)}` });
+                assert.equal(res.status, 101, `${alg}: ${res.status} ${res.body}`);
+            }
+        });
+
+        test('unknown query parameters (log_level, custom params) are ignored', async () => {
+            const client = pool.client({ vsn, params: { apikey: selfHostToken(), foo: 'bar' }, logLevel: 'info' });
+            assert.match(client.endpointURL(), /log_level=info/);
+            const ch = client.channel('extra-params');
+            await joinChannel(ch);
+            assert.equal(ch.state, 'joined');
+        });
+    });
+}
+
+test('unsupported vsn → 403 with an empty body', async () => {
+    for (const vsn of ['3.0.0', 'abc', '0.9.0']) {
+        const res = await upgradeRequest(server, { path: `/socket/websocket${q(selfHostToken(), vsn)}` });
+        assert.equal(res.status, 403, `vsn=${vsn}: ${res.status} ${res.body}`);
+        assert.equal(res.body, '', `vsn=${vsn} body`);
+    }
+});
+
+test('missing vsn is treated as 1.0.0 (JSON object frames)', async () => {
+    const raw = pool.track(await RawClient.connect(server, { vsn: '1.0.0', token: selfHostToken(), omitVsn: true }));
+    raw.push('phoenix', 'heartbeat', {}, { ref: '1', omitJoinRef: true });
+    const reply = await raw.reply('1');
+    assert.deepEqual(JSON.parse(reply.text), { topic: 'phoenix', event: 'phx_reply', payload: { status: 'ok', response: {} }, ref: '1' });
+});
