@@ -1,0 +1,299 @@
+// Broadcast over the socket and through realtime-js' HTTP paths (server-protocol §2.4, §4.1-4.3,
+// §4.5 delivery; client-protocol §8; upstream's Deno suite §10.3).
+import assert from 'node:assert/strict';
+import { after, afterEach, before, describe, test } from 'node:test';
+import { startServer } from '../lib/server.mjs';
+import { token } from '../lib/jwt.mjs';
+import { ClientPool, joinChannel, selfHostToken } from '../lib/clients.mjs';
+import { encodeKind3, RawClient } from '../lib/raw.mjs';
+import { httpRequest, Recorder, sleep, VSNS } from '../lib/util.mjs';
+
+const OTHER_SECRET = 'other-tenant-secret-0123456789abcdefghijkl';
+const SMALL_SECRET = 'small-payload-tenant-secret-0123456789abcd';
+/** Quiet period used only to assert that something did NOT arrive, after a positive barrier. */
+const QUIET_MS = 150;
+
+let server;
+let pool;
+let seq = 0;
+const unique = (name) => `${name}-${++seq}`;
+
+before(async () => {
+    server = await startServer({
+        tenants: [
+            { external_id: 'other', jwt_secret: OTHER_SECRET },
+            { external_id: 'small', jwt_secret: SMALL_SECRET, max_payload_size_in_kb: 1 },
+        ],
+    });
+    pool = new ClientPool(server);
+});
+afterEach(() => pool.cleanup());
+after(async () => {
+    const result = await server.stop();
+    assert.equal(result.crashedBeforeStop, null, `server exited during the tests:\n${result.stderr}`);
+});
+
+/** A joined realtime-js channel recording every broadcast; returns { client, ch, got }. */
+async function member(vsn, sub, { self = false, ack = false, tenant, token: tok, isPrivate } = {}) {
+    const client = pool.client({ vsn, tenant, token: tok });
+    const ch = client.channel(sub, { config: { broadcast: { self, ack }, ...(isPrivate ? { private: true } : {}) } });
+    const got = new Recorder(`broadcasts of ${vsn} on ${sub}`);
+    ch.on('broadcast', { event: '*' }, got.fn);
+    await joinChannel(ch);
+    return { client, ch, got };
+}
+
+async function raw(vsn, { tenant, token: tok = selfHostToken() } = {}) {
+    return pool.track(await RawClient.connect(server, { vsn, token: tok, host: tenant ? server.hostFor(tenant) : undefined }));
+}
+
+const bytes = (ab) => [...new Uint8Array(ab)];
+
+for (const vsn of VSNS) {
+    describe(`broadcast vsn ${vsn}`, () => {
+        test('self:true echoes to the sender; self:false does not, other members still receive', async () => {
+            const sub = unique('self');
+            const a = await member(vsn, sub, { self: true, ack: true });
+            const b = await member(vsn, sub, { self: false, ack: true });
+            assert.equal(await a.ch.send({ type: 'broadcast', event: 'from-a', payload: { n: 1 } }), 'ok');
+            assert.deepEqual(await a.got.next((m) => m.event === 'from-a', 2000, 'self echo to a'),
+                { type: 'broadcast', event: 'from-a', payload: { n: 1 } });
+            await b.got.next((m) => m.event === 'from-a', 2000, 'b receives a');
+            assert.equal(await b.ch.send({ type: 'broadcast', event: 'from-b', payload: { n: 2 } }), 'ok');
+            assert.deepEqual(await a.got.next((m) => m.event === 'from-b', 2000, 'a receives b'),
+                { type: 'broadcast', event: 'from-b', payload: { n: 2 } });
+            await sleep(QUIET_MS);
+            assert.deepEqual(b.got.filter((m) => m.event === 'from-b'), [], 'self:false: no echo to the sender');
+            assert.equal(a.got.items.length, 2);
+            assert.equal(b.got.items.length, 1);
+        });
+
+        test('ack:true → send() resolves ok after the server reply; raw reply is {"status":"ok","response":{}}', async () => {
+            const sub = unique('ack');
+            const { ch, client } = await member(vsn, sub, { ack: true });
+            assert.equal(await ch.send({ type: 'broadcast', event: 'e', payload: { x: 1 } }), 'ok');
+            const replies = client.wire.filter((f) => f.dir === 'in' && typeof f.data === 'string' && f.data.includes('phx_reply'));
+            assert.equal(replies.length, 2, 'join reply and ack reply');
+
+            const c = await raw(vsn);
+            const topic = `realtime:${unique('ack-raw')}`;
+            const join = await c.join(topic, { config: { broadcast: { ack: true } } });
+            const ref = c.push(topic, 'broadcast', { type: 'broadcast', event: 'e', payload: {} }, { joinRef: join.joinRef });
+            const reply = await c.reply(ref);
+            assert.deepEqual(reply.payload, { status: 'ok', response: {} });
+            if (vsn === '2.0.0') assert.equal(reply.join_ref, join.joinRef);
+        });
+
+        test('ack:false → no reply to a broadcast push', async () => {
+            const c = await raw(vsn);
+            const topic = `realtime:${unique('noack')}`;
+            const join = await c.join(topic, { config: { broadcast: { ack: false, self: true } } });
+            const ref = c.push(topic, 'broadcast', { type: 'broadcast', event: 'e', payload: { q: 1 } }, { joinRef: join.joinRef });
+            await c.frames.next((f) => f.event === 'broadcast', 2000, 'self echo');
+            await sleep(QUIET_MS);
+            assert.deepEqual(c.frames.items.filter((f) => f.ref === ref), []);
+        });
+
+        test('payload over max_payload_size_in_kb → ack error (string payload_size_exceeded), not delivered', async () => {
+            const tok = token(SMALL_SECRET);
+            const sub = unique('big');
+            const sender = await member(vsn, sub, { ack: true, self: true, tenant: 'small', token: tok });
+            const other = await member(vsn, sub, { tenant: 'small', token: tok });
+            const big = 'x'.repeat(2000); // limit is 1 KB → 1000 * 1 + 500 bytes
+            assert.equal(await sender.ch.send({ type: 'broadcast', event: 'big', payload: { big } }), 'error');
+            assert.equal(await sender.ch.send({ type: 'broadcast', event: 'small', payload: { s: 'y'.repeat(900) } }), 'ok');
+            await other.got.next((m) => m.event === 'small', 2000, 'the small message');
+            await sender.got.next((m) => m.event === 'small', 2000, 'self echo of the small message');
+            await sleep(QUIET_MS);
+            assert.deepEqual(other.got.filter((m) => m.event === 'big'), [], 'oversized message not delivered');
+            assert.deepEqual(sender.got.filter((m) => m.event === 'big'), [], 'oversized message not echoed');
+
+            const c = await raw(vsn, { tenant: 'small', token: tok });
+            const topic = `realtime:${unique('big-raw')}`;
+            const join = await c.join(topic, { config: { broadcast: { ack: true } } });
+            const ref = c.push(topic, 'broadcast', { type: 'broadcast', event: 'big', payload: { big } }, { joinRef: join.joinRef });
+            const reply = await c.reply(ref);
+            assert.deepEqual(reply.payload, { status: 'error', response: 'payload_size_exceeded' });
+            if (vsn === '2.0.0') {
+                const ref3 = c.nextRef();
+                c.sendBinary(encodeKind3({ joinRef: join.joinRef, ref: ref3, topic, event: 'big', payload: { big } }));
+                assert.deepEqual((await c.reply(ref3)).payload, { status: 'error', response: 'payload_size_exceeded' }, 'kind 3');
+            }
+        });
+
+        test('oversized payload without ack is dropped silently and the channel stays usable', async () => {
+            const tok = token(SMALL_SECRET);
+            const c = await raw(vsn, { tenant: 'small', token: tok });
+            const topic = `realtime:${unique('big-noack')}`;
+            const join = await c.join(topic, { config: { broadcast: { self: true } } });
+            c.push(topic, 'broadcast', { type: 'broadcast', event: 'big', payload: { big: 'x'.repeat(3000) } }, { joinRef: join.joinRef });
+            c.push(topic, 'broadcast', { type: 'broadcast', event: 'ok', payload: {} }, { joinRef: join.joinRef });
+            await c.frames.next((f) => f.event === 'broadcast' && f.payload.event === 'ok', 2000, 'the small message');
+            assert.deepEqual(c.frames.items.filter((f) => f.payload?.event === 'big' || f.event === 'phx_reply' && f.ref !== join.joinRef || f.event === 'phx_close'), []);
+        });
+
+        test('public and private namespaces never mix (private join answer recorded)', async () => {
+            const x = unique('ns');
+            const publicPrivX = await member(vsn, `private:${x}`);
+            const publicX = await member(vsn, x);
+            // A private join of x: without a tenant database it cannot be authorised.
+            const c = await raw(vsn);
+            const reply = await c.join(`realtime:${x}`, { config: { private: true } });
+            assert.deepEqual(reply.payload, {
+                status: 'error',
+                response: { reason: 'UnableToConnectToProject: Realtime was unable to connect to the project database' },
+            });
+            // A private HTTP broadcast to x reaches neither public channel.
+            const auth = { apikey: selfHostToken(), Authorization: `Bearer ${selfHostToken()}` };
+            const res = await httpRequest(server, {
+                method: 'POST', path: '/realtime/v1/api/broadcast', headers: auth,
+                body: { messages: [{ topic: x, event: 'secret', payload: { p: 1 }, private: true }] },
+            });
+            assert.equal(res.status, 202);
+            const single = await httpRequest(server, {
+                method: 'POST', path: `/realtime/v1/api/broadcast/${encodeURIComponent(x)}/events/secret2?private=true`, headers: auth,
+                body: { p: 2 },
+            });
+            assert.notEqual(single.status, 202, 'a private single broadcast without write permission is refused');
+            // Public barrier messages on both topics.
+            for (const topic of [x, `private:${x}`]) {
+                const pub = await httpRequest(server, {
+                    method: 'POST', path: '/realtime/v1/api/broadcast', headers: auth,
+                    body: { messages: [{ topic, event: 'public', payload: { topic } }] },
+                });
+                assert.equal(pub.status, 202);
+            }
+            await publicX.got.next((m) => m.event === 'public', 2000, 'public barrier on x');
+            await publicPrivX.got.next((m) => m.event === 'public', 2000, 'public barrier on private:x');
+            await sleep(QUIET_MS);
+            assert.deepEqual(publicX.got.items.map((m) => m.payload), [{ topic: x }]);
+            assert.deepEqual(publicPrivX.got.items.map((m) => m.payload), [{ topic: `private:${x}` }]);
+        });
+
+        test('tenants never see each other (same topic on realtime-dev and other)', async () => {
+            const sub = unique('iso');
+            const dev = await member(vsn, sub, { self: true, ack: true });
+            const other = await member(vsn, sub, { self: true, ack: true, tenant: 'other', token: token(OTHER_SECRET) });
+            assert.equal(await dev.ch.send({ type: 'broadcast', event: 'dev', payload: {} }), 'ok');
+            assert.equal(await other.ch.send({ type: 'broadcast', event: 'other', payload: {} }), 'ok');
+            await dev.got.next((m) => m.event === 'dev', 2000, 'dev self echo');
+            await other.got.next((m) => m.event === 'other', 2000, 'other self echo');
+            // HTTP broadcasts stay in their tenant too.
+            const devHttp = await httpRequest(server, {
+                method: 'POST', path: '/api/broadcast', headers: { apikey: selfHostToken() },
+                body: { messages: [{ topic: sub, event: 'dev-http', payload: {} }] },
+            });
+            assert.equal(devHttp.status, 202);
+            const otherHttp = await httpRequest(server, {
+                method: 'POST', path: '/api/broadcast', host: server.hostFor('other'), headers: { apikey: token(OTHER_SECRET) },
+                body: { messages: [{ topic: sub, event: 'other-http', payload: {} }] },
+            });
+            assert.equal(otherHttp.status, 202);
+            await dev.got.next((m) => m.event === 'dev-http', 2000, 'dev http');
+            await other.got.next((m) => m.event === 'other-http', 2000, 'other http');
+            await sleep(QUIET_MS);
+            assert.deepEqual(dev.got.items.map((m) => m.event), ['dev', 'dev-http']);
+            assert.deepEqual(other.got.items.map((m) => m.event), ['other', 'other-http']);
+        });
+
+        test('httpSend() → {success:true} and reaches v1 and v2 subscribers', async () => {
+            const sub = unique('httpsend');
+            const v1 = await member('1.0.0', sub);
+            const v2 = await member('2.0.0', sub);
+            const sender = pool.client({ vsn });
+            const ch = sender.channel(sub);
+            assert.deepEqual(await ch.httpSend('hs', { from: vsn }), { success: true });
+            const expected = { type: 'broadcast', event: 'hs', payload: { from: vsn } };
+            assert.deepEqual(await v1.got.next(() => true, 2000, 'v1 receives httpSend'), expected);
+            assert.deepEqual(await v2.got.next(() => true, 2000, 'v2 receives httpSend'), expected);
+            // The v2 subscriber gets it as a kind-4 user broadcast.
+            const bin = v2.client.wire.filter((f) => f.dir === 'in' && Buffer.isBuffer(f.data));
+            assert.equal(bin.length, 1, 'one binary frame to the v2 subscriber');
+            assert.equal(bin[0].data[0], 4, 'kind 4');
+        });
+
+        test('REST fallback: send() on an unjoined channel goes over HTTP and is delivered', async () => {
+            const sub = unique('fallback');
+            const v1 = await member('1.0.0', sub);
+            const v2 = await member('2.0.0', sub);
+            const sender = pool.client({ vsn });
+            const ch = sender.channel(sub);
+            const warn = console.warn;
+            console.warn = () => {};
+            let result;
+            try {
+                result = await ch.send({ type: 'broadcast', event: 'fb', payload: { via: 'rest' } });
+            } finally {
+                console.warn = warn;
+            }
+            assert.equal(result, 'ok');
+            assert.equal(sender.isConnected(), false, 'the fallback must not need a socket');
+            const expected = { type: 'broadcast', event: 'fb', payload: { via: 'rest' } };
+            assert.deepEqual(await v1.got.next(() => true, 2000, 'v1 receives fallback'), expected);
+            assert.deepEqual(await v2.got.next(() => true, 2000, 'v2 receives fallback'), expected);
+        });
+    });
+}
+
+describe('broadcast across vsn', () => {
+    test('a v1 and a v2 client on one topic see each other\'s broadcasts', async () => {
+        const sub = unique('mixed');
+        const v1 = await member('1.0.0', sub, { self: true, ack: true });
+        const v2 = await member('2.0.0', sub, { self: true, ack: true });
+        assert.equal(await v1.ch.send({ type: 'broadcast', event: 'from-v1', payload: { a: [1, 'two', { three: 3 }] } }), 'ok');
+        assert.equal(await v2.ch.send({ type: 'broadcast', event: 'from-v2', payload: { b: 'é✓', n: 1.5 } }), 'ok');
+        const fromV1 = { type: 'broadcast', event: 'from-v1', payload: { a: [1, 'two', { three: 3 }] } };
+        const fromV2 = { type: 'broadcast', event: 'from-v2', payload: { b: 'é✓', n: 1.5 } };
+        assert.deepEqual(await v2.got.next((m) => m.event === 'from-v1', 2000, 'v2 gets v1'), fromV1);
+        assert.deepEqual(await v1.got.next((m) => m.event === 'from-v2', 2000, 'v1 gets v2'), fromV2);
+        assert.deepEqual(await v1.got.next((m) => m.event === 'from-v1', 2000, 'v1 self'), fromV1);
+        assert.deepEqual(await v2.got.next((m) => m.event === 'from-v2', 2000, 'v2 self'), fromV2);
+    });
+
+    test('raw: text pushes are forwarded as pushed (extra keys kept); kind 3 → kind 4 (v2) / JSON (v1), client metadata ignored', async () => {
+        const topic = `realtime:${unique('raw-mixed')}`;
+        const r1 = await raw('1.0.0');
+        const r2 = await raw('2.0.0');
+        const s1 = await raw('1.0.0');
+        const s2 = await raw('2.0.0');
+        for (const c of [r1, r2, s1, s2]) assert.equal((await c.join(topic)).payload.status, 'ok');
+        const pushed = { type: 'broadcast', event: 'txt', payload: { t: 1 }, foo: 'bar' };
+        s1.push(topic, 'broadcast', pushed, { joinRef: '1' });
+        const t1 = await r1.frames.next((f) => f.event === 'broadcast' && f.payload.event === 'txt', 2000, 'v1 gets text push');
+        const t2 = await r2.frames.next((f) => f.event === 'broadcast' && f.payload?.event === 'txt', 2000, 'v2 gets text push');
+        assert.deepEqual(t1.object, { topic, event: 'broadcast', payload: pushed, ref: null });
+        assert.deepEqual(t2.array, [null, null, topic, 'broadcast', pushed]);
+
+        s2.sendBinary(encodeKind3({ joinRef: '1', ref: '2', topic, event: 'bin-json', meta: '{"persist":true}', payload: { k: 'v' } }));
+        const b2 = await r2.frames.next((f) => f.binary && f.userEvent === 'bin-json', 2000, 'v2 gets kind 4');
+        assert.equal(b2.kind, 4);
+        assert.equal(b2.topic, topic);
+        assert.equal(b2.encoding, 1);
+        assert.equal(b2.meta, undefined, 'client metadata is not forwarded');
+        assert.equal(b2.payloadBytes.toString(), '{"k":"v"}', 'JSON payload forwarded byte for byte');
+        const b1 = await r1.frames.next((f) => f.event === 'broadcast' && f.payload.event === 'bin-json', 2000, 'v1 gets converted JSON');
+        assert.deepEqual(b1.object, { topic, event: 'broadcast', payload: { event: 'bin-json', payload: { k: 'v' }, type: 'broadcast' }, ref: null });
+    });
+
+    test('binary (ArrayBuffer) broadcast on v2 round-trips as ArrayBuffer to v2 and is not delivered to v1', async () => {
+        const sub = unique('binary');
+        const sender = await member('2.0.0', sub, { self: true, ack: true });
+        const v2 = await member('2.0.0', sub);
+        const v1 = await member('1.0.0', sub);
+        const data = new Uint8Array([0, 1, 2, 253, 254, 255]).buffer;
+        assert.equal(await sender.ch.send({ type: 'broadcast', event: 'bin', payload: data }), 'ok');
+        const self = await sender.got.next((m) => m.event === 'bin', 2000, 'binary self echo');
+        const got = await v2.got.next((m) => m.event === 'bin', 2000, 'binary to v2');
+        for (const m of [self, got]) {
+            assert.ok(m.payload instanceof ArrayBuffer, `payload must be an ArrayBuffer, got ${Object.prototype.toString.call(m.payload)}`);
+            assert.deepEqual(bytes(m.payload), [0, 1, 2, 253, 254, 255]);
+            assert.equal(m.type, 'broadcast');
+        }
+        // Barrier: a JSON broadcast afterwards reaches v1; the binary one never does.
+        assert.equal(await sender.ch.send({ type: 'broadcast', event: 'json-after', payload: { j: 1 } }), 'ok');
+        await v1.got.next((m) => m.event === 'json-after', 2000, 'JSON barrier to v1');
+        await sleep(QUIET_MS);
+        assert.deepEqual(v1.got.items.map((m) => m.event), ['json-after']);
+        assert.ok(v1.client.wire.items.every((f) => typeof f.data === 'string'), 'a v1 socket never receives binary frames');
+    });
+});
