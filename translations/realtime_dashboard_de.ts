@@ -4,44 +4,54 @@
 <context>
     <name>rt::dashboard::MainWindow</name>
     <message>
+        <location filename="../dashboard/views/main_window.cpp" line="14"/>
         <source>qtrealtime dashboard</source>
-        <translation type="vanished">qtrealtime-Dashboard</translation>
+        <translation>qtrealtime-Dashboard</translation>
     </message>
     <message>
+        <location filename="../dashboard/views/main_window.cpp" line="17"/>
         <source>Cluster overview</source>
-        <translation type="vanished">Cluster-Übersicht</translation>
+        <translation>Cluster-Übersicht</translation>
     </message>
     <message>
+        <location filename="../dashboard/views/main_window.cpp" line="24"/>
         <source>Connect to a node to see its cluster: nodes and their CPU load, tenant placement and message flow.</source>
-        <translation type="vanished">Verbinden Sie sich mit einem Knoten, um seinen Cluster zu sehen: Knoten und ihre CPU-Last, die Platzierung der Mandanten und den Nachrichtenfluss.</translation>
+        <translation>Verbinden Sie sich mit einem Knoten, um seinen Cluster zu sehen: Knoten und ihre CPU-Last, die Platzierung der Mandanten und den Nachrichtenfluss.</translation>
     </message>
     <message>
+        <location filename="../dashboard/views/main_window.cpp" line="32"/>
         <source>Not connected</source>
-        <translation type="vanished">Nicht verbunden</translation>
+        <translation>Nicht verbunden</translation>
     </message>
     <message>
+        <location filename="../dashboard/views/main_window.cpp" line="35"/>
         <source>&amp;File</source>
-        <translation type="vanished">&amp;Datei</translation>
+        <translation>&amp;Datei</translation>
     </message>
     <message>
+        <location filename="../dashboard/views/main_window.cpp" line="36"/>
         <source>&amp;Quit</source>
-        <translation type="vanished">&amp;Beenden</translation>
+        <translation>&amp;Beenden</translation>
     </message>
     <message>
+        <location filename="../dashboard/views/main_window.cpp" line="37"/>
         <source>&amp;Help</source>
-        <translation type="vanished">&amp;Hilfe</translation>
+        <translation>&amp;Hilfe</translation>
     </message>
     <message>
+        <location filename="../dashboard/views/main_window.cpp" line="38"/>
         <source>&amp;About</source>
-        <translation type="vanished">&amp;Über</translation>
+        <translation>&amp;Über</translation>
     </message>
     <message>
+        <location filename="../dashboard/views/main_window.cpp" line="49"/>
         <source>About qtrealtime dashboard</source>
-        <translation type="vanished">Über das qtrealtime-Dashboard</translation>
+        <translation>Über das qtrealtime-Dashboard</translation>
     </message>
     <message>
+        <location filename="../dashboard/views/main_window.cpp" line="50"/>
         <source>Operator dashboard for qtrealtime clusters, version %1.</source>
-        <translation type="vanished">Betriebs-Dashboard für qtrealtime-Cluster, Version %1.</translation>
+        <translation>Betriebs-Dashboard für qtrealtime-Cluster, Version %1.</translation>
     </message>
 </context>
 </TS>
