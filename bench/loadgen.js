@@ -647,23 +647,48 @@ function snapshot() {
 }
 
 /** Core usage between two snapshots, in % of the wall time, plus CPU used by other processes. */
+/** The single CPU a process is pinned to (Cpus_allowed_list), or null if it may run on several. */
+function pinnedCore(pid) {
+  try {
+    const m = /Cpus_allowed_list:\s*(\S+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'latin1'));
+    return m && /^\d+$/.test(m[1]) ? m[1] : null;
+  } catch {
+    return null;
+  }
+}
+const SERVER_CORE = PID ? pinnedCore(PID) : null;
+const SELF_CORE = pinnedCore(process.pid);
+
+/**
+ * Core usage between two snapshots in % of the wall time, and the CPU other processes took on
+ * the server's and the loadgen's cores (user+system time of the core minus our process's).
+ * Combined with the run-queue wait (which also counts our own threads queuing behind each
+ * other), that tells whether other work (builds, fuzzers) disturbed the run.
+ */
 function coreUsage(a, b, sec, dSrvCpu) {
   if (!a.cores || !b.cores) return {};
   const cores = {};
   let userSys = 0;
+  const d = (id, k) => b.cores[id][k] - a.cores[id][k];
   for (const id of Object.keys(b.cores)) {
-    const d = (k) => b.cores[id][k] - a.cores[id][k];
-    userSys += d('userSys');
+    userSys += d(id, 'userSys');
     cores[`cpu${id}`] = {
-      busyPct: round((100 * (d('userSys') + d('irq'))) / sec, 0),
-      irqPct: round((100 * d('irq')) / sec, 0),
-      stealPct: round((100 * d('steal')) / sec, 0),
+      busyPct: round((100 * (d(id, 'userSys') + d(id, 'irq'))) / sec, 0),
+      irqPct: round((100 * d(id, 'irq')) / sec, 0),
+      stealPct: round((100 * d(id, 'steal')) / sec, 0),
     };
   }
-  // user+system time of everything that is neither the server nor this process: another build
-  // or test running on the machine makes the run suspect.
-  const other = userSys - (dSrvCpu ?? 0) - (b.selfCpu - a.selfCpu);
-  return { cores, otherProcsCpuPct: round(Math.max(0, (100 * other) / sec), 0) };
+  const selfCpu = b.selfCpu - a.selfCpu;
+  const others = (id, own) =>
+    id !== null && b.cores[id] ? round(Math.max(0, (100 * (d(id, 'userSys') - own)) / sec), 1) : null;
+  // user+system time of everything that is neither the server nor this process.
+  const other = userSys - (dSrvCpu ?? 0) - selfCpu;
+  return {
+    cores,
+    otherProcsCpuPct: round(Math.max(0, (100 * other) / sec), 0),
+    othersOnServerCorePct: SERVER_CORE !== SELF_CORE ? others(SERVER_CORE, dSrvCpu ?? 0) : null,
+    othersOnLoadgenCorePct: SERVER_CORE !== SELF_CORE ? others(SELF_CORE, selfCpu) : null,
+  };
 }
 
 // ---- phases ------------------------------------------------------------------------------------
@@ -890,7 +915,10 @@ async function main() {
     // Runnable-but-waiting time of the server's and the loadgen's threads: CPU lost to others.
     serverRunqWaitPct: round(srvWaitPct, 1),
     loadgenRunqWaitPct: round(selfWaitPct, 1),
-    contended: (srvWaitPct ?? 0) > 5 || (selfWaitPct ?? 0) > 5,
+    // Disturbed: another process ran on our core AND our threads waited for it (> 5% each).
+    contended:
+      ((usage.othersOnServerCorePct ?? 0) > 5 && (srvWaitPct ?? 0) > 5) ||
+      ((usage.othersOnLoadgenCorePct ?? 0) > 5 && (selfWaitPct ?? 0) > 5),
   });
   process.exit(0);
 }

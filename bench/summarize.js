@@ -7,8 +7,8 @@
 // Per scenario: one row per target with the median over its repetitions and the [min–max]
 // range, then the ratios ours/ws-phx and ours/nats of the medians, then the project's targets
 // (from the issue; shared/design/performance.md §6.4) checked where the data allows.
-// Flags: `c` = client-limited rep (loadgen ≥ 90% CPU), `b` = disturbed rep (the server or the
-// loadgen waited for a CPU > 5% of the window, i.e. other processes took its core), `!` = lost
+// Flags: `c` = client-limited rep (loadgen ≥ 90% CPU), `b` = disturbed rep (other processes
+// took > 5% of the server's or the loadgen's core while it waited > 5% for a CPU), `!` = lost
 // messages after the drain. Reps with an error are
 // listed under the table and left out of the medians; busy reps are left out when at least one
 // quiet rep of the same target exists.
@@ -69,8 +69,9 @@ function fmt(x, digits) {
   return x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
 
-// A disturbed rep: the server or the loadgen waited for a CPU > 5% of the window (other
-// processes took its core). Older lines without that field: other processes' CPU > 15%.
+// A disturbed rep (loadgen's `contended`): another process used > 5% of the server's or the
+// loadgen's core and that process waited > 5% of the window for a CPU. Lines without that
+// field: other processes' CPU > 15%.
 const isBusy = (r) =>
   typeof r.contended === 'boolean'
     ? r.contended
@@ -196,8 +197,9 @@ function main() {
   out.push(check('b: CPU ≤ 8 µs per delivery', usb && `${usb.toFixed(2)} µs`, usb <= 8));
   out.push('');
   out.push(
-    'Flags: c = client-limited rep (loadgen ≥ 90% CPU); b = disturbed rep (server or loadgen waited for ' +
-      'a CPU > 5% of the window; dropped from the medians when undisturbed reps exist); ' +
+    'Flags: c = client-limited rep (loadgen ≥ 90% CPU); b = disturbed rep (other processes took > 5% of ' +
+      "the server's or the loadgen's core while it waited > 5% for a CPU; dropped from the medians when " +
+      'undisturbed reps exist); ' +
       '! = messages lost after the drain. ' +
       'Cells: median [min–max] over reps.',
   );
