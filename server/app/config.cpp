@@ -77,6 +77,9 @@ const OptionSpec Options[] = {
       "" },
     { "workers", "WORKERS", "n", "Worker threads for connections; 0 means one per available CPU.",
       "0" },
+    { "max-send-buffer-bytes", "MAX_SEND_BUFFER_BYTES", "bytes",
+      "Output a client may leave unread before it is disconnected as a slow consumer.",
+      "16777216" },
     { "event-dispatcher", "EVENT_DISPATCHER", "kind",
       "Event loop of the worker threads: epoll, or qt (Qt's default).", "epoll" },
     { "log-level", "LOG_LEVEL", "level", "debug, info, warning or error.", "info" },
@@ -309,6 +312,8 @@ Result<ConfigRequest> parseConfig(const QStringList &arguments,
         config.jwtClaimValidators = document.object();
     }
     config.workers = read.integer(spec("workers"), 0, 256);
+    config.maxSendBufferBytes =
+            read.integer(spec("max-send-buffer-bytes"), 64 * 1024, 1'000'000'000);
     const QString dispatcher = read.text(spec("event-dispatcher")).trimmed().toLower();
     if (dispatcher != QLatin1String("epoll") && dispatcher != QLatin1String("qt")) {
         read.fail(spec("event-dispatcher"), dispatcher, QStringLiteral("epoll or qt"));

@@ -35,6 +35,7 @@ struct ServerConfig
     QJsonObject jwtClaimValidators;
     int workers = 0; // 0: one per available CPU
     bool epollDispatcher = true; // EVENT_DISPATCHER=epoll (default) or qt
+    qsizetype maxSendBufferBytes = 16 * 1024 * 1024; // per connection; slow consumers beyond
     QString logLevel = QStringLiteral("info");
 };
 

@@ -110,6 +110,7 @@ void Server::onControlPlaneReady()
         m_shuttingDown,
         settings,
         *m_gate,
+        m_config.maxSendBufferBytes,
         [this](http::Router &router) {
             m_broadcastRoutes->registerOn(router);
             http::registerHealthRoutes(router, *m_apiAuth);

@@ -39,7 +39,7 @@ WorkerNode::WorkerNode(const Shared &shared, QObject *parent)
                 connection.setHandler(std::make_unique<transport::HttpConnection>(
                         connection, m_router, transport::HttpConnection::Limits{}));
             },
-            transport::IoLoop::Limits{}, this);
+            transport::IoLoop::Limits{ shared.maxSendBufferBytes }, this);
 }
 
 WorkerNode::~WorkerNode()

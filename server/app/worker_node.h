@@ -35,6 +35,7 @@ public:
         const std::atomic<bool> &shuttingDown;
         channels::ChannelSettings settings;
         const gateway::ConnectGate &gate;
+        qsizetype maxSendBufferBytes;
         std::function<void(http::Router &)> registerRoutes; // REST routes shared by all workers
     };
 

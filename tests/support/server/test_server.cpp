@@ -31,6 +31,7 @@ bool TestServer::start(int timeoutMs)
     config.workers = m_options.workers;
     config.connectErrorBackoffMs = m_options.connectErrorBackoffMs;
     config.channelErrorBackoffMs = m_options.channelErrorBackoffMs;
+    config.maxSendBufferBytes = m_options.maxSendBufferBytes;
     for (const QJsonObject &tenant : std::as_const(m_options.extraTenants)) {
         tenants::TenantInputResult parsed = tenants::tenantInputFromJson(tenant);
         if (!parsed.input) {

@@ -22,6 +22,7 @@ public:
         int workers = 2;
         int connectErrorBackoffMs = 0;
         int channelErrorBackoffMs = 0;
+        qsizetype maxSendBufferBytes = 16 * 1024 * 1024;
     };
 
     TestServer();
