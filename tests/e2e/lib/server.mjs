@@ -5,6 +5,8 @@
 //   await server.stop();   // SIGTERM, then SIGKILL after 3 s; returns { code, signal, stderr }
 //
 // The binary comes from RT_SERVER_BIN (default <repo>/build/bin/realtime-server).
+// Debugging: RT_E2E_LOG_LEVEL (server LOG_LEVEL, default warning), RT_E2E_SERVER_LOG (append the
+// server's stderr to this file).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -65,7 +67,7 @@ async function spawnOnce({ tenants, env, jwks }) {
         CONNECT_ERROR_BACKOFF_MS: String(CONNECT_ERROR_BACKOFF_MS),
         CHANNEL_ERROR_BACKOFF_MS: String(CHANNEL_ERROR_BACKOFF_MS),
         WORKERS: '2',
-        LOG_LEVEL: 'warning',
+        LOG_LEVEL: process.env.RT_E2E_LOG_LEVEL || 'warning',
         ...env,
     };
     if (jwks) {
@@ -79,7 +81,9 @@ async function spawnOnce({ tenants, env, jwks }) {
     const proc = spawn(serverBin, [], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     proc.stderr.setEncoding('utf8');
+    const logFile = process.env.RT_E2E_SERVER_LOG;
     proc.stderr.on('data', (chunk) => {
+        if (logFile) fs.appendFileSync(logFile, chunk);
         stderr += chunk;
         if (stderr.length > 200_000) stderr = stderr.slice(-100_000);
     });
