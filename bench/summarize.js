@@ -7,9 +7,8 @@
 // Per scenario: one row per target with the median over its repetitions and the [min–max]
 // range, then the ratios ours/ws-phx and ours/nats of the medians, then the project's targets
 // (from the issue; shared/design/performance.md §6.4) checked where the data allows.
-// Flags: `c` = client-limited rep (loadgen ≥ 90% CPU), `b` = disturbed rep (other processes
-// took > 5% of the server's or the loadgen's core while it waited > 5% for a CPU), `!` = lost
-// messages after the drain. Reps with an error are
+// Flags: `c` = client-limited rep (loadgen ≥ 90% CPU), `b` = disturbed rep (see isBusy),
+// `!` = lost messages after the drain. Reps with an error are
 // listed under the table and left out of the medians; busy reps are left out when at least one
 // quiet rep of the same target exists.
 
@@ -69,13 +68,20 @@ function fmt(x, digits) {
   return x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
 
-// A disturbed rep (loadgen's `contended`): another process used > 5% of the server's or the
-// loadgen's core and that process waited > 5% of the window for a CPU. Lines without that
-// field: other processes' CPU > 15%.
-const isBusy = (r) =>
-  typeof r.contended === 'boolean'
-    ? r.contended
-    : typeof r.otherProcsCpuPct === 'number' && r.otherProcsCpuPct > BUSY_PCT;
+// A disturbed rep: another process used > 5% of the server's (or the loadgen's) core AND the
+// server's threads waited for a CPU > 15% of the window (loadgen: > 20%). The thresholds sit
+// above what the threads wait behind their own siblings on a quiet machine (4-12%: GC and
+// runtime threads share the one pinned core). Same rule as the loadgen's `contended` field;
+// lines without the per-core fields fall back to other processes' CPU > 15%.
+function isBusy(r) {
+  if (typeof r.othersOnServerCorePct === 'number' && typeof r.serverRunqWaitPct === 'number') {
+    return (
+      (r.othersOnServerCorePct > 5 && r.serverRunqWaitPct > 15) ||
+      ((r.othersOnLoadgenCorePct ?? 0) > 5 && (r.loadgenRunqWaitPct ?? 0) > 20)
+    );
+  }
+  return typeof r.otherProcsCpuPct === 'number' && r.otherProcsCpuPct > BUSY_PCT;
+}
 
 /** Reps used for the medians of one (scenario, target): valid, and quiet ones if there are any. */
 function usable(runs) {
@@ -198,8 +204,8 @@ function main() {
   out.push('');
   out.push(
     'Flags: c = client-limited rep (loadgen ≥ 90% CPU); b = disturbed rep (other processes took > 5% of ' +
-      "the server's or the loadgen's core while it waited > 5% for a CPU; dropped from the medians when " +
-      'undisturbed reps exist); ' +
+      "the server's core while its threads waited > 15% for a CPU, or the same on the loadgen's core " +
+      'with > 20%; dropped from the medians when undisturbed reps exist); ' +
       '! = messages lost after the drain. ' +
       'Cells: median [min–max] over reps.',
   );
