@@ -1,5 +1,6 @@
 #include "server/app/server.h"
 
+#include "server/app/logging.h"
 #include "server/app/worker_node.h"
 #include "server/gateway/connect_gate.h"
 #include "server/http/api_auth.h"
@@ -14,8 +15,6 @@
 
 #include <QJsonObject>
 #include <QLoggingCategory>
-
-Q_LOGGING_CATEGORY(lcServer, "rt.app")
 
 namespace rt::app {
 
@@ -151,9 +150,9 @@ void Server::startListening()
                               .arg(m_listener->errorString()));
         return;
     }
-    qCInfo(lcServer).noquote() << "listening on" << m_config.listenAddress.toString() << "port"
-                               << m_listener->serverPort() << "with" << m_workerNodes.size()
-                               << "worker(s);" << m_tenants.size() << "tenant(s)";
+    qCInfo(lcApp).noquote() << "listening on" << m_config.listenAddress.toString() << "port"
+                            << m_listener->serverPort() << "with" << m_workerNodes.size()
+                            << "worker(s);" << m_tenants.size() << "tenant(s)";
     Q_EMIT started(m_listener->serverPort());
 }
 

@@ -4,6 +4,7 @@
 #include "server/channels/broadcast_handler.h"
 #include "server/channels/client_link.h"
 #include "server/channels/join_payload.h"
+#include "server/channels/logging.h"
 #include "server/channels/presence_handler.h"
 #include "server/presence/presence_store.h"
 #include "server/pubsub/hub.h"
@@ -14,8 +15,6 @@
 #include <QJsonDocument>
 #include <QLoggingCategory>
 #include <QUuid>
-
-Q_LOGGING_CATEGORY(lcChannels, "rt.channels")
 
 namespace rt::channels {
 

@@ -1,5 +1,6 @@
 #include "server/gateway/connect_gate.h"
 
+#include "server/gateway/logging.h"
 #include "server/tenants/host.h"
 #include "server/tenants/tenant_directory.h"
 #include "shared/core/clock.h"
@@ -7,8 +8,6 @@
 
 #include <QJsonDocument>
 #include <QLoggingCategory>
-
-Q_LOGGING_CATEGORY(lcGateway, "rt.gateway")
 
 namespace rt::gateway {
 

@@ -1,12 +1,11 @@
 #include "server/gateway/phoenix_session.h"
 
+#include "server/gateway/logging.h"
 #include "server/transport/io_loop.h"
 #include "shared/core/clock.h"
 #include "shared/protocol/phoenix_codec.h"
 
 #include <QLoggingCategory>
-
-Q_DECLARE_LOGGING_CATEGORY(lcGateway)
 
 namespace rt::gateway {
 

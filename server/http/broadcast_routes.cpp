@@ -1,6 +1,7 @@
 #include "server/http/broadcast_routes.h"
 
 #include "server/http/api_auth.h"
+#include "server/http/logging.h"
 #include "server/pubsub/local_pubsub.h"
 #include "server/pubsub/outbound_message.h"
 #include "shared/protocol/json_scan.h"
@@ -8,8 +9,6 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QLoggingCategory>
-
-Q_DECLARE_LOGGING_CATEGORY(lcHttp)
 
 namespace rt::http {
 

@@ -1,8 +1,8 @@
 #include "server/http/router.h"
 
-#include <QLoggingCategory>
+#include "server/http/logging.h"
 
-Q_LOGGING_CATEGORY(lcHttp, "rt.http")
+#include <QLoggingCategory>
 
 namespace rt::http {
 

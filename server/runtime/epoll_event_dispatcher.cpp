@@ -1,5 +1,7 @@
 #include "server/runtime/epoll_event_dispatcher.h"
 
+#include "server/runtime/logging.h"
+
 #include <QCoreApplication>
 #include <QLoggingCategory>
 #include <QSocketNotifier>
@@ -12,8 +14,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-
-Q_LOGGING_CATEGORY(lcDispatcher, "rt.runtime.dispatcher")
 
 namespace rt::runtime {
 
@@ -298,7 +298,7 @@ bool EpollEventDispatcher::processEvents(QEventLoop::ProcessEventsFlags flags)
         Q_EMIT awake();
     }
     if (ready < 0) {
-        qCWarning(lcDispatcher) << "epoll_wait failed, errno" << errno;
+        qCWarning(lcRuntime) << "epoll_wait failed, errno" << errno;
         ready = 0;
     }
 

@@ -1,6 +1,7 @@
 #include "server/tenants/control_plane.h"
 
 #include "server/auth/jwt.h"
+#include "server/tenants/logging.h"
 #include "server/tenants/tenant_directory.h"
 
 #include <QDir>
@@ -14,8 +15,6 @@
 #include <QUuid>
 
 #include <atomic>
-
-Q_LOGGING_CATEGORY(lcControlPlane, "rt.tenants.controlplane")
 
 namespace rt::tenants {
 
@@ -153,7 +152,7 @@ void ControlPlane::start(const QList<TenantInput> &seeds)
         return;
     }
     m_directory.replaceAll(*tenants);
-    qCInfo(lcControlPlane) << "loaded" << tenants->size() << "tenant(s)";
+    qCInfo(lcTenants) << "loaded" << tenants->size() << "tenant(s)";
     Q_EMIT ready(static_cast<int>(tenants->size()));
 }
 
@@ -280,7 +279,7 @@ Result<bool> ControlPlane::migrate()
             db.rollback();
             return Error{ QStringLiteral("cannot record migration %1: %2").arg(fileName, message) };
         }
-        qCInfo(lcControlPlane) << "applied control-plane migration" << fileName;
+        qCInfo(lcTenants) << "applied control-plane migration" << fileName;
     }
     return true;
 }
@@ -365,7 +364,7 @@ Result<bool> ControlPlane::upsert(const TenantInput &input)
     if (!db.commit()) {
         return fail(QStringLiteral("commit"));
     }
-    qCInfo(lcControlPlane) << "seeded tenant" << input.externalId;
+    qCInfo(lcTenants) << "seeded tenant" << input.externalId;
     return true;
 }
 
@@ -437,8 +436,8 @@ TenantPtr ControlPlane::tenantFromRow(const QSqlRecord &row, const QList<Extensi
         tenant->keys = *keys;
     } else {
         // A broken JWKS must not take the tenant down: HS tokens keep working with the secret.
-        qCWarning(lcControlPlane) << "tenant" << tenant->externalId
-                                  << "has an unusable jwt_jwks:" << keys.error().message;
+        qCWarning(lcTenants) << "tenant" << tenant->externalId
+                             << "has an unusable jwt_jwks:" << keys.error().message;
         tenant->keys = *auth::KeySet::build(tenant->jwtSecret, {});
     }
     return tenant;

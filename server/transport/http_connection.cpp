@@ -1,12 +1,11 @@
 #include "server/transport/http_connection.h"
 
 #include "server/transport/io_loop.h"
+#include "server/transport/logging.h"
 #include "server/transport/websocket_connection.h"
 
 #include <QLoggingCategory>
 #include <QTimer>
-
-Q_DECLARE_LOGGING_CATEGORY(lcIo)
 
 namespace rt::transport {
 

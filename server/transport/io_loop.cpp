@@ -1,5 +1,6 @@
 #include "server/transport/io_loop.h"
 
+#include "server/transport/logging.h"
 #include "server/transport/tcp_connection.h"
 
 #include <QCoreApplication>
@@ -11,8 +12,6 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-Q_LOGGING_CATEGORY(lcIo, "rt.transport.io")
 
 namespace rt::transport {
 

@@ -2,10 +2,9 @@
 
 #include "server/runtime/post.h"
 #include "server/transport/io_loop.h"
+#include "server/transport/logging.h"
 
 #include <QLoggingCategory>
-
-Q_DECLARE_LOGGING_CATEGORY(lcIo)
 
 namespace rt::transport {
 
@@ -29,7 +28,7 @@ void Listener::incomingConnection(qintptr descriptor)
 
 void Listener::onAcceptError(QAbstractSocket::SocketError error)
 {
-    qCWarning(lcIo) << "accept failed:" << error << errorString() << "- pausing 100 ms";
+    qCWarning(lcTransport) << "accept failed:" << error << errorString() << "- pausing 100 ms";
     pauseAccepting();
     m_resumeTimer.start();
 }

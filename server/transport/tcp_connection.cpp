@@ -1,6 +1,7 @@
 #include "server/transport/tcp_connection.h"
 
 #include "server/transport/io_loop.h"
+#include "server/transport/logging.h"
 
 #include <QLoggingCategory>
 #include <QSocketNotifier>
@@ -13,8 +14,6 @@
 
 #include <cerrno>
 #include <cstring>
-
-Q_DECLARE_LOGGING_CATEGORY(lcIo)
 
 namespace rt::transport {
 
@@ -104,8 +103,8 @@ void TcpConnection::flush()
         return;
     }
     if (m_slowConsumer) {
-        qCWarning(lcIo) << "closing slow consumer" << peerAddress() << "with" << m_queuedBytes
-                        << "bytes queued";
+        qCWarning(lcTransport) << "closing slow consumer" << peerAddress() << "with"
+                               << m_queuedBytes << "bytes queued";
         close();
         return;
     }

@@ -1,10 +1,9 @@
 #include "server/transport/websocket_connection.h"
 
 #include "server/transport/io_loop.h"
+#include "server/transport/logging.h"
 
 #include <QLoggingCategory>
-
-Q_DECLARE_LOGGING_CATEGORY(lcIo)
 
 namespace rt::transport {
 
@@ -141,7 +140,8 @@ void WebSocketConnection::onClose(quint16 code, QByteArray reason)
 
 void WebSocketConnection::onProtocolError(quint16 closeCode, const char *reason)
 {
-    qCInfo(lcIo) << "websocket protocol error from" << m_connection.peerAddress() << ":" << reason;
+    qCInfo(lcTransport) << "websocket protocol error from" << m_connection.peerAddress() << ":"
+                        << reason;
     close(closeCode, QByteArrayView(reason));
     m_connection.closeAfterFlush(500);
 }
