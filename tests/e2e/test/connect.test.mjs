@@ -11,6 +11,8 @@ import { Recorder, upgradeRequest, VSNS } from '../lib/util.mjs';
 const SUSPENDED_SECRET = 'suspended-tenant-secret-0123456789abcdef';
 const JWKS_SECRET = 'jwks-tenant-hs-secret-0123456789abcdefgh';
 const keys = generateKeys('connect');
+const OCT_SECRET = 'oct-jwk-secret-0123456789abcdefghijklmnopq';
+const octJwk = { kty: 'oct', kid: 'oct-1', k: Buffer.from(OCT_SECRET).toString('base64url'), alg: 'HS256' };
 
 let server;
 let pool;
@@ -19,7 +21,7 @@ before(async () => {
     server = await startServer({
         tenants: [
             { external_id: 'suspended', jwt_secret: SUSPENDED_SECRET, suspend: true },
-            { external_id: 'jwks', jwt_secret: JWKS_SECRET, jwt_jwks: keys.jwks },
+            { external_id: 'jwks', jwt_secret: JWKS_SECRET, jwt_jwks: { keys: [...keys.jwks.keys, octJwk] } },
         ],
     });
     pool = new ClientPool(server);
@@ -146,6 +148,19 @@ for (const vsn of VSNS) {
             });
         }
 
+        test('HS256 on a JWKS tenant: oct JWK by kid, else the jwt_secret', async () => {
+            const path = (tok) => `/socket/websocket${q(tok, vsn)}`;
+            const host = server.hostFor('jwks');
+            const viaJwk = sign(claims(), { secret: OCT_SECRET, kid: 'oct-1' });
+            assert.equal((await upgradeRequest(server, { path: path(viaJwk), host })).status, 101, 'kid oct-1 → the JWK secret');
+            const fallback = sign(claims(), { secret: JWKS_SECRET, kid: 'not-in-jwks' });
+            assert.equal((await upgradeRequest(server, { path: path(fallback), host })).status, 101, 'unknown kid → jwt_secret');
+            const noKid = sign(claims(), { secret: JWKS_SECRET });
+            assert.equal((await upgradeRequest(server, { path: path(noKid), host })).status, 101, 'no kid → jwt_secret');
+            const wrong = sign(claims(), { secret: JWKS_SECRET, kid: 'oct-1' });
+            assertRefused(await upgradeRequest(server, { path: path(wrong), host }), 401, 'Failed to validate JWT signature');
+        });
+
         test('HS384 and HS512 tokens signed with the tenant secret connect', async () => {
             for (const alg of ['HS384', 'HS512']) {
                 const tok = sign(claims(), { alg, secret: SELF_HOST_SECRET });
@@ -177,4 +192,30 @@ test('missing vsn is treated as 1.0.0 (JSON object frames)', async () => {
     raw.push('phoenix', 'heartbeat', {}, { ref: '1', omitJoinRef: true });
     const reply = await raw.reply('1');
     assert.deepEqual(JSON.parse(reply.text), { topic: 'phoenix', event: 'phx_reply', payload: { status: 'ok', response: {} }, ref: '1' });
+});
+
+describe('self-host tenant with API_JWT_JWKS', () => {
+    let jwksServer;
+    before(async () => {
+        jwksServer = await startServer({ jwks: keys.jwks });
+    });
+    after(async () => {
+        const result = await jwksServer.stop();
+        assert.equal(result.crashedBeforeStop, null, `server exited during the tests:\n${result.stderr}`);
+    });
+
+    for (const vsn of VSNS) {
+        test(`RS256, ES256 and EdDSA tokens connect, HS256 with API_JWT_SECRET still works (vsn ${vsn})`, async () => {
+            for (const [alg, key] of [['RS256', keys.rsa], ['ES256', keys.ec], ['EdDSA', keys.ed]]) {
+                const tok = sign(claims(), { alg, key: key.privateKey, kid: key.kid });
+                const res = await upgradeRequest(jwksServer, { path: `/socket/websocket${q(tok, vsn)}` });
+                assert.equal(res.status, 101, `${alg}: ${res.status} ${res.body}`);
+            }
+            const hs = await upgradeRequest(jwksServer, { path: `/socket/websocket${q(selfHostToken(), vsn)}` });
+            assert.equal(hs.status, 101, `HS256: ${hs.status} ${hs.body}`);
+            const wrongKey = sign(claims(), { alg: 'ES256', key: keys.ec.privateKey, kid: keys.rsa.kid });
+            assertRefused(await upgradeRequest(jwksServer, { path: `/socket/websocket${q(wrongKey, vsn)}` }),
+                401, `Failed to generate JWT signer for key ID (kid) "${keys.rsa.kid}", check your JWT secret or JWKS configuration`);
+        });
+    }
 });

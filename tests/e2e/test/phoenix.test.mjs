@@ -139,6 +139,18 @@ for (const vsn of VSNS) {
             assert.equal(ch.state, 'closed');
         });
 
+        test('phx_leave with a stale join_ref is ignored (channel stays joined)', async () => {
+            const c = await raw(vsn);
+            const topic = uniqueTopic('stale-leave');
+            const join = await c.join(topic, { config: { broadcast: { ack: true } } });
+            assert.equal(join.payload.status, 'ok');
+            const mark = c.frames.mark();
+            c.push(topic, 'phx_leave', {}, { joinRef: '999' });
+            const ref = c.push(topic, 'broadcast', { type: 'broadcast', event: 'e', payload: {} }, { joinRef: join.joinRef });
+            assert.deepEqual((await c.reply(ref)).payload, { status: 'ok', response: {} }, 'still joined');
+            assert.deepEqual(c.frames.items.slice(mark).filter((f) => f.event === 'phx_close'), []);
+        });
+
         test('phx_leave on a topic that is not joined → ok', async () => {
             const c = await raw(vsn);
             const topic = uniqueTopic('never-joined');
