@@ -121,6 +121,11 @@ export class RawClient {
         this.ws.send(text, { binary: false });
     }
 
+    /** Sends one text message split into WebSocket fragments (continuation frames). */
+    sendFragments(parts) {
+        parts.forEach((part, i) => this.ws.send(part, { binary: false, fin: i === parts.length - 1 }));
+    }
+
     sendBinary(buf) {
         this.ws.send(buf, { binary: true });
     }

@@ -212,6 +212,32 @@ for (const vsn of VSNS) {
             assert.equal(bin[0].data[0], 4, 'kind 4');
         });
 
+        test('a 200 KB payload round-trips intact (64-bit frame lengths)', async () => {
+            const sub = unique('large');
+            const a = await member(vsn, sub, { self: true, ack: true });
+            const b = await member(vsn === '1.0.0' ? '2.0.0' : '1.0.0', sub);
+            const text = 'ä'.repeat(50_000) + 'x'.repeat(100_000);
+            assert.equal(await a.ch.send({ type: 'broadcast', event: 'large', payload: { text } }), 'ok');
+            for (const m of [a, b]) {
+                const got = await m.got.next((x) => x.event === 'large', 3000, 'the large message');
+                assert.equal(got.payload.text.length, text.length);
+                assert.ok(got.payload.text === text, 'payload must be identical');
+            }
+        });
+
+        test('messages from one sender arrive in order at v1 and v2 receivers', async () => {
+            const sub = unique('order');
+            const sender = await member(vsn, sub);
+            const r1 = await member('1.0.0', sub);
+            const r2 = await member('2.0.0', sub);
+            const count = 200;
+            for (let i = 0; i < count; ++i) sender.ch.send({ type: 'broadcast', event: 'seq', payload: { i } });
+            for (const r of [r1, r2]) {
+                await r.got.next((m) => m.payload.i === count - 1, 5000, 'the last message');
+                assert.deepEqual(r.got.items.map((m) => m.payload.i), [...Array(count).keys()]);
+            }
+        });
+
         test('REST fallback: send() on an unjoined channel goes over HTTP and is delivered', async () => {
             const sub = unique('fallback');
             const v1 = await member('1.0.0', sub);
@@ -273,6 +299,22 @@ describe('broadcast across vsn', () => {
         assert.equal(b2.payloadBytes.toString(), '{"k":"v"}', 'JSON payload forwarded byte for byte');
         const b1 = await r1.frames.next((f) => f.event === 'broadcast' && f.payload.event === 'bin-json', 2000, 'v1 gets converted JSON');
         assert.deepEqual(b1.object, { topic, event: 'broadcast', payload: { event: 'bin-json', payload: { k: 'v' }, type: 'broadcast' }, ref: null });
+    });
+
+    test('multi-byte topic, event and payload: lengths are UTF-8 byte counts (kind 3/4)', async () => {
+        const sub = `ünï-✓-${unique('utf8')}`;
+        const sender = await member('2.0.0', sub, { self: true, ack: true });
+        const v2 = await member('2.0.0', sub);
+        const v1 = await member('1.0.0', sub, { self: true, ack: true });
+        const payload = { text: 'Grüße 👋 ✓', emoji: '🎉' };
+        assert.equal(await sender.ch.send({ type: 'broadcast', event: 'évt-✓', payload }), 'ok');
+        for (const m of [sender, v2, v1]) {
+            assert.deepEqual(await m.got.next((x) => x.event === 'évt-✓', 2000, 'unicode message'),
+                { type: 'broadcast', event: 'évt-✓', payload });
+        }
+        assert.equal(await v1.ch.send({ type: 'broadcast', event: 'ëvt-v1', payload }), 'ok');
+        assert.deepEqual(await v2.got.next((x) => x.event === 'ëvt-v1', 2000, 'unicode from v1'),
+            { type: 'broadcast', event: 'ëvt-v1', payload });
     });
 
     test('binary (ArrayBuffer) broadcast on v2 round-trips as ArrayBuffer to v2 and is not delivered to v1', async () => {

@@ -121,6 +121,16 @@ for (const vsn of VSNS) {
             assert.equal(ch.state, 'joined');
         });
 
+        test('postgres_changes [null] → ok join with [] and no system message', async () => {
+            const c = await raw(vsn);
+            const reply = await c.join(`realtime:${unique('pg-null')}`, { config: { postgres_changes: [null] } });
+            assert.deepEqual(reply.payload, { status: 'ok', response: { postgres_changes: [] } });
+            c.push('phoenix', 'heartbeat', {}, { ref: 'hb', omitJoinRef: true });
+            await c.reply('hb');
+            await new Promise((r) => setTimeout(r, 100));
+            assert.deepEqual(c.frames.items.filter((f) => f.event === 'system'), []);
+        });
+
         test('topic "realtime:" → TopicNameRequired', async () => {
             const c = await raw(vsn);
             await assertJoinError(c, 'realtime:', 'TopicNameRequired: You must provide a topic name');

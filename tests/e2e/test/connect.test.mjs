@@ -161,6 +161,25 @@ for (const vsn of VSNS) {
             assertRefused(await upgradeRequest(server, { path: path(wrong), host }), 401, 'Failed to validate JWT signature');
         });
 
+        test('tokens are cleaned before verification: whitespace removed, URL-decoded', async () => {
+            const tok = selfHostToken();
+            const withSpaces = `${tok.slice(0, 10)} \n${tok.slice(10, 40)}\t ${tok.slice(40)}\n`;
+            const spaced = await upgradeRequest(server, { path: `/socket/websocket${q(withSpaces, vsn)}` });
+            assert.equal(spaced.status, 101, `whitespace inside the token: ${spaced.status} ${spaced.body}`);
+            const encodedDots = tok.replace(/\./g, '%2E');
+            const encoded = await upgradeRequest(server, { path: `/socket/websocket${q(encodedDots, vsn)}` });
+            assert.equal(encoded.status, 101, `URL-encoded token: ${encoded.status} ${encoded.body}`);
+            const header = await upgradeRequest(server, { path: `/socket/websocket?vsn=${vsn}`, headers: { 'x-api-key': ` ${tok.slice(0, 20)} ${tok.slice(20)} ` } });
+            assert.equal(header.status, 101, `spaces in x-api-key: ${header.status} ${header.body}`);
+        });
+
+        test('a non-numeric iat → 500 Error connecting to Realtime; decimal exp is accepted', async () => {
+            const badIat = sign({ role: 'anon', exp: Math.floor(Date.now() / 1000) + 3600, iat: 'yesterday' }, { secret: SELF_HOST_SECRET });
+            assertRefused(await upgradeRequest(server, { path: `/socket/websocket${q(badIat, vsn)}` }), 500, 'Error connecting to Realtime');
+            const decimalExp = sign({ role: 'anon', exp: Date.now() / 1000 + 3600.5 }, { secret: SELF_HOST_SECRET });
+            assert.equal((await upgradeRequest(server, { path: `/socket/websocket${q(decimalExp, vsn)}` })).status, 101);
+        });
+
         test('HS384 and HS512 tokens signed with the tenant secret connect', async () => {
             for (const alg of ['HS384', 'HS512']) {
                 const tok = sign(claims(), { alg, secret: SELF_HOST_SECRET });
@@ -216,6 +235,26 @@ describe('self-host tenant with API_JWT_JWKS', () => {
             const wrongKey = sign(claims(), { alg: 'ES256', key: keys.ec.privateKey, kid: keys.rsa.kid });
             assertRefused(await upgradeRequest(jwksServer, { path: `/socket/websocket${q(wrongKey, vsn)}` }),
                 401, `Failed to generate JWT signer for key ID (kid) "${keys.rsa.kid}", check your JWT secret or JWKS configuration`);
+        });
+    }
+});
+
+describe('JWT_CLAIM_VALIDATORS', () => {
+    let validating;
+    before(async () => {
+        validating = await startServer({ env: { JWT_CLAIM_VALIDATORS: JSON.stringify({ iss: 'e2e-issuer' }) } });
+    });
+    after(async () => {
+        const result = await validating.stop();
+        assert.equal(result.crashedBeforeStop, null, `server exited during the tests:\n${result.stderr}`);
+    });
+
+    for (const vsn of VSNS) {
+        test(`a configured claim must match when present (vsn ${vsn})`, async () => {
+            const path = (extra) => `/socket/websocket${q(sign(claims(extra), { secret: SELF_HOST_SECRET }), vsn)}`;
+            assert.equal((await upgradeRequest(validating, { path: path({ iss: 'e2e-issuer' }) })).status, 101, 'matching iss');
+            assert.equal((await upgradeRequest(validating, { path: path({}) })).status, 101, 'iss absent is not validated');
+            assertRefused(await upgradeRequest(validating, { path: path({ iss: 'someone-else' }) }), 500, 'Error connecting to Realtime');
         });
     }
 });

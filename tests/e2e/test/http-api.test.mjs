@@ -67,6 +67,7 @@ describe('batch POST /api/broadcast', () => {
         });
         assert.equal(res.status, 202);
         assert.equal(res.body, '');
+        assert.equal(res.headers['access-control-allow-origin'], '*', 'CORS is open');
         for (const m of [v1, v2]) {
             assert.deepEqual(await m.got.next((x) => x.event === 'one', 2000, 'one'), { type: 'broadcast', event: 'one', payload: { n: 1 } });
             assert.deepEqual(await m.got.next((x) => x.event === 'two', 2000, 'two'),

@@ -88,6 +88,35 @@ for (const vsn of VSNS) {
             assert.deepEqual(unexpected, [], 'malformed frames must not be answered');
         });
 
+        test('a text message split into continuation frames is reassembled; ping gets a pong', async () => {
+            const c = await raw(vsn);
+            const msg = vsn === '2.0.0'
+                ? JSON.stringify([null, 'frag-1', 'phoenix', 'heartbeat', {}])
+                : JSON.stringify({ topic: 'phoenix', event: 'heartbeat', payload: {}, ref: 'frag-1' });
+            c.sendFragments([msg.slice(0, 5), msg.slice(5, 12), msg.slice(12)]);
+            assert.equal((await c.reply('frag-1')).payload.status, 'ok');
+            const pong = new Promise((resolve) => c.ws.once('pong', (data) => resolve(data.toString())));
+            c.ws.ping('are-you-there');
+            assert.equal(await pong, 'are-you-there');
+        });
+
+        test('a client close frame is answered with a close frame', async () => {
+            const c = await raw(vsn);
+            const closed = new Promise((resolve) => c.ws.once('close', (code) => resolve(code)));
+            const started = Date.now();
+            c.ws.close(1000, 'bye');
+            assert.equal(await closed, 1000);
+            assert.ok(Date.now() - started < 1000, 'the server answers the close handshake promptly');
+        });
+
+        test(vsn === '2.0.0' ? 'extra array elements are ignored' : 'extra object keys are ignored', async () => {
+            const c = await raw(vsn);
+            c.sendText(vsn === '2.0.0'
+                ? JSON.stringify([null, 'x-1', 'phoenix', 'heartbeat', {}, 'extra', 7])
+                : JSON.stringify({ topic: 'phoenix', event: 'heartbeat', payload: {}, ref: 'x-1', extra: 7 }));
+            assert.equal((await c.reply('x-1')).payload.status, 'ok');
+        });
+
         test('a push on a topic that is not joined → error reply "unmatched topic"', async () => {
             const c = await raw(vsn);
             const topic = uniqueTopic('unjoined');

@@ -18,7 +18,10 @@ const unique = (name) => `${name}-${++seq}`;
 
 before(async () => {
     server = await startServer({
-        tenants: [{ external_id: 'small', jwt_secret: SMALL_SECRET, max_payload_size_in_kb: 1 }],
+        tenants: [
+            { external_id: 'small', jwt_secret: SMALL_SECRET, max_payload_size_in_kb: 1 },
+            { external_id: 'presence-on', jwt_secret: SMALL_SECRET, presence_enabled: true },
+        ],
     });
     pool = new ClientPool(server);
 });
@@ -115,6 +118,67 @@ for (const vsn of VSNS) {
             assert.equal(state.ref, null);
             if (vsn === '2.0.0') assert.equal(state.join_ref, jb.joinRef, 'presence_state carries the join_ref');
             assert.deepEqual(state.payload, { ka: { metas: [{ phx_ref: meta.phx_ref, v: 1 }] } });
+        });
+
+        test('two channels tracking under the same key → one key with two metas; one leaves → one meta', async () => {
+            const sub = unique('same-key');
+            const a = await presenceMember(vsn, sub, { key: 'shared' });
+            const b = await presenceMember(vsn, sub, { key: 'shared' });
+            const watcher = await presenceMember(vsn, sub, { key: 'watcher' });
+            assert.equal(await a.ch.track({ device: 'phone' }), 'ok');
+            assert.equal(await b.ch.track({ device: 'laptop' }), 'ok');
+            await waitFor(() => watcher.ch.presenceState().shared?.length === 2, 2000, 'two metas under "shared"',
+                () => watcher.ch.presenceState());
+            assert.deepEqual(strip(watcher.ch.presenceState().shared).map((m) => m.device).sort(), ['laptop', 'phone']);
+            assert.equal(await a.ch.untrack(), 'ok');
+            const leave = await watcher.leaves.next((l) => l.key === 'shared', 2000, 'leave of one meta');
+            assert.deepEqual(strip(leave.leftPresences), [{ device: 'phone' }]);
+            assert.deepEqual(strip(leave.currentPresences), [{ device: 'laptop' }], 'the other meta remains');
+            assert.deepEqual(strip(watcher.ch.presenceState().shared), [{ device: 'laptop' }]);
+            // A late joiner's presence_state has the remaining meta only.
+            const late = await presenceMember(vsn, sub, { key: 'late' });
+            const state = await late.syncs.next((st) => st.shared, 2000, 'sync with shared');
+            assert.deepEqual(strip(state.shared), [{ device: 'laptop' }]);
+        });
+
+        test('raw: a rejoin gets a fresh presence_state carrying the new join_ref', async () => {
+            const topic = `realtime:${unique('rejoin-presence')}`;
+            const c = await raw(vsn);
+            const first = await c.join(topic, { config: { presence: { key: 'k', enabled: true } } });
+            await c.frames.next((f) => f.event === 'presence_state', 2000, 'first presence_state', 0);
+            c.push(topic, 'presence', { type: 'presence', event: 'track', payload: { n: 1 } }, { joinRef: first.joinRef });
+            await c.frames.next((f) => f.event === 'presence_diff', 2000, 'own diff', 0);
+            const mark = c.frames.mark();
+            const second = await c.join(topic, { config: { presence: { key: 'k', enabled: true } } });
+            const state = await c.frames.next((f) => f.event === 'presence_state', 2000, 'presence_state after rejoin', mark);
+            if (vsn === '2.0.0') assert.equal(state.join_ref, second.joinRef);
+            assert.ok(c.frames.items.indexOf(state) > c.frames.items.indexOf(second), 'after the new join reply');
+            // The old join's meta goes away with the old channel: either the new state no longer
+            // lists it, or a leave diff for it follows.
+            if (state.payload.k) {
+                await c.frames.next((f) => f.event === 'presence_diff' && f.payload.leaves.k, 1000,
+                    `leave of the replaced channel's meta (state was ${state.text})`, mark);
+            } else {
+                assert.deepEqual(state.payload, {});
+            }
+        });
+
+        test('raw: tenant presence_enabled → presence_state even without presence in the join', async () => {
+            const c = await raw(vsn, { tenant: 'presence-on', token: token(SMALL_SECRET) });
+            const j = await c.join(`realtime:${unique('tenant-presence')}`);
+            assert.equal(j.payload.status, 'ok');
+            const state = await c.frames.next((f) => f.event === 'presence_state', 2000, 'presence_state', 0);
+            assert.deepEqual(state.payload, {});
+        });
+
+        test('raw: a non-string presence key is used as a string key', async () => {
+            const topic = `realtime:${unique('numeric-key')}`;
+            const c = await raw(vsn);
+            const j = await c.join(topic, { config: { presence: { key: 123, enabled: true } } });
+            await c.frames.next((f) => f.event === 'presence_state', 2000, 'presence_state', 0);
+            c.push(topic, 'presence', { type: 'presence', event: 'track', payload: { a: 1 } }, { joinRef: j.joinRef });
+            const diff = await c.frames.next((f) => f.event === 'presence_diff', 2000, 'diff', 0);
+            assert.deepEqual(Object.keys(diff.payload.joins), ['123']);
         });
 
         test('untrack → leave event for everyone', async () => {
