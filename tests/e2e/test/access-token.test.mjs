@@ -5,7 +5,7 @@ import { startServer, SELF_HOST_SECRET } from '../lib/server.mjs';
 import { expiredClaims, sign } from '../lib/jwt.mjs';
 import { ClientPool, joinChannel, selfHostToken, waitStatus } from '../lib/clients.mjs';
 import { RawClient } from '../lib/raw.mjs';
-import { Recorder, sleep, VSNS } from '../lib/util.mjs';
+import { Recorder, sleep, VSNS, waitFor } from '../lib/util.mjs';
 
 let server;
 let pool;
@@ -40,11 +40,20 @@ async function expectShutdown(c, { topic, sub, joinRef, message, from = 0, timeo
     const close = await c.frames.next((f) => f.event === 'phx_close' && f.topic === topic, 1000, `phx_close on ${topic}`, from);
     assert.ok(c.frames.items.indexOf(close) > c.frames.items.indexOf(system), 'phx_close follows the system message');
     assert.equal(close.ref, joinRef);
+    if (c.vsn === '2.0.0') assert.equal(close.join_ref, joinRef);
     assert.deepEqual(close.payload, {});
     // The channel is gone: further pushes are unmatched.
     const ref = c.push(topic, 'broadcast', { type: 'broadcast', event: 'x', payload: {} }, { joinRef });
     assert.deepEqual((await c.reply(ref)).payload, { status: 'error', response: { reason: 'unmatched topic' } });
     return system;
+}
+
+/** The token of an outgoing access_token push frame (v1 or v2 text), else undefined. */
+function accessTokenPush(data) {
+    if (typeof data !== 'string') return undefined;
+    const msg = JSON.parse(data);
+    const [event, payload] = Array.isArray(msg) ? [msg[3], msg[4]] : [msg.event, msg.payload];
+    return event === 'access_token' ? payload.access_token : undefined;
 }
 
 /** Round-trips an acked self broadcast: the channel is alive and earlier pushes were processed. */
@@ -73,6 +82,33 @@ for (const vsn of VSNS) {
             await assertAlive(ch, got);
             assert.deepEqual(system.items, [], 'no system message for a valid refresh');
             assert.deepEqual(statuses.items.map((s) => s.status), ['SUBSCRIBED']);
+        });
+
+        test('accessToken callback (supabase-js style): refreshed tokens are pushed on heartbeats, channel stays joined', async () => {
+            let calls = 0;
+            const tokens = [];
+            const client = pool.client({
+                vsn,
+                heartbeatIntervalMs: 150,
+                accessToken: async () => {
+                    calls += 1;
+                    const t = selfHostToken({ sub: `refresh-${calls}` });
+                    tokens.push(t);
+                    return t;
+                },
+            });
+            const ch = client.channel(unique('callback'), { config: { broadcast: { self: true, ack: true } } });
+            const got = new Recorder('broadcasts');
+            const system = new Recorder('system');
+            ch.on('broadcast', { event: 'alive' }, got.fn);
+            ch.on('system', {}, system.fn);
+            await joinChannel(ch);
+            // Refreshed tokens go out as access_token pushes while the channel is joined.
+            const pushed = () => client.wire.filter((f) => f.dir === 'out').map((f) => accessTokenPush(f.data)).filter(Boolean);
+            await waitFor(() => pushed().length >= 2, 2000, 'two access_token pushes', () => ({ calls, pushed: pushed().length }));
+            for (const t of pushed()) assert.ok(tokens.includes(t), 'each pushed token came from the callback');
+            await assertAlive(ch, got);
+            assert.deepEqual(system.items, []);
         });
 
         test('setAuth(expired token) → system "Token has expired N seconds ago", then CLOSED', async () => {

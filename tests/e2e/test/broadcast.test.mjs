@@ -84,6 +84,38 @@ for (const vsn of VSNS) {
             if (vsn === '2.0.0') assert.equal(reply.join_ref, join.joinRef);
         });
 
+        test('several channels on one socket each get only their own topic', async () => {
+            const client = pool.client({ vsn });
+            const subs = [unique('multi-a'), unique('multi-b'), unique('multi-c')];
+            const recs = [];
+            for (const sub of subs) {
+                const ch = client.channel(sub, { config: { broadcast: { self: true, ack: true } } });
+                const got = new Recorder(sub);
+                ch.on('broadcast', { event: '*' }, got.fn);
+                await joinChannel(ch);
+                recs.push({ ch, got, sub });
+            }
+            for (const { ch, sub } of recs) assert.equal(await ch.send({ type: 'broadcast', event: 'e', payload: { sub } }), 'ok');
+            for (const { got, sub } of recs) await got.next((m) => m.payload.sub === sub, 2000, `own message on ${sub}`);
+            await sleep(QUIET_MS);
+            for (const { got, sub } of recs) assert.deepEqual(got.items.map((m) => m.payload.sub), [sub]);
+        });
+
+        test('a removed channel can be subscribed again with a new instance', async () => {
+            const client = pool.client({ vsn });
+            const sub = unique('again');
+            const first = client.channel(sub);
+            await joinChannel(first);
+            assert.equal(await client.removeChannel(first), 'ok');
+            const second = client.channel(sub, { config: { broadcast: { self: true, ack: true } } });
+            assert.notEqual(second, first);
+            const got = new Recorder('broadcasts');
+            second.on('broadcast', { event: 'e' }, got.fn);
+            await joinChannel(second);
+            assert.equal(await second.send({ type: 'broadcast', event: 'e', payload: { n: 2 } }), 'ok');
+            assert.deepEqual((await got.next()).payload, { n: 2 });
+        });
+
         test('ack:false → no reply to a broadcast push', async () => {
             const c = await raw(vsn);
             const topic = `realtime:${unique('noack')}`;

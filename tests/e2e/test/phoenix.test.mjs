@@ -223,11 +223,15 @@ for (const vsn of VSNS) {
             assert.equal(join.payload.status, 'ok');
             await c.frames.next((f) => f.event === 'presence_state', 2000, 'presence_state');
             const stale = c.push(topic, 'presence', { type: 'presence', event: 'track', payload: { n: 1 } }, { joinRef: '999' });
-            assert.deepEqual((await c.reply(stale)).payload, { status: 'ok', response: {} });
+            const staleReply = await c.reply(stale);
+            assert.deepEqual(staleReply.payload, { status: 'ok', response: {} });
+            if (vsn === '2.0.0') assert.equal(staleReply.join_ref, join.joinRef, 'the reply carries the channel join_ref');
             const diff = await c.frames.next((f) => f.event === 'presence_diff' && f.payload.joins.k1, 2000, 'presence_diff join k1');
             assert.equal(diff.payload.joins.k1.metas[0].n, 1);
             const missing = c.push(topic, 'presence', { type: 'presence', event: 'track', payload: { n: 2 } }, { joinRef: null, omitJoinRef: true });
-            assert.deepEqual((await c.reply(missing)).payload, { status: 'ok', response: {} });
+            const missingReply = await c.reply(missing);
+            assert.deepEqual(missingReply.payload, { status: 'ok', response: {} });
+            if (vsn === '2.0.0') assert.equal(missingReply.join_ref, join.joinRef, 'the reply carries the channel join_ref');
             const diff2 = await c.frames.next((f) => f.event === 'presence_diff' && f.payload.joins.k1?.metas[0].n === 2, 2000, 'presence_diff update n=2');
             assert.equal(diff2.payload.leaves.k1.metas[0].n, 1);
         });
@@ -236,14 +240,19 @@ for (const vsn of VSNS) {
             const sender = await raw(vsn);
             const receiver = await raw(vsn);
             const topic = uniqueTopic('lenient-broadcast');
-            assert.equal((await sender.join(topic, { config: { broadcast: { ack: true, self: false } } })).payload.status, 'ok');
+            const join = await sender.join(topic, { config: { broadcast: { ack: true, self: false } } });
+            assert.equal(join.payload.status, 'ok');
             assert.equal((await receiver.join(topic)).payload.status, 'ok');
             const stale = sender.push(topic, 'broadcast', { type: 'broadcast', event: 'e', payload: { n: 1 } }, { joinRef: '999' });
-            assert.deepEqual((await sender.reply(stale)).payload, { status: 'ok', response: {} });
+            const staleReply = await sender.reply(stale);
+            assert.deepEqual(staleReply.payload, { status: 'ok', response: {} });
+            if (vsn === '2.0.0') assert.equal(staleReply.join_ref, join.joinRef, 'the reply carries the channel join_ref');
             const got = await receiver.frames.next((f) => f.event === 'broadcast' && f.payload.payload?.n === 1, 2000, 'broadcast n=1');
             assert.deepEqual(got.payload, { type: 'broadcast', event: 'e', payload: { n: 1 } });
             const missing = sender.push(topic, 'broadcast', { type: 'broadcast', event: 'e', payload: { n: 2 } }, { joinRef: null, omitJoinRef: true });
-            assert.deepEqual((await sender.reply(missing)).payload, { status: 'ok', response: {} });
+            const missingReply = await sender.reply(missing);
+            assert.deepEqual(missingReply.payload, { status: 'ok', response: {} });
+            if (vsn === '2.0.0') assert.equal(missingReply.join_ref, join.joinRef, 'the reply carries the channel join_ref');
             await receiver.frames.next((f) => f.event === 'broadcast' && f.payload.payload?.n === 2, 2000, 'broadcast n=2');
         });
 
@@ -310,6 +319,20 @@ for (const vsn of VSNS) {
                 assert.equal(got.encoding, 1);
                 assert.deepEqual(got.payload, { z: 1 });
                 assert.equal(got.meta, undefined, 'no metadata on a plain user broadcast');
+            });
+
+            test('binary kind-3 with ack: reply carries the ref and the channel join_ref; unjoined topic → unmatched topic', async () => {
+                const c = await raw(vsn);
+                const topic = uniqueTopic('kind3-ack');
+                const join = await c.join(topic, { config: { broadcast: { ack: true } } });
+                c.sendBinary(encodeKind3({ joinRef: join.joinRef, ref: 'k3-1', topic, event: 'e', payload: { a: 1 } }));
+                const reply = await c.reply('k3-1');
+                assert.deepEqual(reply.array, [join.joinRef, 'k3-1', topic, 'phx_reply', { status: 'ok', response: {} }]);
+                const other = uniqueTopic('kind3-unjoined');
+                c.sendBinary(encodeKind3({ joinRef: '1', ref: 'k3-2', topic: other, event: 'e', payload: {} }));
+                const unmatched = await c.reply('k3-2');
+                assert.equal(unmatched.topic, other);
+                assert.deepEqual(unmatched.payload, { status: 'error', response: { reason: 'unmatched topic' } });
             });
         }
     });
