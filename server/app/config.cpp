@@ -80,6 +80,8 @@ const OptionSpec Options[] = {
     { "max-send-buffer-bytes", "MAX_SEND_BUFFER_BYTES", "bytes",
       "Output a client may leave unread before it is disconnected as a slow consumer.",
       "16777216" },
+    { "websocket-idle-timeout-ms", "WEBSOCKET_IDLE_TIMEOUT_MS", "ms",
+      "A socket that sends no frame (not even a heartbeat) for this long is closed.", "60000" },
     { "event-dispatcher", "EVENT_DISPATCHER", "kind",
       "Event loop of the worker threads: epoll, or qt (Qt's default).", "epoll" },
     { "log-level", "LOG_LEVEL", "level", "debug, info, warning or error.", "info" },
@@ -314,6 +316,8 @@ Result<ConfigRequest> parseConfig(const QStringList &arguments,
     config.workers = read.integer(spec("workers"), 0, 256);
     config.maxSendBufferBytes =
             read.integer(spec("max-send-buffer-bytes"), 64 * 1024, 1'000'000'000);
+    config.websocketIdleTimeoutMs =
+            read.integer(spec("websocket-idle-timeout-ms"), 1000, 86'400'000);
     const QString dispatcher = read.text(spec("event-dispatcher")).trimmed().toLower();
     if (dispatcher != QLatin1String("epoll") && dispatcher != QLatin1String("qt")) {
         read.fail(spec("event-dispatcher"), dispatcher, QStringLiteral("epoll or qt"));

@@ -36,6 +36,7 @@ struct ServerConfig
     int workers = 0; // 0: one per available CPU
     bool epollDispatcher = true; // EVENT_DISPATCHER=epoll (default) or qt
     qsizetype maxSendBufferBytes = 16 * 1024 * 1024; // per connection; slow consumers beyond
+    int websocketIdleTimeoutMs = 60'000; // no frame from a client for this long: closed
     QString logLevel = QStringLiteral("info");
 };
 

@@ -110,6 +110,7 @@ void Server::onControlPlaneReady()
         settings,
         *m_gate,
         m_config.maxSendBufferBytes,
+        m_config.websocketIdleTimeoutMs,
         [this](http::Router &router) {
             m_broadcastRoutes->registerOn(router);
             http::registerHealthRoutes(router, *m_apiAuth);

@@ -34,10 +34,12 @@ WorkerNode::WorkerNode(const Shared &shared, QObject *parent)
     m_router.add("GET", "/websocket", socketRoute);
     shared.registerRoutes(m_router);
 
+    transport::HttpConnection::Limits httpLimits;
+    httpLimits.websocket.idleTimeoutMs = shared.websocketIdleTimeoutMs;
     m_loop = new transport::IoLoop( // NOLINT: child
-            [this](transport::TcpConnection &connection) {
+            [this, httpLimits](transport::TcpConnection &connection) {
                 connection.setHandler(std::make_unique<transport::HttpConnection>(
-                        connection, m_router, transport::HttpConnection::Limits{}));
+                        connection, m_router, httpLimits));
             },
             transport::IoLoop::Limits{ shared.maxSendBufferBytes }, this);
 }

@@ -36,6 +36,7 @@ public:
         channels::ChannelSettings settings;
         const gateway::ConnectGate &gate;
         qsizetype maxSendBufferBytes;
+        int websocketIdleTimeoutMs;
         std::function<void(http::Router &)> registerRoutes; // REST routes shared by all workers
     };
 

@@ -142,7 +142,7 @@ void HttpConnection::acceptWebSocket(quint64 requestNumber, const HttpRequest &r
 
     const QByteArray leftover = m_upgradeLeftover;
     auto websocket = std::make_unique<WebSocketConnection>(m_connection, std::move(session),
-                                                           WebSocketConnection::Limits{});
+                                                           m_limits.websocket);
     WebSocketConnection *raw = websocket.get();
     // This HttpConnection is destroyed once the current callback returns.
     m_connection.switchHandler(std::move(websocket));

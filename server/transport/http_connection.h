@@ -2,6 +2,7 @@
 
 #include "server/transport/http_message.h"
 #include "server/transport/tcp_connection.h"
+#include "server/transport/websocket_connection.h"
 
 #include <QObject>
 #include <QPointer>
@@ -11,7 +12,6 @@
 namespace rt::transport {
 
 class HttpConnection;
-class WebSocketSession;
 
 // Answers one HTTP request, now or later, from the connection's worker thread. A cheap handle:
 // copy it into callbacks. If the client went away meanwhile, every call is a no-op. Exactly one
@@ -59,6 +59,7 @@ public:
         int headerTimeoutMs = 15'000;
         int idleTimeoutMs = 60'000;
         qsizetype maxBufferedInput = 1024 * 1024; // pipelined bytes held while a request runs
+        WebSocketConnection::Limits websocket; // for connections upgraded to WebSocket
     };
 
     HttpConnection(TcpConnection &connection, HttpService &service, Limits limits);

@@ -32,6 +32,7 @@ bool TestServer::start(int timeoutMs)
     config.connectErrorBackoffMs = m_options.connectErrorBackoffMs;
     config.channelErrorBackoffMs = m_options.channelErrorBackoffMs;
     config.maxSendBufferBytes = m_options.maxSendBufferBytes;
+    config.websocketIdleTimeoutMs = m_options.websocketIdleTimeoutMs;
     for (const QJsonObject &tenant : std::as_const(m_options.extraTenants)) {
         tenants::TenantInputResult parsed = tenants::tenantInputFromJson(tenant);
         if (!parsed.input) {

@@ -23,6 +23,7 @@ public:
         int connectErrorBackoffMs = 0;
         int channelErrorBackoffMs = 0;
         qsizetype maxSendBufferBytes = 16 * 1024 * 1024;
+        int websocketIdleTimeoutMs = 60'000;
     };
 
     TestServer();
