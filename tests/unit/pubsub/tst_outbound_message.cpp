@@ -1,0 +1,279 @@
+#include "server/pubsub/outbound_message.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTest>
+#include <QThread>
+
+#include <array>
+#include <atomic>
+#include <memory>
+#include <vector>
+
+using rt::protocol::Vsn;
+using rt::pubsub::Audience;
+using rt::pubsub::OutboundMessage;
+using rt::pubsub::OutboundMessagePtr;
+using rt::pubsub::TopicKey;
+
+Q_DECLARE_METATYPE(rt::protocol::Vsn)
+
+namespace {
+
+const TopicKey Room("tenant", false, "room1");
+
+QByteArray bytes(std::initializer_list<int> values)
+{
+    QByteArray out;
+    for (const int value : values) {
+        out.append(static_cast<char>(value));
+    }
+    return out;
+}
+
+} // namespace
+
+// Tests the shared outbound message: the exact Phoenix bytes per serializer (spec/client-protocol.md
+// §2, server-protocol.md §4.2), and that each serializer's frame is encoded once and shared by
+// every recipient.
+class OutboundMessageTest : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void pushFrames_data();
+    void pushFrames();
+    void pushKeepsAudienceAndExcludedMember();
+    void userBroadcastV2IsABinaryKind4Frame_data();
+    void userBroadcastV2IsABinaryKind4Frame();
+    void jsonUserBroadcastToV1IsATextBroadcast_data();
+    void jsonUserBroadcastToV1IsATextBroadcast();
+    void rawUserBroadcastToV1HasNoFrame();
+    void userBroadcastProperties();
+    void frameIsEncodedOnceAndShared_data();
+    void frameIsEncodedOnceAndShared();
+    void concurrentFirstUseEncodesOnce();
+    void overlongFieldsGiveNoV2Frame();
+};
+
+void OutboundMessageTest::pushFrames_data()
+{
+    QTest::addColumn<QByteArray>("event");
+    QTest::addColumn<QByteArray>("payload");
+    QTest::addColumn<QByteArray>("expectedV1");
+    QTest::addColumn<QByteArray>("expectedV2");
+
+    QTest::newRow("presence_diff")
+            << QByteArray("presence_diff") << QByteArray(R"({"joins":{},"leaves":{}})")
+            << QByteArray(R"({"topic":"realtime:room1","event":"presence_diff",)"
+                          R"("payload":{"joins":{},"leaves":{}},"ref":null})")
+            << QByteArray(R"([null,null,"realtime:room1","presence_diff",)"
+                          R"({"joins":{},"leaves":{}}])");
+    QTest::newRow("text broadcast")
+            << QByteArray("broadcast")
+            << QByteArray(R"({"type":"broadcast","event":"msg","payload":{"text":"hi"}})")
+            << QByteArray(R"({"topic":"realtime:room1","event":"broadcast","payload":)"
+                          R"({"type":"broadcast","event":"msg","payload":{"text":"hi"}},)"
+                          R"("ref":null})")
+            << QByteArray(R"([null,null,"realtime:room1","broadcast",)"
+                          R"({"type":"broadcast","event":"msg","payload":{"text":"hi"}}])");
+}
+
+void OutboundMessageTest::pushFrames()
+{
+    QFETCH(QByteArray, event);
+    QFETCH(QByteArray, payload);
+    QFETCH(QByteArray, expectedV1);
+    QFETCH(QByteArray, expectedV2);
+
+    const OutboundMessagePtr message =
+            OutboundMessage::push(Room, event, payload, Audience::Everyone);
+    QCOMPARE(message->frameFor(Vsn::V1).bytes, expectedV1);
+    QCOMPARE(message->frameFor(Vsn::V1).isBinary, false);
+    QCOMPARE(message->frameFor(Vsn::V2).bytes, expectedV2);
+    QCOMPARE(message->frameFor(Vsn::V2).isBinary, false);
+    QVERIFY(!message->isUserBroadcast());
+}
+
+void OutboundMessageTest::pushKeepsAudienceAndExcludedMember()
+{
+    const OutboundMessagePtr message = OutboundMessage::push(
+            TopicKey("t", true, "secret"), "broadcast", "{}", Audience::BroadcastReaders, 42);
+    QCOMPARE(message->audience(), Audience::BroadcastReaders);
+    QCOMPARE(message->excludedMember(), quint64(42));
+    QCOMPARE(message->topic(), TopicKey("t", true, "secret"));
+    // The private namespace is internal: clients see the plain channel topic.
+    QCOMPARE(message->frameFor(Vsn::V2).bytes,
+             QByteArray(R"([null,null,"realtime:secret","broadcast",{}])"));
+
+    const OutboundMessagePtr presence =
+            OutboundMessage::push(Room, "presence_diff", "{}", Audience::PresenceReaders);
+    QCOMPARE(presence->audience(), Audience::PresenceReaders);
+    QCOMPARE(presence->excludedMember(), quint64(0));
+}
+
+void OutboundMessageTest::userBroadcastV2IsABinaryKind4Frame_data()
+{
+    QTest::addColumn<QByteArray>("payload");
+    QTest::addColumn<bool>("isJson");
+    QTest::addColumn<QByteArray>("metadata");
+    QTest::addColumn<QByteArray>("expected");
+
+    // The recorded frame of spec/client-protocol.md §2.2.
+    QTest::newRow("json with metadata") << QByteArray(R"({"text":"from-server-binary-json"})")
+                                        << true << QByteArray(R"({"id":"m-1","replayed":true})")
+                                        << QByteArray(bytes({ 4, 14, 3, 28, 1 }) + "realtime:room1"
+                                                      + "msg" + R"({"id":"m-1","replayed":true})"
+                                                      + R"({"text":"from-server-binary-json"})");
+    QTest::newRow("json without metadata")
+            << QByteArray(R"({"a":1})") << true << QByteArray()
+            << QByteArray(bytes({ 4, 14, 3, 0, 1 }) + "realtime:room1" + "msg" + R"({"a":1})");
+    QTest::newRow("raw bytes") << bytes({ 1, 2, 3, 0, 255 }) << false << QByteArray()
+                               << QByteArray(bytes({ 4, 14, 3, 0, 0 }) + "realtime:room1" + "msg"
+                                             + bytes({ 1, 2, 3, 0, 255 }));
+}
+
+void OutboundMessageTest::userBroadcastV2IsABinaryKind4Frame()
+{
+    QFETCH(QByteArray, payload);
+    QFETCH(bool, isJson);
+    QFETCH(QByteArray, metadata);
+    QFETCH(QByteArray, expected);
+
+    const OutboundMessagePtr message =
+            OutboundMessage::userBroadcast(Room, "msg", payload, isJson, metadata);
+    const OutboundMessage::Frame &frame = message->frameFor(Vsn::V2);
+    QCOMPARE(frame.bytes.toHex(' '), expected.toHex(' '));
+    QVERIFY(frame.isBinary);
+}
+
+void OutboundMessageTest::jsonUserBroadcastToV1IsATextBroadcast_data()
+{
+    QTest::addColumn<QByteArray>("metadata");
+    QTest::addColumn<QByteArray>("expected");
+
+    QTest::newRow("no metadata")
+            << QByteArray()
+            << QByteArray(R"({"topic":"realtime:room1","event":"broadcast","payload":)"
+                          R"({"event":"msg","payload":{"text":"hi"},"type":"broadcast"},)"
+                          R"("ref":null})");
+    // Database broadcasts carry meta.id (spec/server-protocol.md §4.6).
+    QTest::newRow("metadata")
+            << QByteArray(R"({"id":"m-1"})")
+            << QByteArray(R"({"topic":"realtime:room1","event":"broadcast","payload":)"
+                          R"({"event":"msg","meta":{"id":"m-1"},"payload":{"text":"hi"},)"
+                          R"("type":"broadcast"},"ref":null})");
+}
+
+void OutboundMessageTest::jsonUserBroadcastToV1IsATextBroadcast()
+{
+    QFETCH(QByteArray, metadata);
+    QFETCH(QByteArray, expected);
+
+    const OutboundMessagePtr message =
+            OutboundMessage::userBroadcast(Room, "msg", R"({"text":"hi"})", true, metadata);
+    const OutboundMessage::Frame &frame = message->frameFor(Vsn::V1);
+    QCOMPARE(frame.bytes, expected);
+    QCOMPARE(frame.isBinary, false);
+    QVERIFY(QJsonDocument::fromJson(frame.bytes).isObject());
+}
+
+void OutboundMessageTest::rawUserBroadcastToV1HasNoFrame()
+{
+    const OutboundMessagePtr message =
+            OutboundMessage::userBroadcast(Room, "bin", bytes({ 1, 2, 3 }), false, {});
+    // V1 sockets cannot take binary frames and raw payloads have no JSON form (spec §4.2).
+    QVERIFY(message->frameFor(Vsn::V1).bytes.isEmpty());
+    // The V2 frame still exists.
+    QVERIFY(!message->frameFor(Vsn::V2).bytes.isEmpty());
+}
+
+void OutboundMessageTest::userBroadcastProperties()
+{
+    const OutboundMessagePtr message =
+            OutboundMessage::userBroadcast(Room, "msg", R"({"k":"v"})", true, {}, 9);
+    QVERIFY(message->isUserBroadcast());
+    QCOMPARE(message->audience(), Audience::BroadcastReaders);
+    QCOMPARE(message->excludedMember(), quint64(9));
+    QCOMPARE(message->payloadBytes(), qsizetype(9));
+    QCOMPARE(message->topic(), Room);
+}
+
+void OutboundMessageTest::frameIsEncodedOnceAndShared_data()
+{
+    QTest::addColumn<bool>("userBroadcast");
+    QTest::addColumn<Vsn>("vsn");
+
+    QTest::newRow("push V1") << false << Vsn::V1;
+    QTest::newRow("push V2") << false << Vsn::V2;
+    QTest::newRow("user broadcast V1") << true << Vsn::V1;
+    QTest::newRow("user broadcast V2") << true << Vsn::V2;
+}
+
+void OutboundMessageTest::frameIsEncodedOnceAndShared()
+{
+    QFETCH(bool, userBroadcast);
+    QFETCH(Vsn, vsn);
+
+    const OutboundMessagePtr message = userBroadcast
+            ? OutboundMessage::userBroadcast(Room, "msg", R"({"a":1})", true, {})
+            : OutboundMessage::push(Room, "broadcast", R"({"a":1})", Audience::Everyone);
+    const OutboundMessage::Frame &first = message->frameFor(vsn);
+    QVERIFY(!first.bytes.isEmpty());
+    // Recipients copy the frame's QByteArray into their send queue: every copy shares the one
+    // encoded buffer.
+    std::vector<QByteArray> queued;
+    for (int i = 0; i < 100; ++i) {
+        const OutboundMessage::Frame &again = message->frameFor(vsn);
+        QCOMPARE(&again, &first);
+        queued.push_back(again.bytes);
+    }
+    for (const QByteArray &copy : queued) {
+        QCOMPARE(copy.constData(), first.bytes.constData());
+    }
+}
+
+void OutboundMessageTest::concurrentFirstUseEncodesOnce()
+{
+    // Workers ask for the same frame at the same time; all must get one and the same buffer.
+    constexpr int Threads = 8;
+    constexpr int Rounds = 50;
+    for (int round = 0; round < Rounds; ++round) {
+        const OutboundMessagePtr message =
+                OutboundMessage::userBroadcast(Room, "msg", R"({"n":1})", true, {});
+        std::array<const char *, Threads> seen{};
+        std::atomic<int> ready{ 0 };
+        std::vector<std::unique_ptr<QThread>> threads;
+        for (int i = 0; i < Threads; ++i) {
+            threads.emplace_back(QThread::create([&, i] {
+                ready.fetch_add(1);
+                while (ready.load() < Threads) {
+                    QThread::yieldCurrentThread();
+                }
+                const QByteArray copy = message->frameFor(i % 2 == 0 ? Vsn::V1 : Vsn::V2).bytes;
+                seen[static_cast<std::size_t>(i)] = copy.constData();
+            }));
+            threads.back()->start();
+        }
+        for (const auto &thread : threads) {
+            QVERIFY(thread->wait(10000));
+        }
+        for (int i = 0; i < Threads; ++i) {
+            const Vsn vsn = i % 2 == 0 ? Vsn::V1 : Vsn::V2;
+            QCOMPARE(seen[static_cast<std::size_t>(i)], message->frameFor(vsn).bytes.constData());
+        }
+    }
+}
+
+void OutboundMessageTest::overlongFieldsGiveNoV2Frame()
+{
+    // Topic, event and metadata are bounded to 255 bytes on entry; a longer one must never
+    // produce a malformed kind-4 header.
+    const TopicKey longTopic("t", false, QByteArray(300, 'x'));
+    const OutboundMessagePtr message =
+            OutboundMessage::userBroadcast(longTopic, "msg", R"({"a":1})", true, {});
+    QVERIFY(message->frameFor(Vsn::V2).bytes.isEmpty());
+}
+
+QTEST_GUILESS_MAIN(OutboundMessageTest)
+#include "tst_outbound_message.moc"
