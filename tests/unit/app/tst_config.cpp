@@ -1,0 +1,641 @@
+#include "server/app/config.h"
+
+#include <QDir>
+#include <QFile>
+#include <QHostAddress>
+#include <QJsonDocument>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <memory>
+
+using rt::app::ConfigRequest;
+using rt::app::parseConfig;
+using rt::app::ServerConfig;
+using rt::tenants::ControlPlaneSettings;
+using Environment = QHash<QString, QString>;
+
+namespace {
+
+const QString Program = QStringLiteral("realtime-server");
+
+// Every documented option: its environment variable and its flag (README, --help).
+struct Documented
+{
+    const char *env;
+    const char *flag;
+};
+const Documented DocumentedOptions[] = {
+    { "PORT", "port" },
+    { "LISTEN_ADDRESS", "listen-address" },
+    { "API_JWT_SECRET", "api-jwt-secret" },
+    { "API_JWT_JWKS", "api-jwt-jwks" },
+    { "SEED_SELF_HOST", "seed-self-host" },
+    { "SELF_HOST_TENANT_NAME", "self-host-tenant-name" },
+    { "SEED_TENANTS_FILE", "seed-tenants-file" },
+    { "DB_HOST", "db-host" },
+    { "DB_PORT", "db-port" },
+    { "DB_NAME", "db-name" },
+    { "DB_USER", "db-user" },
+    { "DB_PASSWORD", "db-password" },
+    { "DATA_DIR", "data-dir" },
+    { "TENANT_MAX_CONCURRENT_USERS", "tenant-max-concurrent-users" },
+    { "TENANT_MAX_EVENTS_PER_SECOND", "tenant-max-events-per-second" },
+    { "TENANT_MAX_BYTES_PER_SECOND", "tenant-max-bytes-per-second" },
+    { "TENANT_MAX_CHANNELS_PER_CLIENT", "tenant-max-channels-per-client" },
+    { "TENANT_MAX_JOINS_PER_SECOND", "tenant-max-joins-per-second" },
+    { "TENANT_MAX_PRESENCE_EVENTS_PER_SECOND", "tenant-max-presence-events-per-second" },
+    { "TENANT_MAX_PAYLOAD_SIZE_IN_KB", "tenant-max-payload-size-in-kb" },
+    { "CLIENT_PRESENCE_MAX_CALLS", "client-presence-max-calls" },
+    { "CLIENT_PRESENCE_WINDOW_MS", "client-presence-window-ms" },
+    { "CONNECT_ERROR_BACKOFF_MS", "connect-error-backoff-ms" },
+    { "CHANNEL_ERROR_BACKOFF_MS", "channel-error-backoff-ms" },
+    { "JWT_CLAIM_VALIDATORS", "jwt-claim-validators" },
+    { "WORKERS", "workers" },
+    { "EVENT_DISPATCHER", "event-dispatcher" },
+    { "LOG_LEVEL", "log-level" },
+};
+
+QString flagOf(const QString &env)
+{
+    for (const Documented &option : DocumentedOptions) {
+        if (env == QLatin1String(option.env)) {
+            return QLatin1String("--") + QLatin1String(option.flag);
+        }
+    }
+    return {};
+}
+
+// The configuration field an environment variable sets, rendered as text for comparison.
+QString fieldOf(const ServerConfig &config, const QString &env)
+{
+    const auto number = [](qint64 value) { return QString::number(value); };
+    const auto boolean = [](bool value) {
+        return value ? QStringLiteral("true") : QStringLiteral("false");
+    };
+    if (env == QLatin1String("PORT"))
+        return number(config.port);
+    if (env == QLatin1String("LISTEN_ADDRESS"))
+        return config.listenAddress.toString();
+    if (env == QLatin1String("API_JWT_SECRET"))
+        return QString::fromUtf8(config.apiJwtSecret);
+    if (env == QLatin1String("API_JWT_JWKS"))
+        return QString::fromUtf8(config.apiJwtJwks);
+    if (env == QLatin1String("SEED_SELF_HOST"))
+        return boolean(config.seedSelfHost);
+    if (env == QLatin1String("SELF_HOST_TENANT_NAME"))
+        return QString::fromUtf8(config.selfHostTenantName);
+    if (env == QLatin1String("SEED_TENANTS_FILE")) {
+        QStringList ids;
+        for (const rt::tenants::TenantInput &tenant : config.seedTenants) {
+            ids.append(QString::fromUtf8(tenant.externalId));
+        }
+        return ids.join(u',');
+    }
+    if (env == QLatin1String("DB_HOST"))
+        return config.controlPlane.host;
+    if (env == QLatin1String("DB_PORT"))
+        return number(config.controlPlane.port);
+    if (env == QLatin1String("DB_NAME"))
+        return config.controlPlane.database;
+    if (env == QLatin1String("DB_USER"))
+        return config.controlPlane.user;
+    if (env == QLatin1String("DB_PASSWORD"))
+        return config.controlPlane.password;
+    if (env == QLatin1String("DATA_DIR"))
+        return QDir::cleanPath(config.dataDir);
+    if (env == QLatin1String("TENANT_MAX_CONCURRENT_USERS"))
+        return number(config.tenantDefaults.maxConcurrentUsers);
+    if (env == QLatin1String("TENANT_MAX_EVENTS_PER_SECOND"))
+        return number(config.tenantDefaults.maxEventsPerSecond);
+    if (env == QLatin1String("TENANT_MAX_BYTES_PER_SECOND"))
+        return number(config.tenantDefaults.maxBytesPerSecond);
+    if (env == QLatin1String("TENANT_MAX_CHANNELS_PER_CLIENT"))
+        return number(config.tenantDefaults.maxChannelsPerClient);
+    if (env == QLatin1String("TENANT_MAX_JOINS_PER_SECOND"))
+        return number(config.tenantDefaults.maxJoinsPerSecond);
+    if (env == QLatin1String("TENANT_MAX_PRESENCE_EVENTS_PER_SECOND"))
+        return number(config.tenantDefaults.maxPresenceEventsPerSecond);
+    if (env == QLatin1String("TENANT_MAX_PAYLOAD_SIZE_IN_KB"))
+        return number(config.tenantDefaults.maxPayloadSizeInKb);
+    if (env == QLatin1String("CLIENT_PRESENCE_MAX_CALLS"))
+        return number(config.tenantDefaults.clientPresenceMaxCalls);
+    if (env == QLatin1String("CLIENT_PRESENCE_WINDOW_MS"))
+        return number(config.tenantDefaults.clientPresenceWindowMs);
+    if (env == QLatin1String("CONNECT_ERROR_BACKOFF_MS"))
+        return number(config.connectErrorBackoffMs);
+    if (env == QLatin1String("CHANNEL_ERROR_BACKOFF_MS"))
+        return number(config.channelErrorBackoffMs);
+    if (env == QLatin1String("JWT_CLAIM_VALIDATORS"))
+        return QString::fromUtf8(
+                QJsonDocument(config.jwtClaimValidators).toJson(QJsonDocument::Compact));
+    if (env == QLatin1String("WORKERS"))
+        return number(config.workers);
+    if (env == QLatin1String("EVENT_DISPATCHER"))
+        return config.epollDispatcher ? QStringLiteral("epoll") : QStringLiteral("qt");
+    if (env == QLatin1String("LOG_LEVEL"))
+        return config.logLevel;
+    return QStringLiteral("<unknown %1>").arg(env);
+}
+
+Environment environmentFrom(const QStringList &pairs)
+{
+    Environment environment;
+    for (const QString &pair : pairs) {
+        const qsizetype equals = pair.indexOf(u'=');
+        environment.insert(pair.left(equals), pair.mid(equals + 1));
+    }
+    return environment;
+}
+
+} // namespace
+
+// Tests realtime-server's configuration: defaults, every option from its environment variable
+// and its flag (the flag wins), --help, and one clear message per invalid value.
+class ConfigTest : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase();
+
+    void defaults();
+    void everyOption_data();
+    void everyOption();
+    void helpListsEveryOption_data();
+    void helpListsEveryOption();
+    void shortHelp();
+    void versionRequest();
+    void invalidValues_data();
+    void invalidValues();
+    void invalidFlagValueNamesTheEnvironmentVariable();
+    void firstErrorOnly();
+    void booleans_data();
+    void booleans();
+    void seedSelfHostNeedsASecret();
+    void dbHostSelectsPostgres();
+    void seedTenantsFile();
+    void seedTenantsFileErrors_data();
+    void seedTenantsFileErrors();
+    void unknownOptionsAndArguments();
+
+private:
+    QString writeFile(const QString &name, const QByteArray &contents);
+
+    std::unique_ptr<QTemporaryDir> m_dir;
+};
+
+void ConfigTest::initTestCase()
+{
+    m_dir = std::make_unique<QTemporaryDir>();
+    QVERIFY(m_dir->isValid());
+}
+
+QString ConfigTest::writeFile(const QString &name, const QByteArray &contents)
+{
+    const QString path = m_dir->filePath(name);
+    QFile file(path);
+    if (file.open(QIODevice::WriteOnly)) {
+        file.write(contents);
+    }
+    return path;
+}
+
+void ConfigTest::defaults()
+{
+    const auto parsed = parseConfig({ Program }, {});
+    QVERIFY2(parsed.ok(), parsed.ok() ? "" : qPrintable(parsed.error().message));
+    QCOMPARE(parsed->action, ConfigRequest::Action::Run);
+    const ServerConfig &config = parsed->config;
+    QCOMPARE(config.port, quint16(4000));
+    QCOMPARE(config.listenAddress, QHostAddress(QHostAddress::AnyIPv4));
+    QVERIFY(config.apiJwtSecret.isEmpty());
+    QVERIFY(config.apiJwtJwks.isEmpty());
+    QCOMPARE(config.seedSelfHost, false);
+    QCOMPARE(config.selfHostTenantName, QByteArray("realtime-dev"));
+    QVERIFY(config.seedTenantsFile.isEmpty());
+    QVERIFY(config.seedTenants.isEmpty());
+    QCOMPARE(QDir::cleanPath(config.dataDir),
+             QDir::current().absoluteFilePath(QStringLiteral("realtime-data")));
+    QCOMPARE(config.controlPlane.backend, ControlPlaneSettings::Backend::Sqlite);
+    QCOMPARE(QDir::cleanPath(config.controlPlane.sqlitePath),
+             QDir::current().absoluteFilePath(
+                     QStringLiteral("realtime-data/control-plane.sqlite3")));
+    // spec/server-protocol.md §8 defaults.
+    QCOMPARE(config.tenantDefaults.maxConcurrentUsers, 200);
+    QCOMPARE(config.tenantDefaults.maxEventsPerSecond, 100);
+    QCOMPARE(config.tenantDefaults.maxBytesPerSecond, 100000);
+    QCOMPARE(config.tenantDefaults.maxChannelsPerClient, 100);
+    QCOMPARE(config.tenantDefaults.maxJoinsPerSecond, 100);
+    QCOMPARE(config.tenantDefaults.maxPresenceEventsPerSecond, 1000);
+    QCOMPARE(config.tenantDefaults.maxPayloadSizeInKb, 3000);
+    QCOMPARE(config.tenantDefaults.clientPresenceMaxCalls, 5);
+    QCOMPARE(config.tenantDefaults.clientPresenceWindowMs, 30000);
+    QCOMPARE(config.connectErrorBackoffMs, 2000);
+    QCOMPARE(config.channelErrorBackoffMs, 5000);
+    QCOMPARE(config.jwtClaimValidators, QJsonObject());
+    QCOMPARE(config.workers, 0);
+    QCOMPARE(config.epollDispatcher, true);
+    QCOMPARE(config.logLevel, QStringLiteral("info"));
+}
+
+void ConfigTest::everyOption_data()
+{
+    QTest::addColumn<QString>("env");
+    QTest::addColumn<QString>("envValue");
+    QTest::addColumn<QString>("envExpected");
+    QTest::addColumn<QString>("flagValue");
+    QTest::addColumn<QString>("flagExpected");
+    QTest::addColumn<QStringList>("extraEnvironment");
+
+    const QString seedsA = writeFile(QStringLiteral("seeds-a.json"),
+                                     R"({"tenants":[{"external_id":"a","jwt_secret":"s"}]})");
+    const QString seedsB = writeFile(QStringLiteral("seeds-b.json"),
+                                     R"({"tenants":[{"external_id":"b1","jwt_secret":"s"},)"
+                                     R"({"external_id":"b2","jwt_jwks":{"keys":[]}}]})");
+    const QString dirA = m_dir->filePath(QStringLiteral("data-a"));
+    const QString dirB = m_dir->filePath(QStringLiteral("data-b"));
+    const QStringList none;
+    const QStringList withDb{ QStringLiteral("DB_HOST=db.local") };
+
+    const auto row = [](const char *env, const QString &envValue, const QString &envExpected,
+                        const QString &flagValue, const QString &flagExpected,
+                        const QStringList &extra) {
+        QTest::newRow(env) << QString::fromLatin1(env) << envValue << envExpected << flagValue
+                           << flagExpected << extra;
+    };
+    const auto same = [&row](const char *env, const char *a, const char *b,
+                             const QStringList &extra) {
+        row(env, QString::fromUtf8(a), QString::fromUtf8(a), QString::fromUtf8(b),
+            QString::fromUtf8(b), extra);
+    };
+    same("PORT", "4100", "0", none);
+    same("LISTEN_ADDRESS", "127.0.0.1", "::1", none);
+    same("API_JWT_SECRET", "env-secret", "flag-secret", none);
+    same("API_JWT_JWKS", R"({"keys":[]})", R"({"keys":[{"kty":"oct"}]})", none);
+    row("SEED_SELF_HOST", QStringLiteral("true"), QStringLiteral("true"), QStringLiteral("0"),
+        QStringLiteral("false"), { QStringLiteral("API_JWT_SECRET=x") });
+    row("SELF_HOST_TENANT_NAME", QStringLiteral("Dev-Tenant"), QStringLiteral("dev-tenant"),
+        QStringLiteral("other"), QStringLiteral("other"), none);
+    row("SEED_TENANTS_FILE", seedsA, QStringLiteral("a"), seedsB, QStringLiteral("b1,b2"), none);
+    same("DB_HOST", "db.env", "db.flag", none);
+    same("DB_PORT", "6543", "5433", withDb);
+    same("DB_NAME", "envdb", "flagdb", withDb);
+    same("DB_USER", "envuser", "flaguser", withDb);
+    same("DB_PASSWORD", "envpass", "flagpass", withDb);
+    row("DATA_DIR", dirA, dirA, dirB, dirB, none);
+    same("TENANT_MAX_CONCURRENT_USERS", "7", "8", none);
+    same("TENANT_MAX_EVENTS_PER_SECOND", "9", "10", none);
+    same("TENANT_MAX_BYTES_PER_SECOND", "11", "12", none);
+    same("TENANT_MAX_CHANNELS_PER_CLIENT", "13", "14", none);
+    same("TENANT_MAX_JOINS_PER_SECOND", "15", "16", none);
+    same("TENANT_MAX_PRESENCE_EVENTS_PER_SECOND", "17", "18", none);
+    same("TENANT_MAX_PAYLOAD_SIZE_IN_KB", "19", "20", none);
+    same("CLIENT_PRESENCE_MAX_CALLS", "21", "22", none);
+    same("CLIENT_PRESENCE_WINDOW_MS", "23", "24", none);
+    same("CONNECT_ERROR_BACKOFF_MS", "100", "0", none);
+    same("CHANNEL_ERROR_BACKOFF_MS", "100", "0", none);
+    same("JWT_CLAIM_VALIDATORS", R"({"iss":"env"})", R"({"iss":"flag"})", none);
+    same("WORKERS", "3", "1", none);
+    same("EVENT_DISPATCHER", "qt", "epoll", none);
+    same("LOG_LEVEL", "debug", "warning", none);
+}
+
+void ConfigTest::everyOption()
+{
+    QFETCH(QString, env);
+    QFETCH(QString, envValue);
+    QFETCH(QString, envExpected);
+    QFETCH(QString, flagValue);
+    QFETCH(QString, flagExpected);
+    QFETCH(QStringList, extraEnvironment);
+
+    const QString flag = flagOf(env);
+    QVERIFY(!flag.isEmpty());
+    Environment base = environmentFrom(extraEnvironment);
+
+    // From the environment.
+    Environment withEnv = base;
+    withEnv.insert(env, envValue);
+    const auto fromEnv = parseConfig({ Program }, withEnv);
+    QVERIFY2(fromEnv.ok(), fromEnv.ok() ? "" : qPrintable(fromEnv.error().message));
+    QCOMPARE(fieldOf(fromEnv->config, env), envExpected);
+
+    // From the flag, both spellings.
+    const auto fromFlag = parseConfig({ Program, flag, flagValue }, base);
+    QVERIFY2(fromFlag.ok(), fromFlag.ok() ? "" : qPrintable(fromFlag.error().message));
+    QCOMPARE(fieldOf(fromFlag->config, env), flagExpected);
+    const auto fromFlagEquals = parseConfig({ Program, flag + u'=' + flagValue }, base);
+    QVERIFY(fromFlagEquals.ok());
+    QCOMPARE(fieldOf(fromFlagEquals->config, env), flagExpected);
+
+    // Both: the flag wins.
+    const auto both = parseConfig({ Program, flag, flagValue }, withEnv);
+    QVERIFY2(both.ok(), both.ok() ? "" : qPrintable(both.error().message));
+    QCOMPARE(fieldOf(both->config, env), flagExpected);
+
+    // And the option is really read: the result differs from the default.
+    const auto defaults = parseConfig({ Program }, base);
+    QVERIFY(defaults.ok());
+    QVERIFY(fieldOf(defaults->config, env) != envExpected
+            || fieldOf(defaults->config, env) != flagExpected);
+}
+
+void ConfigTest::helpListsEveryOption_data()
+{
+    QTest::addColumn<QString>("env");
+    QTest::addColumn<QString>("flag");
+    for (const Documented &option : DocumentedOptions) {
+        QTest::newRow(option.env) << QString::fromLatin1(option.env)
+                                  << QLatin1String("--") + QLatin1String(option.flag);
+    }
+}
+
+void ConfigTest::helpListsEveryOption()
+{
+    QFETCH(QString, env);
+    QFETCH(QString, flag);
+
+    const auto parsed = parseConfig({ Program, QStringLiteral("--help") }, {});
+    QVERIFY(parsed.ok());
+    QCOMPARE(parsed->action, ConfigRequest::Action::ShowHelp);
+    const QString help = parsed->helpText;
+    QVERIFY2(help.contains(flag + u' '), qPrintable(flag + QLatin1String(" missing in:\n") + help));
+    // The variable's name must appear whole (an operator greps or copies it).
+    const QString bracketed = u'[' + env + u']';
+    if (env == QLatin1String("TENANT_MAX_PRESENCE_EVENTS_PER_SECOND")) {
+        QEXPECT_FAIL("",
+                     "--help wraps the description column at 79 characters and splits "
+                     "\"[TENANT_MAX_PRESENCE_EVENTS_PER_S\" / \"ECOND]\" over two lines",
+                     Continue);
+    }
+    QVERIFY2(help.contains(bracketed),
+             qPrintable(bracketed + QLatin1String(" missing in:\n") + help));
+}
+
+void ConfigTest::shortHelp()
+{
+    const auto parsed = parseConfig({ Program, QStringLiteral("-h") }, {});
+    QVERIFY(parsed.ok());
+    QCOMPARE(parsed->action, ConfigRequest::Action::ShowHelp);
+    QVERIFY(parsed->helpText.contains(QLatin1String("--port")));
+}
+
+void ConfigTest::versionRequest()
+{
+    const auto parsed = parseConfig({ Program, QStringLiteral("--version") }, {});
+    QVERIFY(parsed.ok());
+    QCOMPARE(parsed->action, ConfigRequest::Action::ShowVersion);
+}
+
+void ConfigTest::invalidValues_data()
+{
+    QTest::addColumn<QStringList>("environment");
+    QTest::addColumn<QString>("expected");
+
+    const auto row = [](const char *name, const QStringList &environment, const char *expected) {
+        QTest::newRow(name) << environment << QString::fromUtf8(expected);
+    };
+    row("PORT not a number", { QStringLiteral("PORT=abc") },
+        R"(invalid PORT (--port): "abc"; expected an integer from 0 to 65535)");
+    row("PORT too big", { QStringLiteral("PORT=65536") },
+        R"(invalid PORT (--port): "65536"; expected an integer from 0 to 65535)");
+    row("PORT negative", { QStringLiteral("PORT=-1") },
+        R"(invalid PORT (--port): "-1"; expected an integer from 0 to 65535)");
+    row("PORT fractional", { QStringLiteral("PORT=80.5") },
+        R"(invalid PORT (--port): "80.5"; expected an integer from 0 to 65535)");
+    row("LISTEN_ADDRESS", { QStringLiteral("LISTEN_ADDRESS=example.com") },
+        R"(invalid LISTEN_ADDRESS (--listen-address): "example.com"; expected an IPv4 or IPv6 address)");
+    row("API_JWT_JWKS", { QStringLiteral("API_JWT_JWKS={}") },
+        R"(invalid API_JWT_JWKS (--api-jwt-jwks): "{}"; expected a JSON object with a "keys" array)");
+    row("SEED_SELF_HOST", { QStringLiteral("SEED_SELF_HOST=maybe") },
+        R"(invalid SEED_SELF_HOST (--seed-self-host): "maybe"; expected true or false)");
+    row("SELF_HOST_TENANT_NAME", { QStringLiteral("SELF_HOST_TENANT_NAME=a.b") },
+        R"(invalid SELF_HOST_TENANT_NAME (--self-host-tenant-name): "a.b"; expected a non-empty name without dots (it is a DNS label))");
+    row("DB_PORT", { QStringLiteral("DB_HOST=db"), QStringLiteral("DB_PORT=0") },
+        R"(invalid DB_PORT (--db-port): "0"; expected an integer from 1 to 65535)");
+    row("TENANT_MAX_CONCURRENT_USERS", { QStringLiteral("TENANT_MAX_CONCURRENT_USERS=0") },
+        R"(invalid TENANT_MAX_CONCURRENT_USERS (--tenant-max-concurrent-users): "0"; expected an integer from 1 to 1000000000)");
+    row("TENANT_MAX_PAYLOAD_SIZE_IN_KB", { QStringLiteral("TENANT_MAX_PAYLOAD_SIZE_IN_KB=lots") },
+        R"(invalid TENANT_MAX_PAYLOAD_SIZE_IN_KB (--tenant-max-payload-size-in-kb): "lots"; expected an integer from 1 to 1000000)");
+    row("CONNECT_ERROR_BACKOFF_MS", { QStringLiteral("CONNECT_ERROR_BACKOFF_MS=-5") },
+        R"(invalid CONNECT_ERROR_BACKOFF_MS (--connect-error-backoff-ms): "-5"; expected an integer from 0 to 600000)");
+    row("JWT_CLAIM_VALIDATORS", { QStringLiteral("JWT_CLAIM_VALIDATORS=[1]") },
+        R"(invalid JWT_CLAIM_VALIDATORS (--jwt-claim-validators): "[1]"; expected a JSON object)");
+    row("WORKERS", { QStringLiteral("WORKERS=many") },
+        R"(invalid WORKERS (--workers): "many"; expected an integer from 0 to 256)");
+    row("EVENT_DISPATCHER", { QStringLiteral("EVENT_DISPATCHER=glib") },
+        R"(invalid EVENT_DISPATCHER (--event-dispatcher): "glib"; expected epoll or qt)");
+    row("LOG_LEVEL", { QStringLiteral("LOG_LEVEL=loud") },
+        R"(invalid LOG_LEVEL (--log-level): "loud"; expected debug, info, warning or error)");
+}
+
+void ConfigTest::invalidValues()
+{
+    QFETCH(QStringList, environment);
+    QFETCH(QString, expected);
+
+    const auto parsed = parseConfig({ Program }, environmentFrom(environment));
+    QVERIFY(!parsed.ok());
+    QCOMPARE(parsed.error().message, expected);
+}
+
+void ConfigTest::invalidFlagValueNamesTheEnvironmentVariable()
+{
+    const auto parsed =
+            parseConfig({ Program, QStringLiteral("--port"), QStringLiteral("abc") }, {});
+    QVERIFY(!parsed.ok());
+    QCOMPARE(
+            parsed.error().message,
+            QStringLiteral(R"(invalid PORT (--port): "abc"; expected an integer from 0 to 65535)"));
+}
+
+void ConfigTest::firstErrorOnly()
+{
+    const auto parsed =
+            parseConfig({ Program },
+                        environmentFrom({ QStringLiteral("PORT=x"), QStringLiteral("WORKERS=y") }));
+    QVERIFY(!parsed.ok());
+    // One clear message, not a list.
+    QVERIFY(parsed.error().message.startsWith(QLatin1String("invalid PORT (--port)")));
+    QVERIFY(!parsed.error().message.contains(QLatin1String("WORKERS")));
+    QVERIFY(!parsed.error().message.contains(u'\n'));
+}
+
+void ConfigTest::booleans_data()
+{
+    QTest::addColumn<QString>("value");
+    QTest::addColumn<bool>("expected");
+
+    const std::pair<const char *, bool> cases[] = {
+        { "true", true },   { "TRUE", true }, { "True", true },   { "1", true },
+        { "yes", true },    { "YES", true },  { " true ", true }, { "false", false },
+        { "FALSE", false }, { "0", false },   { "no", false },    { "No", false },
+    };
+    for (const auto &[value, expected] : cases) {
+        QTest::newRow(value) << QString::fromLatin1(value) << expected;
+    }
+}
+
+void ConfigTest::booleans()
+{
+    QFETCH(QString, value);
+    QFETCH(bool, expected);
+
+    Environment environment{ { QStringLiteral("API_JWT_SECRET"), QStringLiteral("x") },
+                             { QStringLiteral("SEED_SELF_HOST"), value } };
+    const auto fromEnv = parseConfig({ Program }, environment);
+    QVERIFY2(fromEnv.ok(), fromEnv.ok() ? "" : qPrintable(fromEnv.error().message));
+    QCOMPARE(fromEnv->config.seedSelfHost, expected);
+
+    environment.remove(QStringLiteral("SEED_SELF_HOST"));
+    const auto fromFlag =
+            parseConfig({ Program, QStringLiteral("--seed-self-host"), value }, environment);
+    QVERIFY(fromFlag.ok());
+    QCOMPARE(fromFlag->config.seedSelfHost, expected);
+}
+
+void ConfigTest::seedSelfHostNeedsASecret()
+{
+    const auto missing = parseConfig(
+            { Program }, { { QStringLiteral("SEED_SELF_HOST"), QStringLiteral("true") } });
+    QVERIFY(!missing.ok());
+    QVERIFY2(missing.error().message.contains(QLatin1String("SEED_SELF_HOST"))
+                     && missing.error().message.contains(QLatin1String("API_JWT_SECRET")),
+             qPrintable(missing.error().message));
+
+    const auto withSecret = parseConfig({ Program, QStringLiteral("--seed-self-host=true"),
+                                          QStringLiteral("--api-jwt-secret=s3cret") },
+                                        {});
+    QVERIFY(withSecret.ok());
+    QVERIFY(withSecret->config.seedSelfHost);
+    QCOMPARE(withSecret->config.apiJwtSecret, QByteArray("s3cret"));
+
+    // Not seeding: no secret needed.
+    QVERIFY(parseConfig({ Program },
+                        { { QStringLiteral("SEED_SELF_HOST"), QStringLiteral("false") } })
+                    .ok());
+}
+
+void ConfigTest::dbHostSelectsPostgres()
+{
+    const auto postgres =
+            parseConfig({ Program }, { { QStringLiteral("DB_HOST"), QStringLiteral("db.local") } });
+    QVERIFY(postgres.ok());
+    const ControlPlaneSettings &settings = postgres->config.controlPlane;
+    QCOMPARE(settings.backend, ControlPlaneSettings::Backend::Postgres);
+    QCOMPARE(settings.host, QStringLiteral("db.local"));
+    QCOMPARE(settings.port, 5432);
+    QCOMPARE(settings.database, QStringLiteral("postgres"));
+    QCOMPARE(settings.user, QStringLiteral("postgres"));
+    QCOMPARE(settings.password, QString());
+
+    const auto viaFlag =
+            parseConfig({ Program, QStringLiteral("--db-host"), QStringLiteral("h") }, {});
+    QVERIFY(viaFlag.ok());
+    QCOMPARE(viaFlag->config.controlPlane.backend, ControlPlaneSettings::Backend::Postgres);
+
+    // Without DB_HOST: SQLite in the data directory, whatever the other DB_* say.
+    const QString data = m_dir->filePath(QStringLiteral("data"));
+    const auto sqlite = parseConfig({ Program },
+                                    { { QStringLiteral("DATA_DIR"), data },
+                                      { QStringLiteral("DB_NAME"), QStringLiteral("x") } });
+    QVERIFY(sqlite.ok());
+    QCOMPARE(sqlite->config.controlPlane.backend, ControlPlaneSettings::Backend::Sqlite);
+    QCOMPARE(QDir::cleanPath(sqlite->config.controlPlane.sqlitePath),
+             QDir::cleanPath(data + QStringLiteral("/control-plane.sqlite3")));
+}
+
+void ConfigTest::seedTenantsFile()
+{
+    const QString path = writeFile(
+            QStringLiteral("tenants.json"),
+            R"({"tenants":[{"external_id":"one","jwt_secret":"s1","max_concurrent_users":3},)"
+            R"({"external_id":"two","jwt_secret":"s2","private_only":true,)"
+            R"("extensions":[{"type":"postgres_cdc_rls","settings":{"db_host":"h"}}]}]})");
+    const auto parsed = parseConfig({ Program }, { { QStringLiteral("SEED_TENANTS_FILE"), path } });
+    QVERIFY2(parsed.ok(), parsed.ok() ? "" : qPrintable(parsed.error().message));
+    const QList<rt::tenants::TenantInput> &seeds = parsed->config.seedTenants;
+    QCOMPARE(parsed->config.seedTenantsFile, path);
+    QCOMPARE(seeds.size(), 2);
+    QCOMPARE(seeds.at(0).externalId, QByteArray("one"));
+    QCOMPARE(seeds.at(0).maxConcurrentUsers, std::optional<int>(3));
+    QCOMPARE(seeds.at(1).externalId, QByteArray("two"));
+    QVERIFY(seeds.at(1).privateOnly);
+    QCOMPARE(seeds.at(1).extensions.size(), 1);
+}
+
+void ConfigTest::seedTenantsFileErrors_data()
+{
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QString>("expectedStart");
+    QTest::addColumn<QString>("expectedPart");
+
+    const QString missing = m_dir->filePath(QStringLiteral("missing.json"));
+    QTest::newRow("missing file")
+            << missing
+            << QStringLiteral(R"(invalid SEED_TENANTS_FILE (--seed-tenants-file): "%1"; )"
+                              R"(expected a readable file)")
+                       .arg(missing)
+            << QString();
+    const QString notJson = writeFile(QStringLiteral("not-json.json"), "{tenants:");
+    QTest::newRow("not JSON")
+            << notJson
+            << QStringLiteral(R"(invalid SEED_TENANTS_FILE (--seed-tenants-file): "%1"; )"
+                              R"(expected a JSON object with a "tenants" array)")
+                       .arg(notJson)
+            << QString();
+    const QString noList = writeFile(QStringLiteral("no-list.json"), R"({"tenants":{}})");
+    QTest::newRow("tenants not a list")
+            << noList
+            << QStringLiteral(R"(invalid SEED_TENANTS_FILE (--seed-tenants-file): "%1"; )"
+                              R"(expected a JSON object with a "tenants" array)")
+                       .arg(noList)
+            << QString();
+    const QString array = writeFile(QStringLiteral("array.json"), R"([{"external_id":"a"}])");
+    QTest::newRow("top-level array")
+            << array
+            << QStringLiteral(R"(invalid SEED_TENANTS_FILE (--seed-tenants-file): "%1"; )"
+                              R"(expected a JSON object with a "tenants" array)")
+                       .arg(array)
+            << QString();
+    const QString badTenant =
+            writeFile(QStringLiteral("bad-tenant.json"),
+                      R"({"tenants":[{"external_id":"ok","jwt_secret":"s"},{"jwt_secret":"s"}]})");
+    QTest::newRow("invalid tenant")
+            << badTenant
+            << QStringLiteral(R"(invalid SEED_TENANTS_FILE (--seed-tenants-file): "%1"; )")
+                       .arg(badTenant)
+            << QString::fromUtf8(R"(tenant #1 has errors {"external_id":["can't be blank"]})");
+}
+
+void ConfigTest::seedTenantsFileErrors()
+{
+    QFETCH(QString, file);
+    QFETCH(QString, expectedStart);
+    QFETCH(QString, expectedPart);
+
+    const auto parsed = parseConfig({ Program, QStringLiteral("--seed-tenants-file"), file }, {});
+    QVERIFY(!parsed.ok());
+    const QString message = parsed.error().message;
+    QVERIFY2(message.startsWith(expectedStart), qPrintable(message));
+    QVERIFY2(message.contains(expectedPart), qPrintable(message));
+    QVERIFY(!message.contains(u'\n'));
+}
+
+void ConfigTest::unknownOptionsAndArguments()
+{
+    const auto unknown = parseConfig({ Program, QStringLiteral("--bogus") }, {});
+    QVERIFY(!unknown.ok());
+    QVERIFY2(unknown.error().message.contains(QLatin1String("bogus")),
+             qPrintable(unknown.error().message));
+    const auto positional = parseConfig({ Program, QStringLiteral("extra") }, {});
+    QVERIFY(!positional.ok());
+    QVERIFY2(positional.error().message.contains(QLatin1String("extra")),
+             qPrintable(positional.error().message));
+    const auto missingValue = parseConfig({ Program, QStringLiteral("--port") }, {});
+    QVERIFY(!missingValue.ok());
+}
+
+QTEST_GUILESS_MAIN(ConfigTest)
+#include "tst_config.moc"
