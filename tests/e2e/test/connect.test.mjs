@@ -1,6 +1,7 @@
 // Socket connect checks (server-protocol §1.2-1.5): HTTP status and exact JSON bodies of refused
 // upgrades, the connect error backoff, both socket paths, and JWKS algorithms.
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { startServer, SELF_HOST_SECRET, CONNECT_ERROR_BACKOFF_MS } from '../lib/server.mjs';
 import { claims, expiredClaims, generateKeys, sign, token } from '../lib/jwt.mjs';
@@ -197,6 +198,31 @@ for (const vsn of VSNS) {
         });
     });
 }
+
+test('a non-GET upgrade request → 400 with an empty body', {
+    todo: 'server: answers 405 {"error":"Method Not Allowed"} (FINDINGS.md #3)',
+}, async () => {
+    const res = await new Promise((resolve, reject) => {
+        const req = http.request({
+            host: '127.0.0.1', port: server.port, method: 'POST',
+            path: `/socket/websocket${q(selfHostToken(), '2.0.0')}`,
+            headers: { Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Key': 'dGhlIHNhbXBsZSBub25jZQ==', 'Sec-WebSocket-Version': '13', 'Content-Length': 0 },
+        });
+        req.on('upgrade', (r, socket) => {
+            socket.destroy();
+            resolve({ status: r.statusCode, body: '' });
+        });
+        req.on('response', (r) => {
+            let body = '';
+            r.on('data', (c) => (body += c));
+            r.on('end', () => resolve({ status: r.statusCode, body }));
+        });
+        req.on('error', reject);
+        req.end();
+    });
+    assert.equal(res.status, 400);
+    assert.equal(res.body, '');
+});
 
 test('unsupported vsn → 403 with an empty body', async () => {
     for (const vsn of ['3.0.0', 'abc', '0.9.0']) {

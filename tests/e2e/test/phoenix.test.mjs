@@ -100,6 +100,24 @@ for (const vsn of VSNS) {
             assert.equal(await pong, 'are-you-there');
         });
 
+        test('a 4.5 MB frame is accepted; a frame over 5 MB closes the connection', async () => {
+            const c = await raw(vsn);
+            const pad = 'x'.repeat(4_500_000);
+            c.sendText(vsn === '2.0.0'
+                ? JSON.stringify([null, 'big-1', 'phoenix', 'heartbeat', { pad }])
+                : JSON.stringify({ topic: 'phoenix', event: 'heartbeat', payload: { pad }, ref: 'big-1' }));
+            assert.equal((await c.reply('big-1', 5000)).payload.status, 'ok');
+            const tooBig = 'y'.repeat(5_100_000);
+            c.sendText(vsn === '2.0.0'
+                ? JSON.stringify([null, 'big-2', 'phoenix', 'heartbeat', { tooBig }])
+                : JSON.stringify({ topic: 'phoenix', event: 'heartbeat', payload: { tooBig }, ref: 'big-2' }));
+            const closed = await c.frames.next((f) => f.closed, 5000, 'close after an oversized frame', 0);
+            assert.ok(closed.closed.code === 1009 || closed.closed.code === 1006, `close code ${closed.closed.code}`);
+            assert.deepEqual(c.frames.items.filter((f) => f.ref === 'big-2'), [], 'the oversized frame is not processed');
+            const again = await raw(vsn);
+            assert.equal((await heartbeat(again)).payload.status, 'ok', 'the server keeps serving');
+        });
+
         test('a client close frame is answered with a close frame', async () => {
             const c = await raw(vsn);
             const closed = new Promise((resolve) => c.ws.once('close', (code) => resolve(code)));
