@@ -3,10 +3,13 @@
 import WebSocket from 'ws';
 import { Recorder, show } from './util.mjs';
 
-/** Encodes a v2 kind-3 "user broadcast push". `payload` is an object (JSON) or a Buffer (raw). */
-export function encodeKind3({ joinRef = '', ref = '', topic, event, meta = '', payload }) {
-    const raw = Buffer.isBuffer(payload) || payload instanceof Uint8Array;
-    const body = raw ? Buffer.from(payload) : Buffer.from(JSON.stringify(payload));
+/**
+ * Encodes a v2 kind-3 "user broadcast push". `payload` is an object (JSON) or a Buffer (raw);
+ * `payloadText` sends that exact JSON text with encoding 1.
+ */
+export function encodeKind3({ joinRef = '', ref = '', topic, event, meta = '', payload, payloadText }) {
+    const raw = payloadText === undefined && (Buffer.isBuffer(payload) || payload instanceof Uint8Array);
+    const body = payloadText !== undefined ? Buffer.from(payloadText) : raw ? Buffer.from(payload) : Buffer.from(JSON.stringify(payload));
     const parts = [joinRef, ref, topic, event, meta].map((s) => Buffer.from(s, 'utf8'));
     const header = Buffer.from([3, ...parts.map((p) => p.length), raw ? 0 : 1]);
     return Buffer.concat([header, ...parts, body]);

@@ -322,15 +322,16 @@ describe('broadcast across vsn', () => {
         assert.deepEqual(t1.object, { topic, event: 'broadcast', payload: pushed, ref: null });
         assert.deepEqual(t2.array, [null, null, topic, 'broadcast', pushed]);
 
-        s2.sendBinary(encodeKind3({ joinRef: '1', ref: '2', topic, event: 'bin-json', meta: '{"persist":true}', payload: { k: 'v' } }));
+        const text = '{ "k" : "v",\n  "a":[1, 2.50, "\\u00e9"], "z":{} }';
+        s2.sendBinary(encodeKind3({ joinRef: '1', ref: '2', topic, event: 'bin-json', meta: '{"persist":true}', payloadText: text }));
         const b2 = await r2.frames.next((f) => f.binary && f.userEvent === 'bin-json', 2000, 'v2 gets kind 4');
         assert.equal(b2.kind, 4);
         assert.equal(b2.topic, topic);
         assert.equal(b2.encoding, 1);
         assert.equal(b2.meta, undefined, 'client metadata is not forwarded');
-        assert.equal(b2.payloadBytes.toString(), '{"k":"v"}', 'JSON payload forwarded byte for byte');
+        assert.equal(b2.payloadBytes.toString(), text, 'JSON payload forwarded byte for byte');
         const b1 = await r1.frames.next((f) => f.event === 'broadcast' && f.payload.event === 'bin-json', 2000, 'v1 gets converted JSON');
-        assert.deepEqual(b1.object, { topic, event: 'broadcast', payload: { event: 'bin-json', payload: { k: 'v' }, type: 'broadcast' }, ref: null });
+        assert.deepEqual(b1.object, { topic, event: 'broadcast', payload: { event: 'bin-json', payload: JSON.parse(text), type: 'broadcast' }, ref: null });
     });
 
     test('multi-byte topic, event and payload: lengths are UTF-8 byte counts (kind 3/4)', async () => {

@@ -85,6 +85,8 @@ for (const vsn of VSNS) {
                 { event: '*', schema: 'public', table: 'todos', filter: 'id=eq.1' },
                 { event: 'DELETE', schema: 'public' },
                 { event: 'UPDATE', schema: 'public', table: 't', filter: 'status=eq."a,b",id=in.(1,2)', select: ['id', 'status'] },
+                { event: 'insert', table: 'only_table' },
+                { event: '*', schema: 'public', table: 'x', filter: '' },
             ];
             const reply = await c.join(topic, { config: { postgres_changes: bindings } });
             assert.equal(reply.payload.status, 'ok', reply.text);
@@ -129,6 +131,12 @@ for (const vsn of VSNS) {
             await c.reply('hb');
             await new Promise((r) => setTimeout(r, 100));
             assert.deepEqual(c.frames.items.filter((f) => f.event === 'system'), []);
+        });
+
+        test('realtime-js private channel: CHANNEL_ERROR with the server reason (no tenant database)', async () => {
+            const client = pool.client({ vsn });
+            await assertClientJoinError(client.channel(unique('private-js'), { config: { private: true } }),
+                'UnableToConnectToProject: Realtime was unable to connect to the project database');
         });
 
         test('topic "realtime:" → TopicNameRequired', async () => {

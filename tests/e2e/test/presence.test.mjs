@@ -80,6 +80,20 @@ for (const vsn of VSNS) {
             }
         });
 
+        test('a track made while joining is flushed after the join reply and succeeds', async () => {
+            const sub = unique('early-track');
+            const watcher = await presenceMember(vsn, sub, { key: 'watcher' });
+            const client = pool.client({ vsn });
+            const ch = client.channel(sub, { config: { presence: { key: 'early' } } });
+            const joins = new Recorder('joins');
+            ch.on('presence', { event: 'join' }, joins.fn);
+            ch.subscribe();
+            const tracked = ch.track({ early: true }); // pushed before SUBSCRIBED
+            assert.equal(await tracked, 'ok');
+            await watcher.joins.next((j) => j.key === 'early', 2000, 'watcher sees the early tracker');
+            await joins.next((j) => j.key === 'early', 2000, 'the tracker sees itself');
+        });
+
         test('presence_state after join: sync fires with the existing members', async () => {
             const sub = unique('state');
             const alice = await presenceMember(vsn, sub, { key: 'alice' });
