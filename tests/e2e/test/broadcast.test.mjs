@@ -270,6 +270,15 @@ for (const vsn of VSNS) {
             }
         });
 
+        test('httpSend() with URL-special characters in topic and event', async () => {
+            const sub = `room a/b?c#d%e+f&${unique('odd')}`;
+            const receiver = await member(vsn, sub);
+            const sender = pool.client({ vsn });
+            assert.deepEqual(await sender.channel(sub).httpSend('ev/ent?#%', { odd: true }), { success: true });
+            assert.deepEqual(await receiver.got.next(() => true, 2000, 'delivery on the odd topic'),
+                { type: 'broadcast', event: 'ev/ent?#%', payload: { odd: true } });
+        });
+
         test('REST fallback: send() on an unjoined channel goes over HTTP and is delivered', async () => {
             const sub = unique('fallback');
             const v1 = await member('1.0.0', sub);

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, test } from 'node:test';
 import { startServer } from '../lib/server.mjs';
 import { ClientPool, joinChannel, selfHostToken } from '../lib/clients.mjs';
 import { RawClient } from '../lib/raw.mjs';
-import { VSNS } from '../lib/util.mjs';
+import { Recorder, VSNS, waitFor } from '../lib/util.mjs';
 
 let server;
 let pool;
@@ -67,6 +67,81 @@ for (const vsn of VSNS) {
             await dropSockets('realtime:survivor', { track: false });
             assert.equal(await ch.send({ type: 'broadcast', event: 'still-here', payload: {} }), 'ok');
             await assertServerAlive(vsn, 'after dropped sockets');
+        });
+
+        test('members joining and leaving during a broadcast flood: the server stays consistent', async () => {
+            const topic = 'realtime:flood';
+            const stable = pool.client({ vsn });
+            const ch = stable.channel('flood');
+            const got = new Recorder('stable member');
+            ch.on('broadcast', { event: '*' }, got.fn);
+            await joinChannel(ch);
+            const sender = pool.track(await RawClient.connect(server, { vsn, token: selfHostToken() }));
+            const sj = await sender.join(topic);
+            let sending = true;
+            let sent = 0;
+            const flood = (async () => {
+                while (sending) {
+                    for (let i = 0; i < 20; ++i) {
+                        sender.push(topic, 'broadcast', { type: 'broadcast', event: 'f', payload: { n: sent++ } }, { joinRef: sj.joinRef });
+                    }
+                    await new Promise((r) => setImmediate(r));
+                }
+            })();
+            const churn = async () => {
+                for (let k = 0; k < 8; ++k) {
+                    const c = pool.track(await RawClient.connect(server, { vsn, token: selfHostToken() }));
+                    const j = await c.join(topic);
+                    assert.equal(j.payload.status, 'ok');
+                    if (k % 2) c.push(topic, 'phx_leave', {}, { joinRef: j.joinRef });
+                    c.close();
+                }
+            };
+            await Promise.all([churn(), churn(), churn()]);
+            sending = false;
+            await flood;
+            sender.push(topic, 'broadcast', { type: 'broadcast', event: 'last', payload: {} }, { joinRef: sj.joinRef });
+            await got.next((m) => m.event === 'last', 5000, 'the last broadcast');
+            const ns = got.filter((m) => m.event === 'f').map((m) => m.payload.n);
+            assert.equal(ns.length, sent, 'the stable member got every flood message');
+            assert.ok(ns.every((n, i) => n === i), 'in order');
+            await assertServerAlive(vsn, 'after the flood');
+        });
+
+        test('presence churn across workers ends in a consistent state', async () => {
+            const sub = 'churn';
+            const watcherClient = pool.client({ vsn });
+            const watcher = watcherClient.channel(sub, { config: { presence: { key: 'watcher' } } });
+            const syncs = new Recorder('syncs');
+            watcher.on('presence', { event: 'sync' }, () => syncs.push(Object.keys(watcher.presenceState()).sort()));
+            await joinChannel(watcher);
+            assert.equal(await watcher.track({ w: 1 }), 'ok');
+            const churner = async (id) => {
+                for (let k = 0; k < 4; ++k) {
+                    const client = pool.client({ vsn });
+                    const ch = client.channel(sub, { config: { presence: { key: `c${id}` } } });
+                    const ready = new Recorder('own sync');
+                    ch.on('presence', { event: 'sync' }, () => ready.push(true));
+                    await joinChannel(ch);
+                    await ready.next(() => true, 2000, 'presence_state of the churner'); // avoids FINDINGS #1
+                    assert.equal(await ch.track({ k }), 'ok');
+                    if (k % 2) assert.equal(await ch.untrack(), 'ok');
+                    await client.removeChannel(ch);
+                }
+            };
+            await Promise.all([0, 1, 2, 3, 4].map(churner));
+            await waitFor(() => {
+                const keys = Object.keys(watcher.presenceState());
+                return keys.length === 1 && keys[0] === 'watcher';
+            }, 3000, 'only the watcher left in presenceState()', () => watcher.presenceState());
+            // A fresh member's presence_state agrees.
+            const late = pool.client({ vsn });
+            const lateCh = late.channel(sub, { config: { presence: { key: 'late' } } });
+            const lateSync = new Recorder('late sync');
+            lateCh.on('presence', { event: 'sync' }, () => lateSync.push(Object.keys(lateCh.presenceState()).sort()));
+            await joinChannel(lateCh);
+            assert.deepEqual(await lateSync.next(() => true, 2000, 'late sync'), ['watcher']);
+            await assertServerAlive(vsn, 'after presence churn');
         });
 
         test('a socket dropped right after a track (presence turned on by the track) does not crash the server', {
