@@ -99,6 +99,15 @@ for (const vsn of VSNS) {
             assertRefused(res, 401, 'Failed to generate JWT signer, check your JWT secret or JWKS configuration');
         });
 
+        test('connect checks run in order: tenant, suspension, then the token', async () => {
+            assertRefused(await upgradeRequest(server, { path: `/socket/websocket${q(undefined, vsn)}`, host: server.hostFor('nosuchtenant') }),
+                404, 'Tenant not found');
+            assertRefused(await upgradeRequest(server, { path: `/socket/websocket${q('garbage', vsn)}`, host: server.hostFor('suspended') }),
+                403, 'Realtime was disabled for this tenant');
+            assertRefused(await upgradeRequest(server, { path: `/socket/websocket${q(undefined, vsn)}`, host: server.hostFor('suspended') }),
+                403, 'Realtime was disabled for this tenant');
+        });
+
         test('x-api-key header takes precedence over the apikey query parameter', async () => {
             const good = await upgradeRequest(server, {
                 path: `/socket/websocket${q('garbage', vsn)}`,
