@@ -100,6 +100,8 @@ void Server::onControlPlaneReady()
     channels::ChannelSettings settings;
     settings.channelErrorBackoffMs = m_config.channelErrorBackoffMs;
     settings.claimValidators = m_config.jwtClaimValidators;
+    settings.clientPresenceMaxCalls = m_config.tenantDefaults.clientPresenceMaxCalls;
+    settings.clientPresenceWindowMs = m_config.tenantDefaults.clientPresenceWindowMs;
     const WorkerNode::Shared shared{
         m_tenants,
         m_usage,
@@ -177,7 +179,9 @@ void Server::stop()
             }
         }
     }
-    // Sessions closing on the workers post presence leaves here; nobody needs them any more.
+    // Sessions closing on the workers post presence leaves here; nobody needs them any more,
+    // and nothing may be posted to the workers' hubs once they start to go away.
+    m_presence->stop();
     m_pubsub.stop();
     if (m_workers) {
         for (int i = 0; i < m_workers->size(); ++i) {

@@ -47,6 +47,9 @@ public:
     // True from the moment presence_state was requested until it was sent; presence diffs that
     // arrive meanwhile are already contained in the snapshot and are dropped (see PresenceStore).
     bool awaitingPresenceState = false;
+    // The client presence limit's window: pushes counted since windowEndMs - window started.
+    int presencePushes = 0;
+    qint64 presenceWindowEndMs = 0;
 
     // Pushes a channel message [join_ref, null, topic, event, payload].
     void push(const QByteArray &event, const QByteArray &payloadJson) const;

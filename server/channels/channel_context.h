@@ -25,6 +25,10 @@ struct ChannelSettings
 {
     int channelErrorBackoffMs = 5000; // CHANNEL_ERROR_BACKOFF_MS: every join error waits this long
     QJsonObject claimValidators; // JWT_CLAIM_VALIDATORS
+    // Per-channel presence push limit when the tenant sets none (CLIENT_PRESENCE_MAX_CALLS,
+    // CLIENT_PRESENCE_WINDOW_MS).
+    int clientPresenceMaxCalls = 5;
+    int clientPresenceWindowMs = 30'000;
 };
 
 // The node services one worker's channels use. The references outlive the workers; the hub is

@@ -268,8 +268,11 @@ void ChannelService::requestPresenceState(Channel &channel)
 {
     channel.awaitingPresenceState = true;
     Channel *target = &channel;
+    // The answer comes back through this worker's hub (alive as long as the worker) and runs
+    // only if the channel still exists then: its guard dies with it.
     m_context.presence.requestStateAsync(
-            channel.key(), channel.guard(), [target](const QByteArray &state) {
+            channel.key(), &m_context.hub, QPointer<QObject>(channel.guard()),
+            [target](const QByteArray &state) {
                 target->awaitingPresenceState = false;
                 target->push(QByteArrayLiteral("presence_state"), state);
             });

@@ -1,6 +1,7 @@
 #include "server/channels/presence_handler.h"
 
 #include "server/presence/presence_store.h"
+#include "shared/core/clock.h"
 
 #include <QJsonDocument>
 
@@ -17,6 +18,25 @@ ChannelService::Outcome PresenceHandler::handle(ChannelService &service, SocketS
         channel.reply(message.ref, QByteArrayLiteral("ok"), QByteArrayLiteral("{}"));
         return ChannelService::Outcome::Continue;
     }
+    // Upstream's per-channel limit (default 5 pushes per 30 s) counts every presence push that
+    // names an event, before it is handled.
+    const ChannelContext &context = service.context();
+    const tenants::Tenant &tenant = *socket.tenant;
+    const int maxCalls = tenant.maxClientPresenceEventsPerWindow.value_or(
+            context.settings.clientPresenceMaxCalls);
+    const int windowMs =
+            tenant.clientPresenceWindowMs.value_or(context.settings.clientPresenceWindowMs);
+    const qint64 now = context.clock.monotonicMs();
+    if (channel.presencePushes == 0 || now > channel.presenceWindowEndMs) {
+        channel.presencePushes = 1;
+        channel.presenceWindowEndMs = now + windowMs;
+    } else if (channel.presencePushes >= maxCalls) {
+        service.shutdown(socket, channel, QStringLiteral("Client presence rate limit exceeded"));
+        return ChannelService::Outcome::CloseChannel;
+    } else {
+        ++channel.presencePushes;
+    }
+
     const QString name = event.toString().toLower();
     presence::PresenceStore &store = service.context().presence;
 

@@ -26,14 +26,25 @@ void PresenceStore::untrackAsync(const pubsub::TopicKey &topic, quint64 memberId
     runtime::post(this, [this, topic, memberId] { untrack(topic, memberId); });
 }
 
-void PresenceStore::requestStateAsync(const pubsub::TopicKey &topic, QObject *context,
+void PresenceStore::requestStateAsync(const pubsub::TopicKey &topic, QObject *receiver,
+                                      QPointer<QObject> guard,
                                       std::function<void(const QByteArray &)> callback)
 {
-    runtime::post(this, [this, topic, context, callback = std::move(callback)]() mutable {
-        runtime::post(context, [state = stateJson(topic), callback = std::move(callback)] {
-            callback(state);
-        });
-    });
+    runtime::post(this,
+                  [this, topic, receiver, guard = std::move(guard),
+                   callback = std::move(callback)]() mutable {
+                      if (m_stopped) {
+                          return;
+                      }
+                      runtime::post(receiver,
+                                    [state = stateJson(topic), guard = std::move(guard),
+                                     callback = std::move(callback)] {
+                                        // On the receiver's thread, where the guard lives: safe to check.
+                                        if (!guard.isNull()) {
+                                            callback(state);
+                                        }
+                                    });
+                  });
 }
 
 void PresenceStore::track(const pubsub::TopicKey &topic, quint64 memberId, const QByteArray &key,
@@ -69,7 +80,7 @@ qsizetype PresenceStore::presenceCount(const pubsub::TopicKey &topic) const
 
 void PresenceStore::publish(const pubsub::TopicKey &topic, const PresenceDiff &diff)
 {
-    if (diff.isEmpty()) {
+    if (diff.isEmpty() || m_stopped) {
         return;
     }
     m_pubsub.publish(pubsub::OutboundMessage::push(topic, QByteArrayLiteral("presence_diff"),

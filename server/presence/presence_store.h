@@ -5,6 +5,7 @@
 
 #include <QHash>
 #include <QObject>
+#include <QPointer>
 
 #include <functional>
 
@@ -32,9 +33,15 @@ public:
     void trackAsync(const pubsub::TopicKey &topic, quint64 memberId, const QByteArray &key,
                     const QJsonObject &meta);
     void untrackAsync(const pubsub::TopicKey &topic, quint64 memberId);
-    // Calls `callback(stateJson)` on the thread of `context` (dropped if it died meanwhile).
-    void requestStateAsync(const pubsub::TopicKey &topic, QObject *context,
+    // Calls `callback(stateJson)` on the thread of `receiver` unless `guard` died meanwhile.
+    // `receiver` must live on that thread until this store is stopped (a worker's hub: the
+    // answer then travels the same path, in order, as the presence diffs); `guard` is only
+    // dereferenced there, so it may die at any time.
+    void requestStateAsync(const pubsub::TopicKey &topic, QObject *receiver,
+                           QPointer<QObject> guard,
                            std::function<void(const QByteArray &)> callback);
+    // Stops answering and publishing: called before the threads that receive answers stop.
+    void stop() { m_stopped = true; }
 
     // Store thread only.
     void track(const pubsub::TopicKey &topic, quint64 memberId, const QByteArray &key,
@@ -51,6 +58,7 @@ private:
     QHash<QByteArray, TopicPresence> m_topics; // TopicKey::id() -> presences
     quint32 m_refPrefix; // random per process, so refs differ across restarts
     quint64 m_refCounter = 0;
+    bool m_stopped = false;
 };
 
 } // namespace rt::presence

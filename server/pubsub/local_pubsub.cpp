@@ -7,6 +7,15 @@
 
 namespace rt::pubsub {
 
+void LocalPubSub::stop()
+{
+    m_stopped.store(true, std::memory_order_seq_cst);
+    // seq_cst on both sides: a publisher that did not see the flag is counted here.
+    while (m_publishing.load(std::memory_order_seq_cst) != 0) {
+        QThread::yieldCurrentThread();
+    }
+}
+
 void LocalPubSub::addHub(Hub *hub)
 {
     m_hubs.emplace_back(hub);
@@ -14,7 +23,9 @@ void LocalPubSub::addHub(Hub *hub)
 
 void LocalPubSub::publish(const OutboundMessagePtr &message) const
 {
-    if (m_stopped.load(std::memory_order_relaxed)) {
+    m_publishing.fetch_add(1, std::memory_order_seq_cst);
+    if (m_stopped.load(std::memory_order_seq_cst)) {
+        m_publishing.fetch_sub(1, std::memory_order_release);
         return;
     }
     QThread *current = QThread::currentThread();
@@ -25,6 +36,7 @@ void LocalPubSub::publish(const OutboundMessagePtr &message) const
             runtime::post(target, [target, message] { target->deliver(message); });
         }
     }
+    m_publishing.fetch_sub(1, std::memory_order_release);
 }
 
 } // namespace rt::pubsub

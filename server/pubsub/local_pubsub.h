@@ -19,14 +19,16 @@ class LocalPubSub
 public:
     void addHub(Hub *hub);
     void publish(const OutboundMessagePtr &message) const;
-    // After stop(), publish() does nothing: the hubs are about to be destroyed.
-    void stop() { m_stopped.store(true); }
+    // After stop() returns, no publish() is posting to any hub and none will: the hubs may be
+    // destroyed. It waits for publishers already past the check (a few microseconds at most).
+    void stop();
     // Hubs, in registration order (one per worker).
     const std::vector<Hub *> &hubs() const { return m_hubs; }
 
 private:
     std::vector<Hub *> m_hubs;
     std::atomic<bool> m_stopped{ false };
+    mutable std::atomic<int> m_publishing{ 0 }; // publish() calls in progress
 };
 
 } // namespace rt::pubsub

@@ -328,6 +328,30 @@ private Q_SLOTS:
         QVERIFY2(state.contains("{\"k\":{\"metas\":[{\"a\":1,\"phx_ref\":\""), state.constData());
     }
 
+    void presencePushesPastTheClientLimitCloseTheChannel()
+    {
+        // Default limit: 5 presence pushes per channel per 30 s; the 6th shuts the channel down.
+        auto client = connectClient("2.0.0");
+        QVERIFY(client);
+        QVERIFY(joinV2(*client, "realtime:limit", "1").contains("\"ok\""));
+        for (int i = 1; i <= 5; ++i) {
+            client->sendText("[\"1\",\"" + QByteArray::number(i + 1)
+                             + "\",\"realtime:limit\",\"presence\",{\"type\":\"presence\","
+                               "\"event\":\"track\",\"payload\":{\"i\":"
+                             + QByteArray::number(i) + "}}]");
+            QVERIFY(client->waitForText("phx_reply").contains("\"ok\""));
+        }
+        client->sendText("[\"1\",\"9\",\"realtime:limit\",\"presence\",{\"type\":\"presence\","
+                         "\"event\":\"untrack\"}]");
+        QCOMPARE(client->waitForText("\"system\""),
+                 QByteArray("[\"1\",null,\"realtime:limit\",\"system\",{\"channel\":\"limit\","
+                            "\"extension\":\"system\",\"message\":\"Client presence rate limit "
+                            "exceeded\",\"status\":\"error\"}]"));
+        QCOMPARE(client->waitForText("phx_close"),
+                 QByteArray("[\"1\",\"1\",\"realtime:limit\",\"phx_close\",{}]"));
+        QVERIFY(client->staysSilent("\"9\""));
+    }
+
     void invalidTrackPayloadIsRefused()
     {
         auto client = connectClient("2.0.0");
