@@ -52,8 +52,8 @@ QJsonObject payloadWith(const char *section, const char *field, QByteArrayView v
 }
 
 // Runs `scenario` in a forked child process and returns the child's wait status; the child exits
-// with what `scenario` returns. Default signal and message handling and no output in the child,
-// so that a sanitizer abort stays contained.
+// with what `scenario` returns. Default signal and message handling and no output in the child
+// (unless RT_TEST_CHILD_OUTPUT is set), so that a sanitizer abort stays contained.
 template <typename Fn>
 int runInChild(Fn scenario)
 {
@@ -63,9 +63,11 @@ int runInChild(Fn scenario)
         for (const int signal : { SIGABRT, SIGSEGV, SIGBUS, SIGILL, SIGFPE }) {
             std::signal(signal, SIG_DFL);
         }
-        const int devNull = ::open("/dev/null", O_WRONLY);
-        ::dup2(devNull, STDOUT_FILENO);
-        ::dup2(devNull, STDERR_FILENO);
+        if (!qEnvironmentVariableIsSet("RT_TEST_CHILD_OUTPUT")) { // set it to see the report
+            const int devNull = ::open("/dev/null", O_WRONLY);
+            ::dup2(devNull, STDOUT_FILENO);
+            ::dup2(devNull, STDERR_FILENO);
+        }
         ::_exit(scenario());
     }
     int status = -1;

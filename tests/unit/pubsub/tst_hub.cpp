@@ -38,7 +38,8 @@ OutboundMessagePtr textBroadcast(const TopicKey &topic, quint64 excluded = 0)
 
 // Runs `scenario` in a forked child process and returns the child's wait status; the child exits
 // with what `scenario` returns. The child gets default signal and message handling (no QtTest
-// crash handler, no test log) and no output, so an expected abort stays quiet and contained.
+// crash handler, no test log) and no output unless RT_TEST_CHILD_OUTPUT is set, so an expected
+// abort stays quiet and contained.
 template <typename Fn>
 int runInChild(Fn scenario)
 {
@@ -48,9 +49,11 @@ int runInChild(Fn scenario)
         for (const int signal : { SIGABRT, SIGSEGV, SIGBUS, SIGILL, SIGFPE }) {
             std::signal(signal, SIG_DFL);
         }
-        const int devNull = ::open("/dev/null", O_WRONLY);
-        ::dup2(devNull, STDOUT_FILENO);
-        ::dup2(devNull, STDERR_FILENO);
+        if (!qEnvironmentVariableIsSet("RT_TEST_CHILD_OUTPUT")) { // set it to see the report
+            const int devNull = ::open("/dev/null", O_WRONLY);
+            ::dup2(devNull, STDOUT_FILENO);
+            ::dup2(devNull, STDERR_FILENO);
+        }
         ::_exit(scenario());
     }
     int status = -1;
