@@ -9,6 +9,7 @@
 #include <array>
 #include <atomic>
 #include <memory>
+#include <vector>
 
 using rt::protocol::Vsn;
 using rt::pubsub::Audience;
@@ -60,6 +61,7 @@ private Q_SLOTS:
     void onePostedDeliveryPerHubNotPerSubscriber();
     void publishFromAWorkerServesItsOwnHubSynchronously();
     void stopDropsEverything();
+    void hubsMayBeDestroyedOnceStopReturns();
 
 private:
     static constexpr int Workers = 2;
@@ -240,6 +242,44 @@ void LocalPubSubTest::stopDropsEverything()
     }
     QCoreApplication::sendPostedEvents();
     QCOMPARE(m_mainMember.count(), 0);
+}
+
+void LocalPubSubTest::hubsMayBeDestroyedOnceStopReturns()
+{
+    // Publishers on other threads keep posting to a hub on this thread. Once stop() returned,
+    // the hub is destroyed: a post that still reached it would use freed memory (ASan reports
+    // it; posts made before the destruction are discarded with the hub).
+    LocalPubSub pubsub;
+    auto hub = std::make_unique<Hub>();
+    pubsub.addHub(hub.get());
+    std::atomic<bool> finish{ false };
+    std::atomic<int> published{ 0 };
+    std::vector<std::unique_ptr<QThread>> publishers;
+    for (int i = 0; i < 2; ++i) {
+        publishers.emplace_back(QThread::create([&] {
+            const OutboundMessagePtr message =
+                    OutboundMessage::push(Room, "broadcast", "{}", Audience::Everyone);
+            while (!finish.load()) {
+                pubsub.publish(message);
+                ++published;
+            }
+        }));
+        publishers.back()->start();
+    }
+    while (published.load() < 2000) {
+        QThread::yieldCurrentThread();
+    }
+    pubsub.stop();
+    hub.reset();
+    const int afterStop = published.load();
+    while (published.load() < afterStop + 2000) {
+        QThread::yieldCurrentThread(); // publishing goes on, and must do nothing now
+    }
+    finish.store(true);
+    for (const auto &publisher : publishers) {
+        QVERIFY(publisher->wait(WaitMs));
+    }
+    QCoreApplication::sendPostedEvents();
 }
 
 QTEST_GUILESS_MAIN(LocalPubSubTest)
