@@ -30,8 +30,9 @@ WorkerNode::WorkerNode(const Shared &shared, QObject *parent)
         m_endpoint.handle(request, responder);
     };
     // realtime-js connects to <endpoint>/websocket; the router strips "/realtime/v1".
-    m_router.add("GET", "/socket/websocket", socketRoute);
-    m_router.add("GET", "/websocket", socketRoute);
+    // Every method: the endpoint answers anything but a GET upgrade with 400, as Phoenix does.
+    m_router.add("*", "/socket/websocket", socketRoute);
+    m_router.add("*", "/websocket", socketRoute);
     shared.registerRoutes(m_router);
 
     transport::HttpConnection::Limits httpLimits;

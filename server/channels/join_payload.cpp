@@ -1,6 +1,7 @@
 #include "server/channels/join_payload.h"
 
 #include <QJsonDocument>
+#include <QLocale>
 
 namespace rt::channels {
 
@@ -29,12 +30,16 @@ QByteArray keyText(const QJsonValue &key)
     case QJsonValue::String:
         return key.toString().toUtf8();
     case QJsonValue::Double: {
+        // Integral values within the exactly representable range print as integers (JSON
+        // encoders do); anything else in shortest round-trip form. Range first: casting an
+        // out-of-range double to an integer is undefined.
         const double number = key.toDouble();
-        const auto integer = static_cast<qint64>(number);
-        if (static_cast<double>(integer) == number) {
-            return QByteArray::number(integer);
+        constexpr double ExactIntegers = 9007199254740992.0; // 2^53
+        if (number > -ExactIntegers && number < ExactIntegers
+            && number == static_cast<double>(static_cast<qint64>(number))) {
+            return QByteArray::number(static_cast<qint64>(number));
         }
-        return QByteArray::number(number, 'g', 17);
+        return QByteArray::number(number, 'g', QLocale::FloatingPointShortest);
     }
     case QJsonValue::Bool:
         return key.toBool() ? QByteArrayLiteral("true") : QByteArrayLiteral("false");

@@ -79,7 +79,8 @@ void Router::handle(transport::HttpRequest request, const transport::HttpRespond
         }
         pathKnown = true;
         // HEAD is answered like GET (the body is dropped by the client).
-        if (route.method == request.method || (route.method == "GET" && request.method == "HEAD")) {
+        if (route.method == request.method || route.method == "*"
+            || (route.method == "GET" && request.method == "HEAD")) {
             route.handler(request, params, responder);
             return;
         }

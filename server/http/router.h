@@ -23,7 +23,7 @@ using RouteHandler = std::function<void(const transport::HttpRequest &, const Ro
 class Router final : public transport::HttpService
 {
 public:
-    // pattern: "/api/broadcast/:topic/events/:event"
+    // pattern: "/api/broadcast/:topic/events/:event"; method "*" matches every method.
     void add(const QByteArray &method, const QByteArray &pattern, RouteHandler handler);
 
     void handle(transport::HttpRequest request, const transport::HttpResponder &responder) override;

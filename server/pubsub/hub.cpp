@@ -21,8 +21,10 @@ void Hub::unsubscribe(const TopicKey &topic, Subscriber *subscriber)
         return;
     }
     std::vector<Member> &members = it.value();
-    Q_ASSERT(slot < static_cast<qsizetype>(members.size()));
-    Q_ASSERT(members[static_cast<std::size_t>(slot)].subscriber == subscriber);
+    if (slot >= static_cast<qsizetype>(members.size())
+        || members[static_cast<std::size_t>(slot)].subscriber != subscriber) {
+        return; // subscribed to another topic: nothing to do here
+    }
     // Swap-remove keeps unsubscribe O(1); order of delivery within a topic does not matter.
     members[static_cast<std::size_t>(slot)] = members.back();
     members[static_cast<std::size_t>(slot)].subscriber->m_hubSlot = slot;

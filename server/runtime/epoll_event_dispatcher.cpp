@@ -246,7 +246,12 @@ bool EpollEventDispatcher::activateTimers()
         Timer &timer = it->second;
         m_schedule.erase({ timer.dueMs, timerId });
         // The next expiry keeps the period without bunching up after a late pass.
-        timer.dueMs = qMax(timer.dueMs + timer.intervalMs, now + (timer.intervalMs > 0 ? 1 : 0));
+        // Keep the period; after a late pass, start again from now rather than firing the missed
+        // periods back to back (QEventDispatcherUNIX does the same).
+        timer.dueMs += timer.intervalMs;
+        if (timer.dueMs <= now) {
+            timer.dueMs = now + timer.intervalMs;
+        }
         if (timer.intervalMs == 0) {
             timer.dueMs = now; // zero timers fire once per pass
         }

@@ -198,9 +198,8 @@ Result<bool> ControlPlane::open()
         // Cascading deletes of extensions need foreign keys; WAL lets readers run beside a writer.
         if (!pragma.exec(QStringLiteral("PRAGMA foreign_keys = ON"))
             || !pragma.exec(QStringLiteral("PRAGMA journal_mode = WAL"))) {
-            return Error{
-                QStringLiteral("cannot configure SQLite: %1").arg(describe(pragma.lastError()))
-            };
+            return Error{ QStringLiteral("cannot use %1 as the SQLite control plane: %2")
+                                  .arg(m_settings.sqlitePath, describe(pragma.lastError())) };
         }
     }
     return true;

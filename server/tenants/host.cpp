@@ -1,9 +1,31 @@
 #include "server/tenants/host.h"
 
-#include <QHostAddress>
+#include <QList>
 #include <QString>
 
 namespace rt::tenants {
+
+namespace {
+
+// A dotted-quad IPv4 address. (QHostAddress also takes inet_aton forms such as "1234", which
+// are valid DNS labels and must stay tenant names.)
+bool isIpv4Literal(const QByteArray &name)
+{
+    const QList<QByteArray> parts = name.split('.');
+    if (parts.size() != 4) {
+        return false;
+    }
+    for (const QByteArray &part : parts) {
+        bool ok = false;
+        const int value = part.toInt(&ok);
+        if (part.isEmpty() || part.size() > 3 || !ok || value > 255 || part.startsWith('+')) {
+            return false;
+        }
+    }
+    return true;
+}
+
+} // namespace
 
 QByteArray tenantIdFromHost(QByteArrayView host, const QByteArray &selfHostTenant)
 {
@@ -25,7 +47,7 @@ QByteArray tenantIdFromHost(QByteArrayView host, const QByteArray &selfHostTenan
     if (name.isEmpty()) {
         return {};
     }
-    if (name == "localhost" || !QHostAddress(QString::fromLatin1(name)).isNull()) {
+    if (name == "localhost" || isIpv4Literal(name)) {
         return selfHostTenant;
     }
     const qsizetype dot = name.indexOf('.');

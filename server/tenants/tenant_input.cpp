@@ -24,8 +24,16 @@ std::optional<int> readLimit(const QJsonObject &object, const char *field, QJson
     if (value.isUndefined() || value.isNull()) {
         return std::nullopt;
     }
-    const double number = value.toDouble(-1);
-    if (!value.isDouble() || number < 0 || number > 2'000'000'000
+    // Like upstream's casting: a number, or a string holding one ("100").
+    double number = -1;
+    if (value.isDouble()) {
+        number = value.toDouble();
+    } else if (value.isString()) {
+        bool ok = false;
+        const qlonglong parsed = value.toString().trimmed().toLongLong(&ok);
+        number = ok ? static_cast<double>(parsed) : -1;
+    }
+    if (number < 0 || number > 2'000'000'000
         || number != static_cast<double>(static_cast<int>(number))) {
         addError(errors, key, IsInvalid);
         return std::nullopt;
@@ -40,11 +48,16 @@ bool readBool(const QJsonObject &object, const char *field, QJsonObject &errors)
     if (value.isUndefined() || value.isNull()) {
         return false;
     }
-    if (!value.isBool()) {
-        addError(errors, key, IsInvalid);
-        return false;
+    if (value.isBool()) {
+        return value.toBool();
     }
-    return value.toBool();
+    // Like upstream's casting: "true"/"false" strings count as booleans.
+    const QString text = value.toString().trimmed().toLower();
+    if (value.isString() && (text == QLatin1String("true") || text == QLatin1String("false"))) {
+        return text == QLatin1String("true");
+    }
+    addError(errors, key, IsInvalid);
+    return false;
 }
 
 } // namespace
@@ -56,7 +69,9 @@ TenantInputResult tenantInputFromJson(const QJsonObject &object)
     TenantInput input;
 
     const QJsonValue externalId = object.value(QLatin1String("external_id"));
-    if (!externalId.isString() || externalId.toString().trimmed().isEmpty()) {
+    if (!externalId.isUndefined() && !externalId.isNull() && !externalId.isString()) {
+        addError(errors, QStringLiteral("external_id"), IsInvalid);
+    } else if (!externalId.isString() || externalId.toString().trimmed().isEmpty()) {
         addError(errors, QStringLiteral("external_id"), CantBeBlank);
     } else if (externalId.toString().contains(u'.')) {
         addError(errors, QStringLiteral("external_id"), IsInvalid);

@@ -143,6 +143,20 @@ private Q_SLOTS:
         QVERIFY2(timer.elapsed() >= 140, QByteArray::number(timer.elapsed()).constData());
     }
 
+    void nonGetUpgradesAreBadRequests()
+    {
+        // Phoenix answers anything but GET on the socket path with 400 and no body (§1.1).
+        const RawResponse response = exchange(
+                m_server.port(),
+                "POST /socket/websocket?vsn=2.0.0&apikey=" + m_server.token()
+                        + " HTTP/1.1\r\nHost: " + host()
+                        + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: "
+                          "dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+                          "Content-Length: 0\r\n\r\n");
+        QCOMPARE(response.status, 400);
+        QVERIFY(response.body.isEmpty());
+    }
+
     void tokenErrorsUseUpstreamTexts()
     {
         QJsonObject noRole;
