@@ -16,6 +16,8 @@
 #   b  S2  fan-out 1 -> 1,000 at 50 publishes/s (50k deliveries/s): latency, CPU per delivery
 #   c  S1+S2  1 -> 10,000: connect storm (500 concurrent), idle RSS per connection, then
 #         saturation with window 8
+#   d  S2  fan-out 1 -> 1,000, saturation with window 8: the same window as c, so that c / d
+#         shows what 10x the subscribers cost (a window caps the frames one write can carry)
 # --quick: each scenario once, 3 s window + 1 s warm-up (smoke test of the harness).
 #
 # Every loadgen run is bounded (hard self-exit at 60 s, plus `timeout` here); servers are
@@ -30,7 +32,7 @@ QUICK=0
 SERVER_BIN="$REPO_DIR/build/bin/realtime-server"
 REPS=3
 TARGETS="ours,ws-phx,nats"
-SCENARIOS="a,b,c"
+SCENARIOS="a,b,c,d"
 PROBE=1
 # Priority of the server and the loadgen. The machine is shared with other engineers' builds and
 # fuzzers; a high priority (root only; ignored otherwise) keeps them to the idle time so they
@@ -79,6 +81,7 @@ scenario_args() {
     a) echo "--subs 1000 --conc 100 --mode window --window 64 $TIMING" ;;
     b) echo "--subs 1000 --conc 100 --mode rate --rate 50 $TIMING" ;;
     c) echo "--subs 10000 --conc 500 --mode window --window 8 $TIMING" ;;
+    d) echo "--subs 1000 --conc 100 --mode window --window 8 $TIMING" ;;
     *) echo "run.sh: unknown scenario $1" >&2; exit 64 ;;
   esac
 }
@@ -87,6 +90,7 @@ scenario_name() {
     a) echo "fan-out 1->1000, saturation (window 64)" ;;
     b) echo "fan-out 1->1000 at 50 publishes/s" ;;
     c) echo "1->10000: connect storm + idle RSS + saturation (window 8)" ;;
+    d) echo "fan-out 1->1000, saturation (window 8, as c)" ;;
   esac
 }
 
