@@ -19,6 +19,7 @@ const SCENARIOS = {
   a: 'a: fan-out 1→1,000, saturation (window 64)',
   b: 'b: fan-out 1→1,000 at 50 publishes/s (50k deliveries/s)',
   c: 'c: 1→10,000, connect storm (500 concurrent) + idle RSS + saturation (window 8)',
+  d: 'd: fan-out 1→1,000, saturation (window 8, as c)',
 };
 const BUSY_PCT = 15;
 
