@@ -12,6 +12,8 @@ namespace rt::gateway {
 namespace {
 
 const QByteArray OkEmpty = QByteArrayLiteral("{}");
+// Join errors one socket may have waiting for their backoff before it is closed.
+constexpr std::size_t MaxDelayedFrames = 1000;
 const QByteArray UnmatchedTopic = QByteArrayLiteral("{\"reason\":\"unmatched topic\"}");
 
 } // namespace
@@ -50,6 +52,18 @@ void PhoenixSession::sendLater(int delayMs, const QByteArray &bytes)
         sendFrame(bytes, false);
         return;
     }
+    if (m_delayed.size() >= MaxDelayedFrames) {
+        // Upstream handles one message per socket at a time, so a client waiting for join errors
+        // cannot queue more; here the wait is asynchronous, so bound what a client can pile up.
+        qCInfo(lcGateway) << "closing a socket with" << m_delayed.size()
+                          << "join errors waiting for their backoff";
+        // Close at once (after this frame is handled) and ignore whatever else it sends.
+        m_closing = true;
+        m_delayed.clear();
+        m_delayed.push_back(Delayed{ m_connection->tcp().loop().nowMs(), QByteArray(), 1008 });
+        m_delayTimer->start(0);
+        return;
+    }
     const qint64 due = m_connection->tcp().loop().nowMs() + qMax(0, delayMs);
     // Keep due order; equal delays keep insertion order.
     auto it = m_delayed.end();
@@ -57,12 +71,7 @@ void PhoenixSession::sendLater(int delayMs, const QByteArray &bytes)
         --it;
     }
     m_delayed.insert(it, Delayed{ due, bytes, 0 });
-    if (!m_delayTimer) {
-        m_delayTimer = std::make_unique<QTimer>();
-        m_delayTimer->setSingleShot(true);
-        m_delayTimer->setTimerType(Qt::PreciseTimer);
-        connect(m_delayTimer.get(), &QTimer::timeout, this, &PhoenixSession::runDelayed);
-    }
+    ensureDelayTimer();
     runDelayed();
 }
 
@@ -76,14 +85,19 @@ void PhoenixSession::closeSocket(quint16 code, const QByteArray &reason)
     const qint64 due =
             m_delayed.empty() ? m_connection->tcp().loop().nowMs() : m_delayed.back().dueMs;
     m_delayed.push_back(Delayed{ due, QByteArray(), code });
+    ensureDelayTimer();
+    // Never close in the middle of handling a frame: let the current call stack unwind.
+    m_delayTimer->start(0);
+}
+
+void PhoenixSession::ensureDelayTimer()
+{
     if (!m_delayTimer) {
         m_delayTimer = std::make_unique<QTimer>();
         m_delayTimer->setSingleShot(true);
         m_delayTimer->setTimerType(Qt::PreciseTimer);
         connect(m_delayTimer.get(), &QTimer::timeout, this, &PhoenixSession::runDelayed);
     }
-    // Never close in the middle of handling a frame: let the current call stack unwind.
-    m_delayTimer->start(0);
 }
 
 void PhoenixSession::runDelayed()
@@ -134,7 +148,7 @@ void PhoenixSession::onBinary(QByteArray message)
 
 void PhoenixSession::route(const protocol::InboundMessage &message)
 {
-    if (m_closed) {
+    if (m_closed || m_closing) {
         return;
     }
     if (message.topic == "phoenix" && message.event == "heartbeat") {

@@ -52,6 +52,7 @@ private:
                         const QByteArray &responseJson);
     channels::Channel *findChannel(const QByteArray &topic) const;
     void removeChannel(channels::Channel *channel);
+    void ensureDelayTimer();
     void runDelayed();
 
     struct Delayed
@@ -68,6 +69,7 @@ private:
     std::deque<Delayed> m_delayed; // in due order
     std::unique_ptr<QTimer> m_delayTimer; // created on first use
     bool m_closed = false;
+    bool m_closing = false; // a close is scheduled; further frames are ignored
 };
 
 } // namespace rt::gateway
