@@ -36,7 +36,7 @@ if [ -z "${RT_SKIP_SANITIZERS:-}" ]; then
         -DRT_SANITIZE=ON -DRT_FUZZ=ON -DRT_BUILD_DASHBOARD=OFF
     # Only what runs under the sanitizers: unit tests and fuzz targets.
     targets=$(ctest --test-dir build-asan -N -L 'unit|fuzz-replay' | sed -n 's/^ *Test *#[0-9]*: //p')
-    fuzzers=$(cd build-asan && ninja -t targets all | sed -n 's/^\(fuzz_[a-z_]*\): phony$/\1/p; s/^\(fuzz_[a-z_]*\): CXX_EXECUTABLE_LINKER.*$/\1/p' | sort -u)
+    fuzzers=$(cd build-asan && ninja -t targets all | sed -n 's|^fuzz/\(fuzz_[a-z_]*\): CXX_EXECUTABLE_LINKER.*|\1|p' | sort -u)
     # shellcheck disable=SC2086
     cmake --build build-asan -j"$jobs" --target $targets $fuzzers
 
