@@ -58,6 +58,13 @@ bool TestServer::start(int timeoutMs)
     return true;
 }
 
+QUrl TestServer::socketUrl(const char *vsn) const
+{
+    return QUrl(QStringLiteral("ws://127.0.0.1:%1/socket/websocket?vsn=%2&apikey=%3")
+                        .arg(m_port)
+                        .arg(QLatin1String(vsn), QString::fromLatin1(token())));
+}
+
 QByteArray TestServer::token(QJsonObject claims) const
 {
     if (claims.isEmpty()) {

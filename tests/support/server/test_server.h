@@ -4,6 +4,7 @@
 
 #include <QJsonObject>
 #include <QTemporaryDir>
+#include <QUrl>
 
 #include <memory>
 
@@ -36,6 +37,9 @@ public:
     quint16 port() const { return m_port; }
     QString failure() const { return m_failure; }
     app::Server &server() { return *m_server; }
+
+    // ws://127.0.0.1:<port>/socket/websocket?vsn=<vsn>&apikey=<token()> for the self-host tenant.
+    QUrl socketUrl(const char *vsn = "2.0.0") const;
 
     // An HS256 token for the self-host tenant; default claims {"role":"anon","exp":now+3600}.
     QByteArray token(QJsonObject claims = {}) const;

@@ -1,4 +1,5 @@
 #include "server/channels/join_payload.h"
+#include "tests/support/process/run_in_child.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -6,11 +7,7 @@
 #include <QSet>
 #include <QTest>
 
-#include <fcntl.h>
 #include <sys/wait.h>
-#include <unistd.h>
-
-#include <csignal>
 
 using rt::channels::JoinConfig;
 using rt::channels::parseJoinConfig;
@@ -49,32 +46,6 @@ QJsonObject payloadWith(const char *section, const char *field, QByteArrayView v
     const QByteArray config =
             section == nullptr ? inner : "{\"" + QByteArray(section) + "\":" + inner + '}';
     return object(QByteArray("{\"config\":" + config + '}'));
-}
-
-// Runs `scenario` in a forked child process and returns the child's wait status; the child exits
-// with what `scenario` returns. Default signal and message handling and no output in the child
-// (unless RT_TEST_CHILD_OUTPUT is set), so that a sanitizer abort stays contained.
-template <typename Fn>
-int runInChild(Fn scenario)
-{
-    const pid_t child = ::fork();
-    if (child == 0) {
-        qInstallMessageHandler(nullptr);
-        for (const int signal : { SIGABRT, SIGSEGV, SIGBUS, SIGILL, SIGFPE }) {
-            std::signal(signal, SIG_DFL);
-        }
-        if (!qEnvironmentVariableIsSet("RT_TEST_CHILD_OUTPUT")) { // set it to see the report
-            const int devNull = ::open("/dev/null", O_WRONLY);
-            ::dup2(devNull, STDOUT_FILENO);
-            ::dup2(devNull, STDERR_FILENO);
-        }
-        ::_exit(scenario());
-    }
-    int status = -1;
-    if (child > 0) {
-        ::waitpid(child, &status, 0);
-    }
-    return status;
 }
 
 // The payload realtime-js 2.x sends (spec/client-protocol.md §7.1).
@@ -290,7 +261,7 @@ void JoinPayloadTest::largeNumericPresenceKey()
     // A number beyond the qint64 range is still a valid JSON key (any JSON value, spec §3.2).
     // It must become a string without undefined behaviour; UBSan (RT_SANITIZE builds) aborts on
     // an out-of-range float-to-integer conversion, so the parse runs in a child process.
-    const int status = runInChild([] {
+    const int status = rt::testsupport::runInChild([] {
         const QByteArray key = parseJoinConfig(payloadWith("presence", "key", "1e300")).presenceKey;
         bool ok = false;
         const double value = key.toDouble(&ok);

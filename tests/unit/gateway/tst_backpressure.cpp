@@ -46,9 +46,7 @@ private Q_SLOTS:
         slow.write(frame);
         QVERIFY(QTest::qWaitFor([&] { return slow.bytesAvailable() > 0; }, 3000));
 
-        const QUrl url(QStringLiteral("ws://127.0.0.1:%1/socket/websocket?vsn=2.0.0&apikey=%2")
-                               .arg(m_server.port())
-                               .arg(QString::fromLatin1(m_server.token())));
+        const QUrl url = m_server.socketUrl();
         PhoenixClient publisher(url);
         PhoenixClient reader(url);
         QVERIFY(publisher.open() && reader.open());

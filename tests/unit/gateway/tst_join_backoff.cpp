@@ -20,12 +20,6 @@ private:
         options.channelErrorBackoffMs = 400;
         return options;
     }
-    QUrl url() const
-    {
-        return QUrl(QStringLiteral("ws://127.0.0.1:%1/socket/websocket?vsn=2.0.0&apikey=%2")
-                            .arg(m_server.port())
-                            .arg(QString::fromLatin1(m_server.token())));
-    }
     TestServer m_server{ options() };
 
 private Q_SLOTS:
@@ -33,7 +27,7 @@ private Q_SLOTS:
 
     void joinErrorsWaitForTheBackoffButHeartbeatsDoNot()
     {
-        PhoenixClient client(url());
+        PhoenixClient client(m_server.socketUrl());
         QVERIFY(client.open());
         QElapsedTimer timer;
         timer.start();
@@ -53,7 +47,7 @@ private Q_SLOTS:
 
     void tooManyPendingJoinErrorsCloseTheSocket()
     {
-        PhoenixClient client(url());
+        PhoenixClient client(m_server.socketUrl());
         QVERIFY(client.open());
         for (int i = 0; i < 1001; ++i) {
             client.sendText("[\"" + QByteArray::number(i) + "\",\"" + QByteArray::number(i)

@@ -20,9 +20,7 @@ class PhoenixSessionTest : public QObject
 private:
     std::unique_ptr<PhoenixClient> connectClient(const char *vsn)
     {
-        const QUrl url(QStringLiteral("ws://127.0.0.1:%1/socket/websocket?apikey=%2&vsn=%3")
-                               .arg(m_server.port())
-                               .arg(QString::fromLatin1(m_server.token()), QLatin1String(vsn)));
+        const QUrl url = m_server.socketUrl(vsn);
         auto client = std::make_unique<PhoenixClient>(url);
         if (!client->open()) {
             return nullptr;

@@ -21,12 +21,6 @@ private:
         options.websocketIdleTimeoutMs = 1500;
         return options;
     }
-    QUrl url() const
-    {
-        return QUrl(QStringLiteral("ws://127.0.0.1:%1/socket/websocket?vsn=2.0.0&apikey=%2")
-                            .arg(m_server.port())
-                            .arg(QString::fromLatin1(m_server.token())));
-    }
     TestServer m_server{ options() };
 
 private Q_SLOTS:
@@ -34,8 +28,8 @@ private Q_SLOTS:
 
     void silentSocketsAreClosedHeartbeatingOnesStay()
     {
-        PhoenixClient silent(url());
-        PhoenixClient alive(url());
+        PhoenixClient silent(m_server.socketUrl());
+        PhoenixClient alive(m_server.socketUrl());
         QVERIFY(silent.open() && alive.open());
         QElapsedTimer timer;
         timer.start();
@@ -62,7 +56,7 @@ private Q_SLOTS:
 
     void messagesOverFiveMillionBytesCloseTheSocket()
     {
-        PhoenixClient client(url());
+        PhoenixClient client(m_server.socketUrl());
         QVERIFY(client.open());
         // 5,000,000 bytes exactly: accepted (a heartbeat padded with spaces is still valid).
         QByteArray atLimit = "[null,\"big\",\"phoenix\",\"heartbeat\",{}]";

@@ -1,16 +1,14 @@
 #include "recording_subscriber.h"
 #include "server/pubsub/hub.h"
+#include "tests/support/process/run_in_child.h"
 
 #include <QRandomGenerator>
 #include <QTest>
 
-#include <fcntl.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
-#include <csignal>
 #include <map>
 #include <memory>
 #include <vector>
@@ -34,33 +32,6 @@ OutboundMessagePtr textBroadcast(const TopicKey &topic, quint64 excluded = 0)
 {
     return OutboundMessage::push(topic, "broadcast", R"({"type":"broadcast","event":"e"})",
                                  Audience::BroadcastReaders, excluded);
-}
-
-// Runs `scenario` in a forked child process and returns the child's wait status; the child exits
-// with what `scenario` returns. The child gets default signal and message handling (no QtTest
-// crash handler, no test log) and no output unless RT_TEST_CHILD_OUTPUT is set, so an expected
-// abort stays quiet and contained.
-template <typename Fn>
-int runInChild(Fn scenario)
-{
-    const pid_t child = ::fork();
-    if (child == 0) {
-        qInstallMessageHandler(nullptr);
-        for (const int signal : { SIGABRT, SIGSEGV, SIGBUS, SIGILL, SIGFPE }) {
-            std::signal(signal, SIG_DFL);
-        }
-        if (!qEnvironmentVariableIsSet("RT_TEST_CHILD_OUTPUT")) { // set it to see the report
-            const int devNull = ::open("/dev/null", O_WRONLY);
-            ::dup2(devNull, STDOUT_FILENO);
-            ::dup2(devNull, STDERR_FILENO);
-        }
-        ::_exit(scenario());
-    }
-    int status = -1;
-    if (child > 0) {
-        ::waitpid(child, &status, 0);
-    }
-    return status;
 }
 
 } // namespace
@@ -157,7 +128,7 @@ void HubTest::unsubscribeFromAnotherTopicIsANoOp()
     // subscriber is a member of another topic. The hub uses its slot in `topic` regardless: a
     // debug build asserts and a release build removes (or writes past) someone else's slot. The
     // scenario runs in a child process so that the abort cannot take the whole suite down.
-    const int status = runInChild([] {
+    const int status = rt::testsupport::runInChild([] {
         Hub hub;
         const TopicKey other("tenant", false, "other");
         RecordingSubscriber inRoom;
