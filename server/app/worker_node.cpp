@@ -24,8 +24,7 @@ WorkerNode::WorkerNode(const Shared &shared, QObject *parent)
       m_channels(contextFor(shared, *m_hub)),
       m_endpoint(shared.gate, m_channels)
 {
-    const auto socketRoute = [this](const transport::HttpRequest &request,
-                                    const http::RouteParams &,
+    const auto socketRoute = [this](const wire::HttpRequest &request, const http::RouteParams &,
                                     const transport::HttpResponder &responder) {
         m_endpoint.handle(request, responder);
     };

@@ -24,22 +24,22 @@ ConnectGate::Decision ConnectGate::refuse(int status, const QString &error) cons
     Decision decision;
     QJsonObject body;
     body.insert(QLatin1String("error"), error);
-    decision.refusal = transport::HttpResponse::json(
-            status, QJsonDocument(body).toJson(QJsonDocument::Compact));
+    decision.refusal =
+            wire::HttpResponse::json(status, QJsonDocument(body).toJson(QJsonDocument::Compact));
     decision.delayed = true;
     return decision;
 }
 
-ConnectGate::Decision ConnectGate::check(const transport::HttpRequest &request) const
+ConnectGate::Decision ConnectGate::check(const wire::HttpRequest &request) const
 {
-    const auto query = transport::parseQuery(request.query);
-    const QByteArray vsnText = transport::queryValue(query, "vsn");
+    const auto query = wire::parseQuery(request.query);
+    const QByteArray vsnText = wire::queryValue(query, "vsn");
     const std::optional<protocol::Vsn> vsn = protocol::parseVsn(vsnText, !vsnText.isNull());
     if (!vsn) {
         // Phoenix refuses an unknown serializer before the socket's own checks: 403, no body,
         // no backoff.
         Decision decision;
-        decision.refusal = transport::HttpResponse::empty(403);
+        decision.refusal = wire::HttpResponse::empty(403);
         return decision;
     }
 
@@ -56,7 +56,7 @@ ConnectGate::Decision ConnectGate::check(const transport::HttpRequest &request) 
     // x-api-key takes precedence over the apikey query parameter.
     QByteArray rawToken = request.header("x-api-key");
     if (rawToken.isNull()) {
-        rawToken = transport::queryValue(query, "apikey");
+        rawToken = wire::queryValue(query, "apikey");
     }
     if (rawToken.isNull()) {
         return refuse(401, QStringLiteral("API key is missing"));

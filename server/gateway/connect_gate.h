@@ -1,7 +1,7 @@
 #pragma once
 
 #include "server/channels/socket_state.h"
-#include "server/transport/http_message.h"
+#include "server/wire/http_message.h"
 
 #include <QJsonObject>
 
@@ -36,10 +36,10 @@ public:
     struct Decision
     {
         std::optional<channels::SocketState> accepted; // set when the socket may open
-        transport::HttpResponse refusal; // otherwise: the response to send
+        wire::HttpResponse refusal; // otherwise: the response to send
         bool delayed = false; // the refusal waits for the connect-error backoff first
     };
-    Decision check(const transport::HttpRequest &request) const;
+    Decision check(const wire::HttpRequest &request) const;
 
     const ConnectSettings &settings() const { return m_settings; }
 

@@ -11,10 +11,10 @@ SocketEndpoint::SocketEndpoint(const ConnectGate &gate, channels::ChannelService
       m_service(service)
 { }
 
-void SocketEndpoint::handle(const transport::HttpRequest &request,
+void SocketEndpoint::handle(const wire::HttpRequest &request,
                             const transport::HttpResponder &responder)
 {
-    transport::HttpResponse handshakeError = transport::checkWebSocketHandshake(request);
+    wire::HttpResponse handshakeError = transport::checkWebSocketHandshake(request);
     if (handshakeError.status != 0) {
         responder.respond(std::move(handshakeError));
         return;

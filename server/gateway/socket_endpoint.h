@@ -18,7 +18,7 @@ class SocketEndpoint
 public:
     SocketEndpoint(const ConnectGate &gate, channels::ChannelService &service);
 
-    void handle(const transport::HttpRequest &request, const transport::HttpResponder &responder);
+    void handle(const wire::HttpRequest &request, const transport::HttpResponder &responder);
 
 private:
     const ConnectGate &m_gate;

@@ -10,12 +10,12 @@
 
 namespace rt::http {
 
-transport::HttpResponse messageResponse(int status, const QString &text)
+wire::HttpResponse messageResponse(int status, const QString &text)
 {
     QJsonObject body;
     body.insert(QLatin1String("message"), text);
-    transport::HttpResponse response = transport::HttpResponse::json(
-            status, QJsonDocument(body).toJson(QJsonDocument::Compact));
+    wire::HttpResponse response =
+            wire::HttpResponse::json(status, QJsonDocument(body).toJson(QJsonDocument::Compact));
     Router::addCorsHeaders(response);
     return response;
 }
@@ -28,12 +28,12 @@ TenantApiAuth::TenantApiAuth(const tenants::TenantDirectory &tenants, QByteArray
       m_clock(clock)
 { }
 
-tenants::TenantPtr TenantApiAuth::tenantFor(const transport::HttpRequest &request) const
+tenants::TenantPtr TenantApiAuth::tenantFor(const wire::HttpRequest &request) const
 {
     return m_tenants.find(tenants::tenantIdFromHost(request.header("host"), m_selfHostTenant));
 }
 
-TenantApiAuth::Outcome TenantApiAuth::authorise(const transport::HttpRequest &request) const
+TenantApiAuth::Outcome TenantApiAuth::authorise(const wire::HttpRequest &request) const
 {
     Outcome outcome;
     const tenants::TenantPtr tenant = tenantFor(request);

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "server/tenants/tenant.h"
-#include "server/transport/http_message.h"
+#include "server/wire/http_message.h"
 
 #include <QJsonObject>
 
@@ -29,11 +29,11 @@ public:
     {
         tenants::TenantPtr tenant; // set when authorised
         QJsonObject claims;
-        transport::HttpResponse refusal; // otherwise
+        wire::HttpResponse refusal; // otherwise
     };
-    Outcome authorise(const transport::HttpRequest &request) const;
+    Outcome authorise(const wire::HttpRequest &request) const;
     // Tenant lookup only (GET /api/ping).
-    tenants::TenantPtr tenantFor(const transport::HttpRequest &request) const;
+    tenants::TenantPtr tenantFor(const wire::HttpRequest &request) const;
 
 private:
     const tenants::TenantDirectory &m_tenants;
@@ -43,6 +43,6 @@ private:
 };
 
 // {"message": text} with CORS headers.
-transport::HttpResponse messageResponse(int status, const QString &text);
+wire::HttpResponse messageResponse(int status, const QString &text);
 
 } // namespace rt::http

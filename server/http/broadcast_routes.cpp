@@ -21,19 +21,19 @@ const QString PayloadTooLarge = QStringLiteral("Payload size exceeds tenant limi
 constexpr qsizetype MaxSubTopicBytes = 255 - 9;
 constexpr qsizetype MaxEventBytes = 255;
 
-transport::HttpResponse accepted()
+wire::HttpResponse accepted()
 {
-    transport::HttpResponse response = transport::HttpResponse::empty(202);
+    wire::HttpResponse response = wire::HttpResponse::empty(202);
     Router::addCorsHeaders(response);
     return response;
 }
 
-transport::HttpResponse errorsResponse(const QJsonObject &errors)
+wire::HttpResponse errorsResponse(const QJsonObject &errors)
 {
     QJsonObject body;
     body.insert(QLatin1String("errors"), errors);
-    transport::HttpResponse response =
-            transport::HttpResponse::json(422, QJsonDocument(body).toJson(QJsonDocument::Compact));
+    wire::HttpResponse response =
+            wire::HttpResponse::json(422, QJsonDocument(body).toJson(QJsonDocument::Compact));
     Router::addCorsHeaders(response);
     return response;
 }
@@ -60,16 +60,16 @@ void BroadcastRoutes::registerOn(Router &router)
 {
     router.add(
             "POST", "/api/broadcast",
-            [this](const transport::HttpRequest &request, const RouteParams &,
+            [this](const wire::HttpRequest &request, const RouteParams &,
                    const transport::HttpResponder &responder) { handleBatch(request, responder); });
     router.add("POST", "/api/broadcast/:topic/events/:event",
-               [this](const transport::HttpRequest &request, const RouteParams &params,
+               [this](const wire::HttpRequest &request, const RouteParams &params,
                       const transport::HttpResponder &responder) {
                    handleSingle(request, params, responder);
                });
 }
 
-void BroadcastRoutes::handleBatch(const transport::HttpRequest &request,
+void BroadcastRoutes::handleBatch(const wire::HttpRequest &request,
                                   const transport::HttpResponder &responder) const
 {
     TenantApiAuth::Outcome authorised = m_auth.authorise(request);
@@ -167,7 +167,7 @@ void BroadcastRoutes::handleBatch(const transport::HttpRequest &request,
     responder.respond(accepted());
 }
 
-void BroadcastRoutes::handleSingle(const transport::HttpRequest &request, const RouteParams &params,
+void BroadcastRoutes::handleSingle(const wire::HttpRequest &request, const RouteParams &params,
                                    const transport::HttpResponder &responder) const
 {
     // The media type is checked before anything else (spec §4.5).
@@ -178,8 +178,8 @@ void BroadcastRoutes::handleSingle(const transport::HttpRequest &request, const 
         body.insert(QLatin1String("error"),
                     QStringLiteral("Unsupported Media Type. Use application/json or "
                                    "application/octet-stream"));
-        transport::HttpResponse response = transport::HttpResponse::json(
-                415, QJsonDocument(body).toJson(QJsonDocument::Compact));
+        wire::HttpResponse response =
+                wire::HttpResponse::json(415, QJsonDocument(body).toJson(QJsonDocument::Compact));
         Router::addCorsHeaders(response);
         responder.respond(std::move(response));
         return;
@@ -192,8 +192,8 @@ void BroadcastRoutes::handleSingle(const transport::HttpRequest &request, const 
     const tenants::Tenant &tenant = *authorised.tenant;
     const QByteArray topic = params.value("topic");
     const QByteArray event = params.value("event");
-    const auto query = transport::parseQuery(request.query);
-    const QByteArray privateFlag = transport::queryValue(query, "private");
+    const auto query = wire::parseQuery(request.query);
+    const QByteArray privateFlag = wire::queryValue(query, "private");
     const bool isPrivate = privateFlag == "true";
 
     QJsonObject errors;

@@ -20,9 +20,9 @@ public:
 
     void registerOn(Router &router);
 
-    void handleBatch(const transport::HttpRequest &request,
+    void handleBatch(const wire::HttpRequest &request,
                      const transport::HttpResponder &responder) const;
-    void handleSingle(const transport::HttpRequest &request, const RouteParams &params,
+    void handleSingle(const wire::HttpRequest &request, const RouteParams &params,
                       const transport::HttpResponder &responder) const;
 
 private:

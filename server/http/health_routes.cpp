@@ -7,9 +7,9 @@ namespace rt::http {
 void registerHealthRoutes(Router &router, const TenantApiAuth &auth)
 {
     router.add("GET", "/healthcheck",
-               [](const transport::HttpRequest &, const RouteParams &,
+               [](const wire::HttpRequest &, const RouteParams &,
                   const transport::HttpResponder &responder) {
-                   transport::HttpResponse response;
+                   wire::HttpResponse response;
                    response.status = 200;
                    response.setHeader(QByteArrayLiteral("content-type"),
                                       QByteArrayLiteral("text/plain; charset=utf-8"));
@@ -17,7 +17,7 @@ void registerHealthRoutes(Router &router, const TenantApiAuth &auth)
                    responder.respond(std::move(response));
                });
     router.add("GET", "/api/ping",
-               [&auth](const transport::HttpRequest &request, const RouteParams &,
+               [&auth](const wire::HttpRequest &request, const RouteParams &,
                        const transport::HttpResponder &responder) {
                    if (!auth.tenantFor(request)) {
                        responder.respond(messageResponse(

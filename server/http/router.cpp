@@ -24,7 +24,7 @@ bool match(const QList<QByteArray> &pattern, const QList<QByteArray> &path, Rout
     }
     for (qsizetype i = 0; i < pattern.size(); ++i) {
         if (pattern[i].startsWith(':')) {
-            params.insert(pattern[i].mid(1), transport::percentDecode(path[i]));
+            params.insert(pattern[i].mid(1), wire::percentDecode(path[i]));
         } else if (pattern[i] != path[i]) {
             return false;
         }
@@ -39,14 +39,14 @@ void Router::add(const QByteArray &method, const QByteArray &pattern, RouteHandl
     m_routes.push_back(Route{ method, splitPath(pattern), std::move(handler) });
 }
 
-void Router::addCorsHeaders(transport::HttpResponse &response)
+void Router::addCorsHeaders(wire::HttpResponse &response)
 {
     response.setHeader(QByteArrayLiteral("access-control-allow-origin"), QByteArrayLiteral("*"));
     response.setHeader(QByteArrayLiteral("access-control-expose-headers"),
                        QByteArrayLiteral("x-rate-rolling, x-rate-limit, x-rate-limit-remaining"));
 }
 
-void Router::handle(transport::HttpRequest request, const transport::HttpResponder &responder)
+void Router::handle(wire::HttpRequest request, const transport::HttpResponder &responder)
 {
     QByteArray path = request.path;
     if (path.startsWith(ApiPrefix) && path.size() > ApiPrefix.size()
@@ -56,7 +56,7 @@ void Router::handle(transport::HttpRequest request, const transport::HttpRespond
     const QList<QByteArray> segments = splitPath(path);
 
     if (request.method == "OPTIONS") {
-        transport::HttpResponse response = transport::HttpResponse::empty(204);
+        wire::HttpResponse response = wire::HttpResponse::empty(204);
         addCorsHeaders(response);
         response.setHeader(QByteArrayLiteral("access-control-allow-methods"),
                            QByteArrayLiteral("GET, POST, PUT, PATCH, DELETE, OPTIONS"));
@@ -85,7 +85,7 @@ void Router::handle(transport::HttpRequest request, const transport::HttpRespond
             return;
         }
     }
-    transport::HttpResponse response = transport::HttpResponse::json(
+    wire::HttpResponse response = wire::HttpResponse::json(
             pathKnown ? 405 : 404,
             pathKnown ? QByteArrayLiteral("{\"error\":\"Method Not Allowed\"}")
                       : QByteArrayLiteral("{\"error\":\"Not Found\"}"));

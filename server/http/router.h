@@ -12,7 +12,7 @@ namespace rt::http {
 
 // Path parameters of a matched route (":topic" -> value), percent-decoded.
 using RouteParams = QHash<QByteArray, QByteArray>;
-using RouteHandler = std::function<void(const transport::HttpRequest &, const RouteParams &,
+using RouteHandler = std::function<void(const wire::HttpRequest &, const RouteParams &,
                                         const transport::HttpResponder &)>;
 
 // Routes requests by method and path to handlers. Every route is also served under the
@@ -26,10 +26,10 @@ public:
     // pattern: "/api/broadcast/:topic/events/:event"; method "*" matches every method.
     void add(const QByteArray &method, const QByteArray &pattern, RouteHandler handler);
 
-    void handle(transport::HttpRequest request, const transport::HttpResponder &responder) override;
+    void handle(wire::HttpRequest request, const transport::HttpResponder &responder) override;
 
     // Headers every API response carries (CORS).
-    static void addCorsHeaders(transport::HttpResponse &response);
+    static void addCorsHeaders(wire::HttpResponse &response);
 
 private:
     struct Route

@@ -19,14 +19,14 @@ bool HttpResponder::isConnected() const
     return !m_connection.isNull() && m_connection->tcp().isOpen();
 }
 
-void HttpResponder::respond(HttpResponse response) const
+void HttpResponder::respond(wire::HttpResponse response) const
 {
     if (isConnected()) {
         m_connection->respond(m_requestNumber, response);
     }
 }
 
-void HttpResponder::respondAfter(int delayMs, HttpResponse response) const
+void HttpResponder::respondAfter(int delayMs, wire::HttpResponse response) const
 {
     if (delayMs <= 0) {
         respond(std::move(response));
@@ -41,7 +41,7 @@ void HttpResponder::respondAfter(int delayMs, HttpResponse response) const
             [responder = *this, response = std::move(response)] { responder.respond(response); });
 }
 
-void HttpResponder::acceptWebSocket(const HttpRequest &request,
+void HttpResponder::acceptWebSocket(const wire::HttpRequest &request,
                                     std::unique_ptr<WebSocketSession> session) const
 {
     if (isConnected()) {
@@ -80,17 +80,17 @@ void HttpConnection::onReceived(QByteArrayView data)
 void HttpConnection::processInput()
 {
     while (!m_awaitingResponse && !m_pendingInput.isEmpty() && m_connection.isOpen()) {
-        const HttpRequestParser::Outcome outcome = m_parser.feed(m_pendingInput);
-        if (outcome.status == HttpRequestParser::Status::Error) {
+        const wire::HttpRequestParser::Outcome outcome = m_parser.feed(m_pendingInput);
+        if (outcome.status == wire::HttpRequestParser::Status::Error) {
             fail(outcome.errorStatus == 0 ? 400 : outcome.errorStatus);
             return;
         }
-        if (outcome.status == HttpRequestParser::Status::NeedMore) {
+        if (outcome.status == wire::HttpRequestParser::Status::NeedMore) {
             m_pendingInput.clear();
             return;
         }
         m_pendingInput.remove(0, outcome.consumed);
-        HttpRequest request = m_parser.takeRequest();
+        wire::HttpRequest request = m_parser.takeRequest();
         m_parser.reset();
         m_keepAlive = request.keepAlive && !request.upgrade;
         if (request.upgrade) {
@@ -104,13 +104,13 @@ void HttpConnection::processInput()
     }
 }
 
-void HttpConnection::respond(quint64 requestNumber, const HttpResponse &response)
+void HttpConnection::respond(quint64 requestNumber, const wire::HttpResponse &response)
 {
     if (!m_awaitingResponse || requestNumber != m_requestNumber) {
         return; // answered twice, or a stale responder: ignore
     }
     m_awaitingResponse = false;
-    m_connection.send(serializeResponse(response, m_keepAlive));
+    m_connection.send(wire::serializeResponse(response, m_keepAlive));
     if (!m_keepAlive) {
         m_connection.closeAfterFlush();
         return;
@@ -120,19 +120,19 @@ void HttpConnection::respond(quint64 requestNumber, const HttpResponse &response
     processInput();
 }
 
-void HttpConnection::acceptWebSocket(quint64 requestNumber, const HttpRequest &request,
+void HttpConnection::acceptWebSocket(quint64 requestNumber, const wire::HttpRequest &request,
                                      std::unique_ptr<WebSocketSession> session)
 {
     if (!m_awaitingResponse || requestNumber != m_requestNumber) {
         return;
     }
     m_awaitingResponse = false;
-    HttpResponse response;
+    wire::HttpResponse response;
     response.status = 101;
     response.headers = { { QByteArrayLiteral("upgrade"), QByteArrayLiteral("websocket") },
                          { QByteArrayLiteral("connection"), QByteArrayLiteral("Upgrade") },
                          { QByteArrayLiteral("sec-websocket-accept"),
-                           websocketAcceptKey(request.header("sec-websocket-key")) } };
+                           wire::websocketAcceptKey(request.header("sec-websocket-key")) } };
     QByteArray head = QByteArrayLiteral("HTTP/1.1 101 Switching Protocols\r\n");
     for (const auto &header : std::as_const(response.headers)) {
         head += header.first + QByteArrayLiteral(": ") + header.second + QByteArrayLiteral("\r\n");
@@ -154,7 +154,7 @@ void HttpConnection::fail(int status)
     m_keepAlive = false;
     m_awaitingResponse = false;
     m_pendingInput.clear();
-    m_connection.send(serializeResponse(HttpResponse::empty(status), false));
+    m_connection.send(wire::serializeResponse(wire::HttpResponse::empty(status), false));
     m_connection.closeAfterFlush();
 }
 

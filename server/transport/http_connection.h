@@ -1,8 +1,8 @@
 #pragma once
 
-#include "server/transport/http_message.h"
 #include "server/transport/tcp_connection.h"
 #include "server/transport/websocket_connection.h"
+#include "server/wire/http_message.h"
 
 #include <QObject>
 #include <QPointer>
@@ -23,11 +23,11 @@ public:
     HttpResponder(HttpConnection *connection, quint64 requestNumber);
 
     bool isConnected() const;
-    void respond(HttpResponse response) const;
+    void respond(wire::HttpResponse response) const;
     // Answers after delayMs (the connect-error backoff); the connection stays open meanwhile.
-    void respondAfter(int delayMs, HttpResponse response) const;
+    void respondAfter(int delayMs, wire::HttpResponse response) const;
     // Completes a WebSocket handshake (101) and hands the connection to `session`.
-    void acceptWebSocket(const HttpRequest &request,
+    void acceptWebSocket(const wire::HttpRequest &request,
                          std::unique_ptr<WebSocketSession> session) const;
 
 private:
@@ -41,7 +41,7 @@ class HttpService
 {
 public:
     virtual ~HttpService() = default;
-    virtual void handle(HttpRequest request, const HttpResponder &responder) = 0;
+    virtual void handle(wire::HttpRequest request, const HttpResponder &responder) = 0;
 };
 
 // HTTP/1.1 server side of a TcpConnection: parses requests, hands each to the HttpService,
@@ -55,7 +55,7 @@ class HttpConnection final : public QObject, public TcpConnection::Handler
 public:
     struct Limits
     {
-        HttpRequestParser::Limits parser;
+        wire::HttpRequestParser::Limits parser;
         int headerTimeoutMs = 15'000;
         int idleTimeoutMs = 60'000;
         qsizetype maxBufferedInput = 1024 * 1024; // pipelined bytes held while a request runs
@@ -68,8 +68,8 @@ public:
     void onTick(qint64 nowMs) override;
 
     // For HttpResponder.
-    void respond(quint64 requestNumber, const HttpResponse &response);
-    void acceptWebSocket(quint64 requestNumber, const HttpRequest &request,
+    void respond(quint64 requestNumber, const wire::HttpResponse &response);
+    void acceptWebSocket(quint64 requestNumber, const wire::HttpRequest &request,
                          std::unique_ptr<WebSocketSession> session);
     TcpConnection &tcp() const { return m_connection; }
 
@@ -80,7 +80,7 @@ private:
     TcpConnection &m_connection;
     HttpService &m_service;
     Limits m_limits;
-    HttpRequestParser m_parser;
+    wire::HttpRequestParser m_parser;
     QByteArray m_pendingInput; // received while a request is being answered
     QByteArray m_upgradeLeftover; // bytes after an upgrade request's head
     quint64 m_requestNumber = 0; // of the request in flight, or of the last one answered

@@ -10,7 +10,7 @@ namespace rt::transport {
 namespace {
 
 // The frame header for an unmasked server frame with FIN set (RFC 6455 §5.2).
-qsizetype writeHeader(char (&header)[10], WsOpcode opcode, qsizetype length)
+qsizetype writeHeader(char (&header)[10], wire::WsOpcode opcode, qsizetype length)
 {
     header[0] = static_cast<char>(0x80 | static_cast<quint8>(opcode));
     if (length < 126) {
@@ -37,7 +37,7 @@ WebSocketConnection::WebSocketConnection(TcpConnection &connection,
     : m_connection(connection),
       m_session(std::move(session)),
       m_limits(limits),
-      m_parser(WebSocketParser::Limits{ limits.maxMessageBytes })
+      m_parser(wire::WebSocketParser::Limits{ limits.maxMessageBytes })
 { }
 
 WebSocketConnection::~WebSocketConnection() = default;
@@ -50,7 +50,7 @@ void WebSocketConnection::start(QByteArrayView leftover)
     }
 }
 
-bool WebSocketConnection::sendFrame(WsOpcode opcode, const QByteArray &payload)
+bool WebSocketConnection::sendFrame(wire::WsOpcode opcode, const QByteArray &payload)
 {
     if (m_closeSent) {
         return false;
@@ -62,12 +62,12 @@ bool WebSocketConnection::sendFrame(WsOpcode opcode, const QByteArray &payload)
 
 bool WebSocketConnection::sendText(const QByteArray &payload)
 {
-    return sendFrame(WsOpcode::Text, payload);
+    return sendFrame(wire::WsOpcode::Text, payload);
 }
 
 bool WebSocketConnection::sendBinary(const QByteArray &payload)
 {
-    return sendFrame(WsOpcode::Binary, payload);
+    return sendFrame(wire::WsOpcode::Binary, payload);
 }
 
 void WebSocketConnection::close(quint16 code, QByteArrayView reason)
@@ -75,7 +75,7 @@ void WebSocketConnection::close(quint16 code, QByteArrayView reason)
     if (m_closeSent) {
         return;
     }
-    sendFrame(WsOpcode::Close, closePayload(code, reason));
+    sendFrame(wire::WsOpcode::Close, wire::closePayload(code, reason));
     m_closeSent = true;
     m_closeSentMs = m_connection.loop().nowMs();
     m_closeCode = code;
@@ -103,12 +103,12 @@ void WebSocketConnection::onReceived(QByteArrayView data)
     m_parser.feed(data, *this);
 }
 
-void WebSocketConnection::onMessage(WsOpcode opcode, QByteArray message)
+void WebSocketConnection::onMessage(wire::WsOpcode opcode, QByteArray message)
 {
     if (m_closeSent) {
         return; // after our close frame, only the peer's close frame matters
     }
-    if (opcode == WsOpcode::Text) {
+    if (opcode == wire::WsOpcode::Text) {
         m_session->onText(std::move(message));
     } else {
         m_session->onBinary(std::move(message));
@@ -117,7 +117,7 @@ void WebSocketConnection::onMessage(WsOpcode opcode, QByteArray message)
 
 void WebSocketConnection::onPing(QByteArray payload)
 {
-    sendFrame(WsOpcode::Pong, payload);
+    sendFrame(wire::WsOpcode::Pong, payload);
 }
 
 void WebSocketConnection::onPong(QByteArray payload)
@@ -130,8 +130,8 @@ void WebSocketConnection::onClose(quint16 code, QByteArray reason)
     Q_UNUSED(reason)
     if (!m_closeSent) {
         // Echo the peer's code (RFC 6455 §5.5.1); a close without a code is answered with 1000.
-        const quint16 reply = code == ws_close::NoStatus ? ws_close::Normal : code;
-        sendFrame(WsOpcode::Close, closePayload(reply, {}));
+        const quint16 reply = code == wire::ws_close::NoStatus ? wire::ws_close::Normal : code;
+        sendFrame(wire::WsOpcode::Close, wire::closePayload(reply, {}));
         m_closeSent = true;
     }
     notifyClosed(code);
@@ -161,7 +161,7 @@ void WebSocketConnection::onTick(qint64 nowMs)
     }
     if (nowMs - m_connection.lastReceivedMs() > m_limits.idleTimeoutMs) {
         // Phoenix's transport timeout: the client stopped sending (even heartbeats).
-        close(ws_close::Normal, "idle timeout");
+        close(wire::ws_close::Normal, "idle timeout");
         m_connection.closeAfterFlush(500);
         return;
     }
@@ -171,25 +171,25 @@ void WebSocketConnection::onTick(qint64 nowMs)
 void WebSocketConnection::onServerShutdown()
 {
     // 1012 (Service Restart) tells clients to reconnect, possibly to another node.
-    close(ws_close::ServiceRestart, "server shutting down");
+    close(wire::ws_close::ServiceRestart, "server shutting down");
 }
 
-HttpResponse checkWebSocketHandshake(const HttpRequest &request)
+wire::HttpResponse checkWebSocketHandshake(const wire::HttpRequest &request)
 {
-    HttpResponse ok;
+    wire::HttpResponse ok;
     ok.status = 0;
     if (request.method != "GET") {
-        return HttpResponse::empty(400);
+        return wire::HttpResponse::empty(400);
     }
     const QByteArray upgrade = request.header("upgrade").toLower();
     const QByteArray connection = request.header("connection").toLower();
     const QByteArray key = request.header("sec-websocket-key");
     if (!upgrade.contains("websocket") || !connection.contains("upgrade") || key.isEmpty()
         || QByteArray::fromBase64(key).size() != 16) {
-        return HttpResponse::empty(400);
+        return wire::HttpResponse::empty(400);
     }
     if (request.header("sec-websocket-version").trimmed() != "13") {
-        HttpResponse response = HttpResponse::empty(426);
+        wire::HttpResponse response = wire::HttpResponse::empty(426);
         response.setHeader(QByteArrayLiteral("sec-websocket-version"), QByteArrayLiteral("13"));
         return response;
     }

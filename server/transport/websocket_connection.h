@@ -1,8 +1,8 @@
 #pragma once
 
-#include "server/transport/http_message.h"
 #include "server/transport/tcp_connection.h"
-#include "server/transport/websocket_frame.h"
+#include "server/wire/http_message.h"
+#include "server/wire/websocket_frame.h"
 
 #include <memory>
 
@@ -27,10 +27,11 @@ public:
     virtual void onTick(qint64 nowMs) { Q_UNUSED(nowMs) }
 };
 
-// RFC 6455 server side of a TcpConnection: frames in through the pure WebSocketParser, frames
+// RFC 6455 server side of a TcpConnection: frames in through the pure wire::WebSocketParser, frames
 // out as a 2-10 byte header plus the shared payload (never copied per recipient). Handles ping,
 // close handshake, the idle timeout and protocol errors.
-class WebSocketConnection final : public TcpConnection::Handler, private WebSocketParser::Visitor
+class WebSocketConnection final : public TcpConnection::Handler,
+                                  private wire::WebSocketParser::Visitor
 {
 public:
     struct Limits
@@ -65,10 +66,10 @@ public:
     void onServerShutdown() override;
 
 private:
-    bool sendFrame(WsOpcode opcode, const QByteArray &payload);
+    bool sendFrame(wire::WsOpcode opcode, const QByteArray &payload);
     void notifyClosed(quint16 code);
 
-    void onMessage(WsOpcode opcode, QByteArray message) override;
+    void onMessage(wire::WsOpcode opcode, QByteArray message) override;
     void onPing(QByteArray payload) override;
     void onPong(QByteArray payload) override;
     void onClose(quint16 code, QByteArray reason) override;
@@ -77,7 +78,7 @@ private:
     TcpConnection &m_connection;
     std::unique_ptr<WebSocketSession> m_session;
     Limits m_limits;
-    WebSocketParser m_parser;
+    wire::WebSocketParser m_parser;
     qint64 m_closeSentMs = 0;
     quint16 m_closeCode = 1006;
     bool m_closeSent = false;
@@ -87,6 +88,6 @@ private:
 // Checks the WebSocket handshake headers of an upgrade request (RFC 6455 §4.2.1). Returns an
 // empty response status (0) when acceptable, else the response to send (400, or 426 with
 // Sec-WebSocket-Version for a version mismatch).
-HttpResponse checkWebSocketHandshake(const HttpRequest &request);
+wire::HttpResponse checkWebSocketHandshake(const wire::HttpRequest &request);
 
 } // namespace rt::transport

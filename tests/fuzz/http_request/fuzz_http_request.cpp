@@ -4,7 +4,7 @@
 // The query/percent-decoding helpers and serializeResponse run on what the parser produced.
 //
 // Input layout: byte 0 selects the limits, bytes 1-2 the split offset, the rest is the stream.
-#include "server/transport/http_message.h"
+#include "server/wire/http_message.h"
 
 #include <QByteArrayList>
 #include <QList>
@@ -13,8 +13,8 @@
 #include <cstdint>
 #include <cstdlib>
 
-using rt::transport::HttpRequest;
-using rt::transport::HttpRequestParser;
+using rt::wire::HttpRequest;
+using rt::wire::HttpRequestParser;
 using Status = HttpRequestParser::Status;
 
 namespace {
@@ -32,17 +32,17 @@ QByteArray describe(const HttpRequest &r, qsizetype endOffset)
 
 void exerciseHelpers(const HttpRequest &r)
 {
-    const auto params = rt::transport::parseQuery(r.query);
+    const auto params = rt::wire::parseQuery(r.query);
     for (const auto &param : params) {
-        if (rt::transport::queryValue(params, param.first).isNull()) {
+        if (rt::wire::queryValue(params, param.first).isNull()) {
             std::abort();
         }
     }
-    if (rt::transport::percentDecode(r.path).size() > r.path.size()) {
+    if (rt::wire::percentDecode(r.path).size() > r.path.size()) {
         std::abort();
     }
-    const QByteArray response = rt::transport::serializeResponse(
-            rt::transport::HttpResponse::json(200, r.body), r.keepAlive);
+    const QByteArray response =
+            rt::wire::serializeResponse(rt::wire::HttpResponse::json(200, r.body), r.keepAlive);
     if (!response.startsWith("HTTP/1.1 200 OK\r\n") || !response.endsWith(r.body)) {
         std::abort();
     }

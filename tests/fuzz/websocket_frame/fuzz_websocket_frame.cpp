@@ -4,7 +4,7 @@
 //
 // Input layout: byte 0 selects the limits, bytes 1-2 the split offset, the rest is the stream
 // of client frames.
-#include "server/transport/websocket_frame.h"
+#include "server/wire/websocket_frame.h"
 
 #include <QByteArrayList>
 #include <QList>
@@ -13,8 +13,8 @@
 #include <cstdint>
 #include <cstdlib>
 
-using rt::transport::WebSocketParser;
-using rt::transport::WsOpcode;
+using rt::wire::WebSocketParser;
+using rt::wire::WsOpcode;
 
 namespace {
 
@@ -118,8 +118,7 @@ void checkRoundTrip(const QByteArray &event)
     default:
         return;
     }
-    const QByteArray frame =
-            masked(rt::transport::encodeFrame(opcode, QByteArrayView(event).sliced(1)));
+    const QByteArray frame = masked(rt::wire::encodeFrame(opcode, QByteArrayView(event).sliced(1)));
     const QByteArrayList again = run({}, { frame });
     if (again.size() != 1 || again.first() != event) {
         std::abort();
@@ -160,7 +159,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
 
     // closePayload: bounded, code first, reason a prefix of the input.
-    const QByteArray close = rt::transport::closePayload(quint16(split), stream);
+    const QByteArray close = rt::wire::closePayload(quint16(split), stream);
     if (close.size() > 125 || close.size() < 2 || quint8(close[0]) != quint8(split >> 8)
         || !stream.startsWith(QByteArrayView(close).sliced(2))) {
         std::abort();

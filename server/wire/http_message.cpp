@@ -1,11 +1,11 @@
-#include "server/transport/http_message.h"
+#include "server/wire/http_message.h"
 
 #include <http_parser.h>
 
 #include <cstring>
 #include <utility>
 
-namespace rt::transport {
+namespace rt::wire {
 
 namespace {
 
@@ -759,4 +759,4 @@ QByteArray serializeResponse(const HttpResponse &response, bool keepAlive)
     return out;
 }
 
-} // namespace rt::transport
+} // namespace rt::wire

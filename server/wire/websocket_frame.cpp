@@ -1,11 +1,11 @@
-#include "server/transport/websocket_frame.h"
+#include "server/wire/websocket_frame.h"
 
 #include <QCryptographicHash>
 
 #include <cstring>
 #include <utility>
 
-namespace rt::transport {
+namespace rt::wire {
 
 namespace {
 
@@ -392,4 +392,4 @@ QByteArray websocketAcceptKey(QByteArrayView secWebSocketKey)
     return sha1.result().toBase64();
 }
 
-} // namespace rt::transport
+} // namespace rt::wire

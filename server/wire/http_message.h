@@ -9,7 +9,7 @@
 
 // HTTP/1.1 requests and responses as values, and a resumable request parser built on Debian's
 // http-parser (libhttp-parser). No sockets here.
-namespace rt::transport {
+namespace rt::wire {
 
 struct HttpRequest
 {
@@ -98,4 +98,4 @@ QByteArrayView reasonPhrase(int status);
 // `keepAlive == false` adds "Connection: close".
 QByteArray serializeResponse(const HttpResponse &response, bool keepAlive);
 
-} // namespace rt::transport
+} // namespace rt::wire

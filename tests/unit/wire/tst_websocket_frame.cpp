@@ -1,11 +1,11 @@
-#include "server/transport/websocket_frame.h"
+#include "server/wire/websocket_frame.h"
 
 #include <QRandomGenerator>
 #include <QTest>
 
-using rt::transport::WebSocketParser;
-using rt::transport::WsOpcode;
-namespace ws_close = rt::transport::ws_close;
+using rt::wire::WebSocketParser;
+using rt::wire::WsOpcode;
+namespace ws_close = rt::wire::ws_close;
 
 namespace {
 
@@ -621,7 +621,7 @@ void WebSocketFrameTest::encodeFrame()
     QFETCH(QByteArray, payload);
     QFETCH(QByteArray, expectedHeader);
 
-    const QByteArray frame = rt::transport::encodeFrame(WsOpcode(opcode), payload);
+    const QByteArray frame = rt::wire::encodeFrame(WsOpcode(opcode), payload);
     QCOMPARE(frame.first(expectedHeader.size()).toHex(), expectedHeader.toHex());
     QVERIFY(frame.sliced(expectedHeader.size()) == payload);
 }
@@ -629,8 +629,8 @@ void WebSocketFrameTest::encodeFrame()
 void WebSocketFrameTest::appendFrameAppends()
 {
     QByteArray out("prefix");
-    rt::transport::appendFrame(out, WsOpcode::Text, "Hello");
-    rt::transport::appendFrame(out, WsOpcode::Binary, pattern(300));
+    rt::wire::appendFrame(out, WsOpcode::Text, "Hello");
+    rt::wire::appendFrame(out, WsOpcode::Binary, pattern(300));
     QCOMPARE(out,
              QByteArray("prefix") + QByteArray::fromHex("810548656c6c6f")
                      + QByteArray::fromHex("827e012c") + pattern(300));
@@ -653,7 +653,7 @@ void WebSocketFrameTest::encodeParseRoundTrip()
     QFETCH(int, size);
 
     const QByteArray payload = pattern(size, 9);
-    const QByteArray frame = maskServerFrame(rt::transport::encodeFrame(WsOpcode(opcode), payload),
+    const QByteArray frame = maskServerFrame(rt::wire::encodeFrame(WsOpcode(opcode), payload),
                                              QByteArray::fromHex("01020304"));
     WebSocketParser parser;
     Recorder recorder;
@@ -703,7 +703,7 @@ void WebSocketFrameTest::closePayload()
     QFETCH(QByteArray, reason);
     QFETCH(QByteArray, expected);
 
-    const QByteArray payload = rt::transport::closePayload(quint16(code), reason);
+    const QByteArray payload = rt::wire::closePayload(quint16(code), reason);
     QCOMPARE(payload.toHex(), expected.toHex());
     QVERIFY(payload.size() <= 125);
 }
@@ -724,7 +724,7 @@ void WebSocketFrameTest::acceptKey()
 {
     QFETCH(QByteArray, key);
     QFETCH(QByteArray, accept);
-    QCOMPARE(rt::transport::websocketAcceptKey(key), accept);
+    QCOMPARE(rt::wire::websocketAcceptKey(key), accept);
 }
 
 QTEST_GUILESS_MAIN(WebSocketFrameTest)

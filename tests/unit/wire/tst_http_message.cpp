@@ -1,14 +1,14 @@
-#include "server/transport/http_message.h"
+#include "server/wire/http_message.h"
 
 #include <QTest>
 
-using rt::transport::HttpRequest;
-using rt::transport::HttpRequestParser;
-using rt::transport::HttpResponse;
+using rt::wire::HttpRequest;
+using rt::wire::HttpRequestParser;
+using rt::wire::HttpResponse;
 using Status = HttpRequestParser::Status;
 using Params = QList<QPair<QByteArray, QByteArray>>;
 
-Q_DECLARE_METATYPE(rt::transport::HttpResponse)
+Q_DECLARE_METATYPE(rt::wire::HttpResponse)
 
 namespace {
 
@@ -582,17 +582,17 @@ void HttpMessageTest::parseQuery()
 {
     QFETCH(QByteArray, query);
     QFETCH(Params, expected);
-    QCOMPARE(rt::transport::parseQuery(query), expected);
+    QCOMPARE(rt::wire::parseQuery(query), expected);
 }
 
 void HttpMessageTest::queryValue()
 {
-    const Params params = rt::transport::parseQuery("vsn=2.0.0&flag&vsn=1.0.0");
-    QCOMPARE(rt::transport::queryValue(params, "vsn"), QByteArray("2.0.0"));
-    const QByteArray flag = rt::transport::queryValue(params, "flag");
+    const Params params = rt::wire::parseQuery("vsn=2.0.0&flag&vsn=1.0.0");
+    QCOMPARE(rt::wire::queryValue(params, "vsn"), QByteArray("2.0.0"));
+    const QByteArray flag = rt::wire::queryValue(params, "flag");
     QVERIFY(!flag.isNull());
     QVERIFY(flag.isEmpty());
-    QVERIFY(rt::transport::queryValue(params, "apikey").isNull());
+    QVERIFY(rt::wire::queryValue(params, "apikey").isNull());
 }
 
 void HttpMessageTest::percentDecode_data()
@@ -613,7 +613,7 @@ void HttpMessageTest::percentDecode()
 {
     QFETCH(QByteArray, input);
     QFETCH(QByteArray, expected);
-    QCOMPARE(rt::transport::percentDecode(input), expected);
+    QCOMPARE(rt::wire::percentDecode(input), expected);
 }
 
 void HttpMessageTest::reasonPhrase_data()
@@ -654,7 +654,7 @@ void HttpMessageTest::reasonPhrase()
 {
     QFETCH(int, status);
     QFETCH(QByteArray, phrase);
-    QCOMPARE(rt::transport::reasonPhrase(status).toByteArray(), phrase);
+    QCOMPARE(rt::wire::reasonPhrase(status).toByteArray(), phrase);
 }
 
 void HttpMessageTest::serializeResponse_data()
@@ -702,7 +702,7 @@ void HttpMessageTest::serializeResponse()
     QFETCH(HttpResponse, response);
     QFETCH(bool, keepAlive);
     QFETCH(QByteArray, expected);
-    QCOMPARE(rt::transport::serializeResponse(response, keepAlive), expected);
+    QCOMPARE(rt::wire::serializeResponse(response, keepAlive), expected);
 }
 
 void HttpMessageTest::setHeaderReplaces()

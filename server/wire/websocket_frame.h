@@ -5,7 +5,7 @@
 
 // RFC 6455 framing, server side: a pure, resumable parser for client frames and encoders for
 // server frames. No sockets here; the connection feeds bytes in and writes bytes out.
-namespace rt::transport {
+namespace rt::wire {
 
 enum class WsOpcode : quint8 {
     Continuation = 0x0,
@@ -107,4 +107,4 @@ QByteArray closePayload(quint16 code, QByteArrayView reason);
 // Sec-WebSocket-Accept for a Sec-WebSocket-Key (RFC 6455 §4.2.2).
 QByteArray websocketAcceptKey(QByteArrayView secWebSocketKey);
 
-} // namespace rt::transport
+} // namespace rt::wire
