@@ -18,6 +18,8 @@
 #         saturation with window 8
 #   d  S2  fan-out 1 -> 1,000, saturation with window 8: the same window as c, so that c / d
 #         shows what 10x the subscribers cost (a window caps the frames one write can carry)
+#   e  S2  fan-out 1 -> 10,000, saturation with window 64: the settings of a at ten times the
+#         subscribers (e / a: "no collapse at 10,000")
 # --quick: each scenario once, 3 s window + 1 s warm-up (smoke test of the harness).
 #
 # Every loadgen run is bounded (hard self-exit at 60 s, plus `timeout` here); servers are
@@ -32,7 +34,7 @@ QUICK=0
 SERVER_BIN="$REPO_DIR/build/bin/realtime-server"
 REPS=3
 TARGETS="ours,ws-phx,nats"
-SCENARIOS="a,b,c,d"
+SCENARIOS="a,b,c,d,e"
 PROBE=1
 # Priority of the server and the loadgen. The machine is shared with other engineers' builds and
 # fuzzers; a high priority (root only; ignored otherwise) keeps them to the idle time so they
@@ -82,6 +84,7 @@ scenario_args() {
     b) echo "--subs 1000 --conc 100 --mode rate --rate 50 $TIMING" ;;
     c) echo "--subs 10000 --conc 500 --mode window --window 8 $TIMING" ;;
     d) echo "--subs 1000 --conc 100 --mode window --window 8 $TIMING" ;;
+    e) echo "--subs 10000 --conc 500 --mode window --window 64 $TIMING" ;;
     *) echo "run.sh: unknown scenario $1" >&2; exit 64 ;;
   esac
 }
@@ -91,6 +94,7 @@ scenario_name() {
     b) echo "fan-out 1->1000 at 50 publishes/s" ;;
     c) echo "1->10000: connect storm + idle RSS + saturation (window 8)" ;;
     d) echo "fan-out 1->1000, saturation (window 8, as c)" ;;
+    e) echo "fan-out 1->10000, saturation (window 64, as a)" ;;
   esac
 }
 
