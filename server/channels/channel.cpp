@@ -59,7 +59,7 @@ void Channel::deliver(const pubsub::OutboundMessage &message,
     if (awaitingPresenceState && message.audience() == pubsub::Audience::PresenceReaders) {
         return; // contained in the presence_state this channel is about to receive
     }
-    m_link.sendFrame(frame.bytes, frame.isBinary);
+    m_link.sendEncodedFrame(frame.wire);
 }
 
 } // namespace rt::channels

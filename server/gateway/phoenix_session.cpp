@@ -32,6 +32,16 @@ PhoenixSession::~PhoenixSession()
 void PhoenixSession::onOpen(transport::WebSocketConnection &connection)
 {
     m_connection = &connection;
+    m_tcp = &connection.tcp();
+}
+
+void PhoenixSession::sendEncodedFrame(const QByteArray &webSocketFrame)
+{
+    // Already framed for every recipient: skip the WebSocket layer (the hot path of fan-out).
+    // m_closed is set the moment the WebSocket starts closing, so nothing follows a close frame.
+    if (!m_closed) {
+        m_tcp->send(webSocketFrame);
+    }
 }
 
 void PhoenixSession::sendFrame(const QByteArray &bytes, bool isBinary)

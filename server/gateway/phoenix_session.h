@@ -38,6 +38,7 @@ public:
     // channels::ClientLink
     protocol::Vsn vsn() const override { return m_state.vsn; }
     void sendFrame(const QByteArray &bytes, bool isBinary) override;
+    void sendEncodedFrame(const QByteArray &webSocketFrame) override;
     void sendLater(int delayMs, const QByteArray &bytes) override;
     void closeSocket(quint16 code, const QByteArray &reason) override;
     QObject *context() override { return this; }
@@ -65,6 +66,7 @@ private:
     channels::ChannelService &m_service;
     channels::SocketState m_state;
     transport::WebSocketConnection *m_connection = nullptr; // owns this session
+    transport::TcpConnection *m_tcp = nullptr; // under m_connection; fan-out writes straight here
     std::vector<std::unique_ptr<channels::Channel>> m_channels; // few per socket: linear search
     std::deque<Delayed> m_delayed; // in due order
     std::unique_ptr<QTimer> m_delayTimer; // created on first use

@@ -1,5 +1,6 @@
 #include "server/pubsub/outbound_message.h"
 
+#include "server/wire/websocket_frame.h"
 #include "shared/protocol/phoenix_codec.h"
 
 namespace rt::pubsub {
@@ -49,6 +50,15 @@ const OutboundMessage::Frame &OutboundMessage::frameFor(protocol::Vsn vsn) const
 void OutboundMessage::encode(protocol::Vsn vsn) const
 {
     Frame &frame = m_frames[static_cast<std::size_t>(vsn)];
+    encodePhoenix(vsn, frame);
+    if (!frame.bytes.isEmpty()) {
+        frame.wire = wire::encodeFrame(
+                frame.isBinary ? wire::WsOpcode::Binary : wire::WsOpcode::Text, frame.bytes);
+    }
+}
+
+void OutboundMessage::encodePhoenix(protocol::Vsn vsn, Frame &frame) const
+{
     const QByteArray channelTopic = m_topic.channelTopic();
     if (!m_isUserBroadcast) {
         frame.bytes = protocol::encodePush(vsn, NullRef, NullRef, channelTopic, m_event, m_payload);

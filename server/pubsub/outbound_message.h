@@ -19,7 +19,8 @@ enum class Audience : quint8 {
 };
 
 // One message for every member of a topic, shared read-only by all recipients on all workers.
-// The Phoenix bytes for each serializer are encoded at most once, on first use, whichever
+// The Phoenix bytes for each serializer, and the WebSocket frame around them, are encoded at
+// most once, on first use, whichever
 // thread asks first (std::call_once); every recipient then queues the same implicitly shared
 // QByteArray, so fan-out costs no encoding per recipient.
 class OutboundMessage
@@ -29,6 +30,9 @@ public:
     {
         QByteArray bytes; // empty: nothing to send to this serializer (e.g. raw binary to V1)
         bool isBinary = false;
+        // The complete WebSocket frame carrying `bytes` (text or binary opcode, FIN, unmasked):
+        // what every recipient's connection queues as is.
+        QByteArray wire;
     };
 
     // A fastlane push [null, null, topic, event, payload]: text broadcasts, presence_diff,
@@ -57,6 +61,7 @@ public:
 private:
     OutboundMessage() = default;
     void encode(protocol::Vsn vsn) const;
+    void encodePhoenix(protocol::Vsn vsn, Frame &frame) const;
 
     TopicKey m_topic;
     QByteArray m_event; // push: Phoenix event; user broadcast: user event

@@ -21,6 +21,7 @@ namespace {
 
 constexpr int MaxIovecs = 128; // per sendmsg(); more chunks go in the next call
 constexpr int MaxReadsPerWakeup = 4; // fairness between connections of one worker
+constexpr std::size_t IdleQueueCapacity = 16; // queue entries an idle connection keeps
 
 } // namespace
 
@@ -165,10 +166,9 @@ void TcpConnection::flush()
             return;
         }
     }
+    // The capacity stays for the next pass (a busy connection would otherwise reallocate on
+    // every pass); tick() gives it back once the connection is idle.
     m_queue.clear();
-    if (m_queue.capacity() > 64) {
-        m_queue.shrink_to_fit(); // an idle connection should not keep a burst's queue
-    }
     m_queueHead = 0;
     m_headOffset = 0;
     m_queuedBytes = 0;
@@ -255,6 +255,10 @@ void TcpConnection::tick(qint64 nowMs)
             close();
         }
         return;
+    }
+    if (m_queue.empty() && m_queue.capacity() > IdleQueueCapacity) {
+        // An idle connection should not keep a burst's queue (10,000 of them would hold MBs).
+        std::vector<Chunk>().swap(m_queue);
     }
     if (m_state == State::Open && m_handler) {
         m_handler->onTick(nowMs);

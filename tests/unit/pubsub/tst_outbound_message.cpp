@@ -1,4 +1,5 @@
 #include "server/pubsub/outbound_message.h"
+#include "server/wire/websocket_frame.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -54,6 +55,7 @@ private Q_SLOTS:
     void frameIsEncodedOnceAndShared();
     void concurrentFirstUseEncodesOnce();
     void overlongFieldsGiveNoV2Frame();
+    void wireFrameWrapsTheBytesOnce();
 };
 
 void OutboundMessageTest::pushFrames_data()
@@ -273,6 +275,30 @@ void OutboundMessageTest::overlongFieldsGiveNoV2Frame()
     const OutboundMessagePtr message =
             OutboundMessage::userBroadcast(longTopic, "msg", R"({"a":1})", true, {});
     QVERIFY(message->frameFor(Vsn::V2).bytes.isEmpty());
+}
+
+void OutboundMessageTest::wireFrameWrapsTheBytesOnce()
+{
+    // The complete WebSocket frame is built once beside the Phoenix bytes: text opcode for
+    // pushes, binary for kind 4, and the same shared buffer on every call.
+    const auto push =
+            OutboundMessage::push(TopicKey("t", false, "room"), "broadcast",
+                                  "{\"type\":\"broadcast\",\"event\":\"e\",\"payload\":{}}",
+                                  rt::pubsub::Audience::BroadcastReaders);
+    for (const Vsn vsn : { Vsn::V1, Vsn::V2 }) {
+        const OutboundMessage::Frame &frame = push->frameFor(vsn);
+        QCOMPARE(frame.wire, rt::wire::encodeFrame(rt::wire::WsOpcode::Text, frame.bytes));
+        QCOMPARE(push->frameFor(vsn).wire.constData(), frame.wire.constData());
+    }
+    const QByteArray big(70'000, 'x');
+    const auto binary =
+            OutboundMessage::userBroadcast(TopicKey("t", false, "room"), "bin", big, false, {});
+    const OutboundMessage::Frame &v2 = binary->frameFor(Vsn::V2);
+    QCOMPARE(v2.wire, rt::wire::encodeFrame(rt::wire::WsOpcode::Binary, v2.bytes));
+    QCOMPARE(static_cast<quint8>(v2.wire.at(0)), quint8(0x82)); // FIN + binary
+    QCOMPARE(static_cast<quint8>(v2.wire.at(1)), quint8(127)); // 64-bit length for > 65535
+    // No frame at all where there are no bytes (raw binary to V1).
+    QVERIFY(binary->frameFor(Vsn::V1).wire.isEmpty());
 }
 
 QTEST_GUILESS_MAIN(OutboundMessageTest)
