@@ -46,8 +46,9 @@ inline quint64 loadWord(const Byte *p)
 constexpr std::array<bool, 256> makePlainStringByteTable()
 {
     std::array<bool, 256> table{};
-    for (int c = 0x20; c < 0x80; ++c)
+    for (int c = 0x20; c < 0x80; ++c) {
         table[static_cast<size_t>(c)] = c != '"' && c != '\\';
+    }
     return table;
 }
 constexpr std::array<bool, 256> IsPlainStringByte = makePlainStringByteTable();
@@ -60,14 +61,16 @@ inline const Byte *skipPlainStringBytes(const Byte *p, const Byte *end)
     while (end - p >= 8) {
         const quint64 mask = specialStringByteMask(loadWord(p));
         if (mask != 0) {
-            if constexpr (std::endian::native == std::endian::little)
+            if constexpr (std::endian::native == std::endian::little) {
                 return p + std::countr_zero(mask) / 8;
+            }
             break;
         }
         p += 8;
     }
-    while (p != end && IsPlainStringByte[*p])
+    while (p != end && IsPlainStringByte[*p]) {
         ++p;
+    }
     return p;
 }
 
@@ -78,8 +81,9 @@ constexpr bool isWhitespace(Byte c)
 
 inline const Byte *skipWhitespace(const Byte *p, const Byte *end)
 {
-    while (p != end && isWhitespace(*p))
+    while (p != end && isWhitespace(*p)) {
         ++p;
+    }
     return p;
 }
 
@@ -100,20 +104,24 @@ int utf8SequenceLength(const Byte *p, const Byte *end)
 {
     const Byte lead = *p;
     const qsizetype available = end - p;
-    if (lead < 0xC2) // a stray continuation byte, or C0/C1 (always overlong)
+    if (lead < 0xC2) { // a stray continuation byte, or C0/C1 (always overlong)
         return 0;
-    if (lead < 0xE0)
+    }
+    if (lead < 0xE0) {
         return available >= 2 && isContinuation(p[1]) ? 2 : 0;
+    }
     if (lead < 0xF0) {
-        if (available < 3)
+        if (available < 3) {
             return 0;
+        }
         const Byte low = lead == 0xE0 ? 0xA0 : 0x80;
         const Byte high = lead == 0xED ? 0x9F : 0xBF;
         return p[1] >= low && p[1] <= high && isContinuation(p[2]) ? 3 : 0;
     }
     if (lead < 0xF5) {
-        if (available < 4)
+        if (available < 4) {
             return 0;
+        }
         const Byte low = lead == 0xF0 ? 0x90 : 0x80;
         const Byte high = lead == 0xF4 ? 0x8F : 0xBF;
         return p[1] >= low && p[1] <= high && isContinuation(p[2]) && isContinuation(p[3]) ? 4 : 0;
@@ -123,25 +131,30 @@ int utf8SequenceLength(const Byte *p, const Byte *end)
 
 inline int hexValue(Byte c)
 {
-    if (c >= '0' && c <= '9')
+    if (c >= '0' && c <= '9') {
         return c - '0';
-    if (c >= 'a' && c <= 'f')
+    }
+    if (c >= 'a' && c <= 'f') {
         return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
+    }
+    if (c >= 'A' && c <= 'F') {
         return c - 'A' + 10;
+    }
     return -1;
 }
 
 // Reads the four hex digits at p (after "\u").
 bool readHex4(const Byte *p, const Byte *end, char32_t &unit)
 {
-    if (end - p < 4)
+    if (end - p < 4) {
         return false;
+    }
     char32_t value = 0;
     for (int i = 0; i < 4; ++i) {
         const int digit = hexValue(p[i]);
-        if (digit < 0)
+        if (digit < 0) {
             return false;
+        }
         value = (value << 4) | static_cast<char32_t>(digit);
     }
     unit = value;
@@ -164,8 +177,9 @@ constexpr bool isLowSurrogate(char32_t unit)
 // the decoded string (and anything re-encoded from it) invalid.
 const Byte *scanEscape(const Byte *p, const Byte *end, char32_t &codePoint)
 {
-    if (p == end)
+    if (p == end) {
         return nullptr;
+    }
     switch (*p) {
     case '"':
         codePoint = '"';
@@ -197,11 +211,13 @@ const Byte *scanEscape(const Byte *p, const Byte *end, char32_t &codePoint)
         return nullptr;
     }
     char32_t unit = 0;
-    if (!readHex4(p + 1, end, unit))
+    if (!readHex4(p + 1, end, unit)) {
         return nullptr;
+    }
     p += 5;
-    if (isLowSurrogate(unit))
+    if (isLowSurrogate(unit)) {
         return nullptr;
+    }
     if (!isHighSurrogate(unit)) {
         codePoint = unit;
         return p;
@@ -221,31 +237,37 @@ const Byte *scanString(const Byte *p, const Byte *end)
 {
     for (;;) {
         p = skipPlainStringBytes(p, end);
-        if (p == end)
+        if (p == end) {
             return nullptr;
+        }
         const Byte c = *p;
-        if (c == '"')
+        if (c == '"') {
             return p + 1;
+        }
         if (c == '\\') {
             char32_t ignored;
             p = scanEscape(p + 1, end, ignored);
-            if (!p)
+            if (!p) {
                 return nullptr;
+            }
             continue;
         }
-        if (c < 0x20) // raw control characters must be escaped (RFC 8259 §7)
+        if (c < 0x20) { // raw control characters must be escaped (RFC 8259 §7)
             return nullptr;
+        }
         const int length = utf8SequenceLength(p, end);
-        if (length == 0)
+        if (length == 0) {
             return nullptr;
+        }
         p += length;
     }
 }
 
 inline const Byte *skipDigits(const Byte *p, const Byte *end)
 {
-    while (p != end && isDigit(*p))
+    while (p != end && isDigit(*p)) {
         ++p;
+    }
     return p;
 }
 
@@ -254,27 +276,32 @@ const Byte *scanNumber(const Byte *p, const Byte *end)
 {
     if (*p == '-') {
         ++p;
-        if (p == end)
+        if (p == end) {
             return nullptr;
+        }
     }
-    if (*p == '0')
+    if (*p == '0') {
         ++p;
-    else if (*p >= '1' && *p <= '9')
+    } else if (*p >= '1' && *p <= '9') {
         p = skipDigits(p + 1, end);
-    else
+    } else {
         return nullptr;
+    }
     if (p != end && *p == '.') {
         ++p;
-        if (p == end || !isDigit(*p))
+        if (p == end || !isDigit(*p)) {
             return nullptr;
+        }
         p = skipDigits(p, end);
     }
     if (p != end && (*p == 'e' || *p == 'E')) {
         ++p;
-        if (p != end && (*p == '+' || *p == '-'))
+        if (p != end && (*p == '+' || *p == '-')) {
             ++p;
-        if (p == end || !isDigit(*p))
+        }
+        if (p == end || !isDigit(*p)) {
             return nullptr;
+        }
         p = skipDigits(p, end);
     }
     return p;
@@ -284,8 +311,9 @@ template <qsizetype N>
 const Byte *scanLiteral(const Byte *p, const Byte *end, const char (&literal)[N])
 {
     constexpr qsizetype length = N - 1;
-    if (end - p < length || std::memcmp(p, literal, length) != 0)
+    if (end - p < length || std::memcmp(p, literal, length) != 0) {
         return nullptr;
+    }
     return p + length;
 }
 
@@ -315,14 +343,17 @@ const Byte *scanScalar(const Byte *p, const Byte *end, Kind &kind)
 // Returns the position of the member's value, which is guaranteed not to be `end`.
 const Byte *scanMemberKey(const Byte *p, const Byte *end)
 {
-    if (p == end || *p != '"')
+    if (p == end || *p != '"') {
         return nullptr;
+    }
     p = scanString(p + 1, end);
-    if (!p)
+    if (!p) {
         return nullptr;
+    }
     p = skipWhitespace(p, end);
-    if (p == end || *p != ':')
+    if (p == end || *p != ':') {
         return nullptr;
+    }
     p = skipWhitespace(p + 1, end);
     return p == end ? nullptr : p;
 }
@@ -332,10 +363,12 @@ const Byte *scanMemberKey(const Byte *p, const Byte *end)
 // `closers`, innermost last.
 const Byte *scanValue(const Byte *p, const Byte *end, int depthBudget, Kind &kind)
 {
-    if (p == end)
+    if (p == end) {
         return nullptr;
-    if (*p != '{' && *p != '[')
+    }
+    if (*p != '{' && *p != '[') {
         return scanScalar(p, end, kind);
+    }
     kind = *p == '{' ? Kind::Object : Kind::Array;
 
     std::array<Byte, MaxDepth> closers; // filled up to `depth`; no need to initialise
@@ -345,18 +378,21 @@ const Byte *scanValue(const Byte *p, const Byte *end, int depthBudget, Kind &kin
         // Here p points at the first byte of a value (never whitespace, never end).
         const Byte c = *p;
         if (c == '{' || c == '[') {
-            if (depth >= depthBudget)
+            if (depth >= depthBudget) {
                 return nullptr;
+            }
             const Byte closer = c == '{' ? '}' : ']';
             closers[depth++] = closer;
             p = skipWhitespace(p + 1, end);
-            if (p == end)
+            if (p == end) {
                 return nullptr;
+            }
             if (*p != closer) {
                 if (closer == '}') {
                     p = scanMemberKey(p, end);
-                    if (!p)
+                    if (!p) {
                         return nullptr;
+                    }
                 }
                 continue;
             }
@@ -365,29 +401,35 @@ const Byte *scanValue(const Byte *p, const Byte *end, int depthBudget, Kind &kin
         } else {
             Kind ignored;
             p = scanScalar(p, end, ignored);
-            if (!p)
+            if (!p) {
                 return nullptr;
+            }
         }
         // A value just ended: close finished containers, or step to the next element.
         for (;;) {
-            if (depth == 0)
+            if (depth == 0) {
                 return p;
+            }
             p = skipWhitespace(p, end);
-            if (p == end)
+            if (p == end) {
                 return nullptr;
+            }
             const Byte closer = closers[depth - 1];
             if (*p == closer) {
                 ++p;
                 --depth;
                 continue;
             }
-            if (*p != ',')
+            if (*p != ',') {
                 return nullptr;
+            }
             p = skipWhitespace(p + 1, end);
-            if (closer == '}')
+            if (closer == '}') {
                 p = scanMemberKey(p, end);
-            if (!p || p == end)
+            }
+            if (!p || p == end) {
                 return nullptr;
+            }
             break;
         }
     }
@@ -405,25 +447,31 @@ bool scanArrayElements(QByteArrayView text, Sink &&sink)
     const Byte *const begin = bytesOf(text);
     const Byte *const end = begin + text.size();
     const Byte *p = skipWhitespace(begin, end);
-    if (p == end || *p != '[')
+    if (p == end || *p != '[') {
         return false;
+    }
     p = skipWhitespace(p + 1, end);
-    if (p == end)
+    if (p == end) {
         return false;
+    }
     if (*p != ']') {
         for (;;) {
             Kind kind = Kind::Null;
             const Byte *const valueEnd = scanValue(p, end, MaxDepth - 1, kind);
-            if (!valueEnd)
+            if (!valueEnd) {
                 return false;
+            }
             sink(Span{ p - begin, valueEnd - begin, kind });
             p = skipWhitespace(valueEnd, end);
-            if (p == end)
+            if (p == end) {
                 return false;
-            if (*p == ']')
+            }
+            if (*p == ']') {
                 break;
-            if (*p != ',')
+            }
+            if (*p != ',') {
                 return false;
+            }
             p = skipWhitespace(p + 1, end);
         }
     }
@@ -437,39 +485,49 @@ bool scanObjectMembers(QByteArrayView text, Sink &&sink)
     const Byte *const begin = bytesOf(text);
     const Byte *const end = begin + text.size();
     const Byte *p = skipWhitespace(begin, end);
-    if (p == end || *p != '{')
+    if (p == end || *p != '{') {
         return false;
+    }
     p = skipWhitespace(p + 1, end);
-    if (p == end)
+    if (p == end) {
         return false;
+    }
     if (*p != '}') {
         for (;;) {
             const Byte *const keyBegin = p;
-            if (*p != '"')
+            if (*p != '"') {
                 return false;
+            }
             const Byte *const keyEnd = scanString(p + 1, end);
-            if (!keyEnd)
+            if (!keyEnd) {
                 return false;
+            }
             p = skipWhitespace(keyEnd, end);
-            if (p == end || *p != ':')
+            if (p == end || *p != ':') {
                 return false;
+            }
             p = skipWhitespace(p + 1, end);
             Kind kind = Kind::Null;
             const Byte *const valueEnd = scanValue(p, end, MaxDepth - 1, kind);
-            if (!valueEnd)
+            if (!valueEnd) {
                 return false;
+            }
             sink(Member{ Span{ keyBegin - begin, keyEnd - begin, Kind::String },
                          Span{ p - begin, valueEnd - begin, kind } });
             p = skipWhitespace(valueEnd, end);
-            if (p == end)
+            if (p == end) {
                 return false;
-            if (*p == '}')
+            }
+            if (*p == '}') {
                 break;
-            if (*p != ',')
+            }
+            if (*p != ',') {
                 return false;
+            }
             p = skipWhitespace(p + 1, end);
-            if (p == end)
+            if (p == end) {
                 return false;
+            }
         }
     }
     return skipWhitespace(p + 1, end) == end;
@@ -508,22 +566,26 @@ char *decodeStringBody(const Byte *p, const Byte *end, char *out)
             out += runEnd - p;
             p = runEnd;
         }
-        if (p == end)
+        if (p == end) {
             return out;
+        }
         const Byte c = *p;
         if (c == '\\') {
             char32_t codePoint = 0;
             p = scanEscape(p + 1, end, codePoint);
-            if (!p)
+            if (!p) {
                 return nullptr;
+            }
             out = writeUtf8(out, codePoint);
             continue;
         }
-        if (c < 0x20 || c == '"') // an unescaped quote before `end` means the literal ended early
+        if (c < 0x20 || c == '"') { // an unescaped quote before `end` means the literal ended early
             return nullptr;
+        }
         const int length = utf8SequenceLength(p, end);
-        if (length == 0)
+        if (length == 0) {
             return nullptr;
+        }
         std::memcpy(out, p, static_cast<size_t>(length));
         out += length;
         p += length;
@@ -544,10 +606,12 @@ bool isValid(QByteArrayView text)
 bool splitArray(QByteArrayView text, QList<Span> &elements)
 {
     elements.clear(); // Qt 6 keeps the capacity, so a caller may reuse one list per connection
-    if (elements.capacity() < 8)
+    if (elements.capacity() < 8) {
         elements.reserve(8); // a Phoenix V2 frame has five
-    if (scanArrayElements(text, [&elements](const Span &span) { elements.append(span); }))
+    }
+    if (scanArrayElements(text, [&elements](const Span &span) { elements.append(span); })) {
         return true;
+    }
     elements.clear();
     return false;
 }
@@ -556,8 +620,9 @@ bool splitArray(QByteArrayView text, Span *elements, qsizetype capacity, qsizety
 {
     qsizetype seen = 0;
     const bool ok = scanArrayElements(text, [&](const Span &span) {
-        if (seen < capacity)
+        if (seen < capacity) {
             elements[seen] = span;
+        }
         ++seen;
     });
     count = ok ? seen : 0;
@@ -567,10 +632,12 @@ bool splitArray(QByteArrayView text, Span *elements, qsizetype capacity, qsizety
 bool splitObject(QByteArrayView text, QList<Member> &members)
 {
     members.clear();
-    if (members.capacity() < 8)
+    if (members.capacity() < 8) {
         members.reserve(8); // a Phoenix V1 frame has four or five
-    if (scanObjectMembers(text, [&members](const Member &member) { members.append(member); }))
+    }
+    if (scanObjectMembers(text, [&members](const Member &member) { members.append(member); })) {
         return true;
+    }
     members.clear();
     return false;
 }
@@ -579,8 +646,9 @@ bool splitObject(QByteArrayView text, Member *members, qsizetype capacity, qsize
 {
     qsizetype seen = 0;
     const bool ok = scanObjectMembers(text, [&](const Member &member) {
-        if (seen < capacity)
+        if (seen < capacity) {
             members[seen] = member;
+        }
         ++seen;
     });
     count = ok ? seen : 0;
@@ -615,15 +683,19 @@ bool isValidUtf8(QByteArrayView bytes)
     const Byte *p = bytesOf(bytes);
     const Byte *const end = p + bytes.size();
     for (;;) {
-        while (end - p >= 8 && (loadWord(p) & HighBitsWord) == 0)
+        while (end - p >= 8 && (loadWord(p) & HighBitsWord) == 0) {
             p += 8;
-        while (p != end && *p < 0x80)
+        }
+        while (p != end && *p < 0x80) {
             ++p;
-        if (p == end)
+        }
+        if (p == end) {
             return true;
+        }
         const int length = utf8SequenceLength(p, end);
-        if (length == 0)
+        if (length == 0) {
             return false;
+        }
         p += length;
     }
 }

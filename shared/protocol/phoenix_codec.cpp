@@ -34,11 +34,13 @@ bool isAsciiDigit(char c)
 
 bool isAllDigits(QByteArrayView part)
 {
-    if (part.isEmpty())
+    if (part.isEmpty()) {
         return false;
+    }
     for (const char c : part) {
-        if (!isAsciiDigit(c))
+        if (!isAsciiDigit(c)) {
             return false;
+        }
     }
     return true;
 }
@@ -60,19 +62,24 @@ bool isIdentifierList(QByteArrayView list, bool isPreRelease)
     qsizetype start = 0;
     for (;;) {
         qsizetype stop = list.indexOf('.', start);
-        if (stop < 0)
+        if (stop < 0) {
             stop = list.size();
-        const QByteArrayView part = list.sliced(start, stop - start);
-        if (part.isEmpty())
-            return false;
-        for (const char c : part) {
-            if (!isIdentifierChar(c))
-                return false;
         }
-        if (isPreRelease && isAllDigits(part) && !isVersionNumber(part))
+        const QByteArrayView part = list.sliced(start, stop - start);
+        if (part.isEmpty()) {
             return false;
-        if (stop == list.size())
+        }
+        for (const char c : part) {
+            if (!isIdentifierChar(c)) {
+                return false;
+            }
+        }
+        if (isPreRelease && isAllDigits(part) && !isVersionNumber(part)) {
+            return false;
+        }
+        if (stop == list.size()) {
             return true;
+        }
         start = stop + 1;
     }
 }
@@ -101,16 +108,21 @@ enum class V1Field : quint8 { Topic, Event, Payload, Ref, JoinRef, Other };
 
 V1Field classifyDecodedKey(QByteArrayView key)
 {
-    if (key == QByteArrayView("topic"))
+    if (key == QByteArrayView("topic")) {
         return V1Field::Topic;
-    if (key == QByteArrayView("event"))
+    }
+    if (key == QByteArrayView("event")) {
         return V1Field::Event;
-    if (key == QByteArrayView("payload"))
+    }
+    if (key == QByteArrayView("payload")) {
         return V1Field::Payload;
-    if (key == QByteArrayView("ref"))
+    }
+    if (key == QByteArrayView("ref")) {
         return V1Field::Ref;
-    if (key == QByteArrayView("join_ref"))
+    }
+    if (key == QByteArrayView("join_ref")) {
         return V1Field::JoinRef;
+    }
     return V1Field::Other;
 }
 
@@ -119,11 +131,13 @@ V1Field classifyDecodedKey(QByteArrayView key)
 V1Field classifyKey(QByteArrayView literal)
 {
     const QByteArrayView body = literal.sliced(1, literal.size() - 2);
-    if (!body.contains('\\'))
+    if (!body.contains('\\')) {
         return classifyDecodedKey(body);
+    }
     QByteArray decoded;
-    if (!json::decodeString(literal, decoded))
+    if (!json::decodeString(literal, decoded)) {
         return V1Field::Other;
+    }
     return classifyDecodedKey(decoded);
 }
 
@@ -133,30 +147,38 @@ std::optional<QByteArray> knownName(QByteArrayView name)
 {
     switch (name.size()) {
     case 7:
-        if (name == QByteArrayView("phoenix"))
+        if (name == QByteArrayView("phoenix")) {
             return QByteArrayLiteral("phoenix");
+        }
         break;
     case 8:
-        if (name == QByteArrayView("phx_join"))
+        if (name == QByteArrayView("phx_join")) {
             return QByteArrayLiteral("phx_join");
-        if (name == QByteArrayView("presence"))
+        }
+        if (name == QByteArrayView("presence")) {
             return QByteArrayLiteral("presence");
+        }
         break;
     case 9:
-        if (name == QByteArrayView("broadcast"))
+        if (name == QByteArrayView("broadcast")) {
             return QByteArrayLiteral("broadcast");
-        if (name == QByteArrayView("heartbeat"))
+        }
+        if (name == QByteArrayView("heartbeat")) {
             return QByteArrayLiteral("heartbeat");
-        if (name == QByteArrayView("phx_leave"))
+        }
+        if (name == QByteArrayView("phx_leave")) {
             return QByteArrayLiteral("phx_leave");
+        }
         break;
     case 12:
-        if (name == QByteArrayView("access_token"))
+        if (name == QByteArrayView("access_token")) {
             return QByteArrayLiteral("access_token");
+        }
         break;
     case 16:
-        if (name == QByteArrayView("postgres_changes"))
+        if (name == QByteArrayView("postgres_changes")) {
             return QByteArrayLiteral("postgres_changes");
+        }
         break;
     default:
         break;
@@ -178,8 +200,9 @@ bool decodeName(QByteArrayView literal, QByteArray &out)
 // A raw JSON token for a ref; `null` (the default value) is kept as static data.
 void assignRef(QByteArray &ref, QByteArrayView token)
 {
-    if (token != QByteArrayView("null"))
+    if (token != QByteArrayView("null")) {
         ref = token.toByteArray();
+    }
 }
 
 // joinRef is null when a V1 frame has no join_ref key.
@@ -187,16 +210,20 @@ Result<InboundMessage> messageFromSpans(QByteArrayView frame, const json::Span *
                                         const json::Span &ref, const json::Span &topic,
                                         const json::Span &event, const json::Span &payload)
 {
-    if ((joinRef && !isScalar(*joinRef)) || !isScalar(ref))
+    if ((joinRef && !isScalar(*joinRef)) || !isScalar(ref)) {
         return Error{ QStringLiteral("join_ref and ref must be JSON scalars") };
-    if (topic.kind != json::Kind::String)
+    }
+    if (topic.kind != json::Kind::String) {
         return Error{ QStringLiteral("topic must be a string") };
-    if (event.kind != json::Kind::String)
+    }
+    if (event.kind != json::Kind::String) {
         return Error{ QStringLiteral("event must be a string") };
+    }
 
     InboundMessage message;
-    if (joinRef)
+    if (joinRef) {
         assignRef(message.joinRef, spanText(frame, *joinRef));
+    }
     assignRef(message.ref, spanText(frame, ref));
     // The literals were validated by the split, so decoding cannot fail; checked anyway.
     if (!decodeName(spanText(frame, topic), message.topic)
@@ -216,8 +243,9 @@ Result<InboundMessage> decodeV2Text(QByteArrayView frame)
         return json::isValid(frame) ? Error{ QStringLiteral("V2 text frame is not a JSON array") }
                                     : Error{ QStringLiteral("V2 text frame is not valid JSON") };
     }
-    if (count < 5)
+    if (count < 5) {
         return Error{ QStringLiteral("V2 text frame has fewer than 5 elements") };
+    }
     return messageFromSpans(frame, &spans[0], spans[1], spans[2], spans[3], spans[4]);
 }
 
@@ -234,8 +262,9 @@ Result<InboundMessage> decodeV1Text(QByteArrayView frame)
     QList<json::Member> heapMembers;
     const json::Member *members = inlineMembers.data();
     if (count > InlineMembers) {
-        if (!json::splitObject(frame, heapMembers))
+        if (!json::splitObject(frame, heapMembers)) {
             return Error{ QStringLiteral("V1 text frame is not valid JSON") };
+        }
         members = heapMembers.constData();
     }
 
@@ -243,16 +272,18 @@ Result<InboundMessage> decodeV1Text(QByteArrayView frame)
     std::array<const json::Span *, 5> fields{};
     for (qsizetype i = 0; i < count; ++i) {
         const V1Field field = classifyKey(spanText(frame, members[i].key));
-        if (field != V1Field::Other)
+        if (field != V1Field::Other) {
             fields[static_cast<size_t>(field)] = &members[i].value;
+        }
     }
     const json::Span *topic = fields[static_cast<size_t>(V1Field::Topic)];
     const json::Span *event = fields[static_cast<size_t>(V1Field::Event)];
     const json::Span *payload = fields[static_cast<size_t>(V1Field::Payload)];
     const json::Span *ref = fields[static_cast<size_t>(V1Field::Ref)];
     const json::Span *joinRef = fields[static_cast<size_t>(V1Field::JoinRef)];
-    if (!topic || !event || !payload || !ref)
+    if (!topic || !event || !payload || !ref) {
         return Error{ QStringLiteral("V1 text frame lacks one of topic, event, payload, ref") };
+    }
     return messageFromSpans(frame, joinRef, *ref, *topic, *event, *payload);
 }
 
@@ -265,8 +296,9 @@ public:
 
     bool take(qsizetype length, QByteArrayView &field)
     {
-        if (length > m_frame.size() - m_offset)
+        if (length > m_frame.size() - m_offset) {
             return false;
+        }
         field = m_frame.sliced(m_offset, length);
         m_offset += length;
         return true;
@@ -288,8 +320,9 @@ Byte byteAt(QByteArrayView frame, qsizetype index)
 bool areValidUtf8(std::initializer_list<QByteArrayView> fields)
 {
     for (const QByteArrayView field : fields) {
-        if (!json::isValidUtf8(field))
+        if (!json::isValidUtf8(field)) {
             return false;
+        }
     }
     return true;
 }
@@ -298,8 +331,9 @@ Result<InboundMessage> decodeUserBroadcastPush(QByteArrayView frame)
 {
     // kind, join_ref_len, ref_len, topic_len, user_event_len, metadata_len, encoding
     constexpr qsizetype HeaderSize = 7;
-    if (frame.size() < HeaderSize)
+    if (frame.size() < HeaderSize) {
         return Error{ QStringLiteral("binary kind 3 frame shorter than its header") };
+    }
     BinaryReader reader(frame);
     QByteArrayView header;
     QByteArrayView joinRef, ref, topic, userEvent, metadata;
@@ -308,16 +342,19 @@ Result<InboundMessage> decodeUserBroadcastPush(QByteArrayView frame)
         || !reader.take(byteAt(frame, 4), userEvent) || !reader.take(byteAt(frame, 5), metadata)) {
         return Error{ QStringLiteral("binary kind 3 field lengths run past the end of the frame") };
     }
-    if (!areValidUtf8({ joinRef, ref, topic, userEvent }))
+    if (!areValidUtf8({ joinRef, ref, topic, userEvent })) {
         return Error{ QStringLiteral("binary kind 3 header string is not valid UTF-8") };
+    }
     // Upstream decodes non-empty metadata with Jason.decode! and drops the frame if that fails.
-    if (!metadata.isEmpty() && !json::isValid(metadata))
+    if (!metadata.isEmpty() && !json::isValid(metadata)) {
         return Error{ QStringLiteral("binary kind 3 metadata is not valid JSON") };
+    }
     // Upstream: encoding 0 is raw binary, every other value means JSON.
     const bool payloadIsJson = byteAt(frame, 6) != 0;
     const QByteArrayView payload = reader.rest();
-    if (payloadIsJson && !json::isValid(payload))
+    if (payloadIsJson && !json::isValid(payload)) {
         return Error{ QStringLiteral("binary kind 3 JSON payload is not valid JSON") };
+    }
 
     InboundMessage message;
     message.joinRef = jsonString(joinRef);
@@ -336,8 +373,9 @@ Result<InboundMessage> decodeBinaryPush(QByteArrayView frame)
 {
     // kind, join_ref_len, ref_len, topic_len, event_len
     constexpr qsizetype HeaderSize = 5;
-    if (frame.size() < HeaderSize)
+    if (frame.size() < HeaderSize) {
         return Error{ QStringLiteral("binary kind 0 frame shorter than its header") };
+    }
     BinaryReader reader(frame);
     QByteArrayView header;
     QByteArrayView joinRef, ref, topic, event;
@@ -346,8 +384,9 @@ Result<InboundMessage> decodeBinaryPush(QByteArrayView frame)
         || !reader.take(byteAt(frame, 4), event)) {
         return Error{ QStringLiteral("binary kind 0 field lengths run past the end of the frame") };
     }
-    if (!areValidUtf8({ joinRef, ref, topic, event }))
+    if (!areValidUtf8({ joinRef, ref, topic, event })) {
         return Error{ QStringLiteral("binary kind 0 header string is not valid UTF-8") };
+    }
 
     InboundMessage message;
     message.joinRef = jsonString(joinRef);
@@ -367,10 +406,12 @@ Result<InboundMessage> decodeBinaryPush(QByteArrayView frame)
 constexpr std::array<quint8, 256> makeEscapeExtraTable()
 {
     std::array<quint8, 256> table{};
-    for (int c = 0; c < 0x20; ++c)
+    for (int c = 0; c < 0x20; ++c) {
         table[static_cast<size_t>(c)] = 5;
-    for (const char c : { '\b', '\f', '\n', '\r', '\t', '"', '\\' })
+    }
+    for (const char c : { '\b', '\f', '\n', '\r', '\t', '"', '\\' }) {
         table[static_cast<size_t>(c)] = 1;
+    }
     return table;
 }
 constexpr std::array<quint8, 256> EscapeExtra = makeEscapeExtraTable();
@@ -378,8 +419,9 @@ constexpr std::array<quint8, 256> EscapeExtra = makeEscapeExtraTable();
 qsizetype jsonStringSize(QByteArrayView text)
 {
     qsizetype size = text.size() + 2;
-    for (const char c : text)
+    for (const char c : text) {
         size += EscapeExtra[static_cast<Byte>(c)];
+    }
     return size;
 }
 
@@ -392,15 +434,17 @@ char *writeJsonString(char *out, QByteArrayView text)
     while (p != end) {
         // Copy the longest run that needs no escaping in one go.
         const char *run = p;
-        while (run != end && EscapeExtra[static_cast<Byte>(*run)] == 0)
+        while (run != end && EscapeExtra[static_cast<Byte>(*run)] == 0) {
             ++run;
+        }
         if (run != p) {
             std::memcpy(out, p, static_cast<size_t>(run - p));
             out += run - p;
             p = run;
         }
-        if (p == end)
+        if (p == end) {
             break;
+        }
         const char c = *p++;
         *out++ = '\\';
         switch (c) {
@@ -446,8 +490,9 @@ struct Raw
     qsizetype size() const { return bytes.size(); }
     char *write(char *out) const
     {
-        if (!bytes.isEmpty())
+        if (!bytes.isEmpty()) {
             std::memcpy(out, bytes.data(), static_cast<size_t>(bytes.size()));
+        }
         return out + bytes.size();
     }
 };
@@ -497,36 +542,45 @@ QByteArray assemble(const Pieces &...pieces)
 
 std::optional<Vsn> parseVsn(QByteArrayView value, bool present)
 {
-    if (!present)
+    if (!present) {
         return Vsn::V1;
+    }
     const qsizetype plus = value.indexOf('+');
     const QByteArrayView withPre = plus < 0 ? value : value.first(plus);
-    if (plus >= 0 && !isIdentifierList(value.sliced(plus + 1), false))
+    if (plus >= 0 && !isIdentifierList(value.sliced(plus + 1), false)) {
         return std::nullopt;
+    }
     const qsizetype dash = withPre.indexOf('-');
     const QByteArrayView core = dash < 0 ? withPre : withPre.first(dash);
     const bool isPreRelease = dash >= 0;
-    if (isPreRelease && !isIdentifierList(withPre.sliced(dash + 1), true))
+    if (isPreRelease && !isIdentifierList(withPre.sliced(dash + 1), true)) {
         return std::nullopt;
+    }
 
     const qsizetype firstDot = core.indexOf('.');
     const qsizetype secondDot = firstDot < 0 ? -1 : core.indexOf('.', firstDot + 1);
-    if (secondDot < 0 || core.indexOf('.', secondDot + 1) >= 0)
+    if (secondDot < 0 || core.indexOf('.', secondDot + 1) >= 0) {
         return std::nullopt;
+    }
     const QByteArrayView major = core.first(firstDot);
     const QByteArrayView minor = core.sliced(firstDot + 1, secondDot - firstDot - 1);
     const QByteArrayView patch = core.sliced(secondDot + 1);
-    if (!isVersionNumber(major) || !isVersionNumber(minor) || !isVersionNumber(patch))
+    if (!isVersionNumber(major) || !isVersionNumber(minor) || !isVersionNumber(patch)) {
         return std::nullopt;
+    }
 
-    if (minor != QByteArrayView("0"))
+    if (minor != QByteArrayView("0")) {
         return std::nullopt;
-    if (isPreRelease && patch == QByteArrayView("0")) // X.0.0-pre < X.0.0, the lower bound
+    }
+    if (isPreRelease && patch == QByteArrayView("0")) { // X.0.0-pre < X.0.0, the lower bound
         return std::nullopt;
-    if (major == QByteArrayView("1"))
+    }
+    if (major == QByteArrayView("1")) {
         return Vsn::V1;
-    if (major == QByteArrayView("2"))
+    }
+    if (major == QByteArrayView("2")) {
         return Vsn::V2;
+    }
     return std::nullopt;
 }
 
@@ -537,8 +591,9 @@ Result<InboundMessage> decodeText(QByteArrayView frame, Vsn vsn)
 
 Result<InboundMessage> decodeBinary(QByteArrayView frame)
 {
-    if (frame.isEmpty())
+    if (frame.isEmpty()) {
         return Error{ QStringLiteral("empty binary frame") };
+    }
     switch (byteAt(frame, 0)) {
     case 3:
         return decodeUserBroadcastPush(frame);
