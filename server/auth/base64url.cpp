@@ -1,7 +1,9 @@
 #include "server/auth/base64url.h"
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 namespace rt::auth {
 
@@ -13,9 +15,10 @@ constexpr std::array<std::int8_t, 256> makeDecodeTable()
 {
     std::array<std::int8_t, 256> table{};
     table.fill(Invalid);
-    constexpr char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    for (int i = 0; i < 64; ++i) {
-        table[static_cast<unsigned char>(alphabet[i])] = static_cast<std::int8_t>(i);
+    constexpr std::string_view Alphabet =
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    for (std::size_t i = 0; i < Alphabet.size(); ++i) {
+        table[static_cast<unsigned char>(Alphabet[i])] = static_cast<std::int8_t>(i);
     }
     return table;
 }

@@ -123,9 +123,9 @@ EvpPkeyPtr rsaKeyFromJwk(const QJsonObject &jwk)
 struct EcCurve
 {
     QLatin1StringView jwkName;
-    const char *groupName;
-    qsizetype fieldBytes;
-    PublicKey::Type type;
+    const char *groupName = nullptr;
+    qsizetype fieldBytes = 0;
+    PublicKey::Type type = PublicKey::Type::EcP256;
 };
 
 constexpr std::array<EcCurve, 3> EcCurves{ {
@@ -365,8 +365,7 @@ QByteArray hmacSign(JwsAlgorithm algorithm, QByteArrayView key, QByteArrayView d
                    out.data(), out.size(), &outLength)) {
         return failed(QByteArray());
     }
-    return QByteArray(reinterpret_cast<const char *>(out.data()),
-                      static_cast<qsizetype>(outLength));
+    return { reinterpret_cast<const char *>(out.data()), static_cast<qsizetype>(outLength) };
 }
 
 bool hmacVerify(JwsAlgorithm algorithm, QByteArrayView key, QByteArrayView signingInput,

@@ -46,11 +46,11 @@ struct KeySet::Data
 
 namespace {
 
-const QString InvalidJwtText = u"The token provided is not a valid JWT"_s;
-const QString MissingClaimsText = u"Fields `role` and `exp` are required in JWT"_s;
-const QString InvalidExpirationText = u"Token expiration time is invalid"_s;
-const QString SignatureText = u"Failed to validate JWT signature"_s;
-const QString NoSignerText =
+const QString invalidJwtText = u"The token provided is not a valid JWT"_s;
+const QString missingClaimsText = u"Fields `role` and `exp` are required in JWT"_s;
+const QString invalidExpirationText = u"Token expiration time is invalid"_s;
+const QString signatureText = u"Failed to validate JWT signature"_s;
+const QString noSignerText =
         u"Failed to generate JWT signer, check your JWT secret or JWKS configuration"_s;
 
 JwtError makeError(JwtErrorCode code)
@@ -107,8 +107,7 @@ QString escapedChar(char32_t c)
     default:
         break;
     }
-    const char32_t single[] = { c };
-    return QString::fromUcs4(single, 1);
+    return QString::fromUcs4(&c, 1);
 }
 
 QString elixirInspect(const QString &text)
@@ -444,7 +443,7 @@ QString JwtError::connectMessage() const
 {
     switch (code) {
     case JwtErrorCode::Malformed:
-        return InvalidJwtText;
+        return invalidJwtText;
     case JwtErrorCode::Expired:
     case JwtErrorCode::InvalidExpiration:
         // The socket answer carries no seconds. InvalidExpiration (a fractional exp less than
@@ -452,11 +451,11 @@ QString JwtError::connectMessage() const
         // expired for all practical purposes, so it gets the same answer.
         return u"Token has expired"_s;
     case JwtErrorCode::MissingClaims:
-        return MissingClaimsText;
+        return missingClaimsText;
     case JwtErrorCode::SignatureInvalid:
-        return SignatureText;
+        return signatureText;
     case JwtErrorCode::NoSigner:
-        return NoSignerText;
+        return noSignerText;
     case JwtErrorCode::NoSignerForKid:
         return noSignerForKidText(kid);
     case JwtErrorCode::ClaimValidationFailed:
@@ -469,17 +468,17 @@ QString JwtError::joinReason() const
 {
     switch (code) {
     case JwtErrorCode::Malformed:
-        return u"MalformedJWT: "_s % InvalidJwtText;
+        return u"MalformedJWT: "_s % invalidJwtText;
     case JwtErrorCode::Expired:
         return u"InvalidJWTToken: "_s % expiredText(expiredSecondsAgo);
     case JwtErrorCode::MissingClaims:
-        return u"InvalidJWTToken: "_s % MissingClaimsText;
+        return u"InvalidJWTToken: "_s % missingClaimsText;
     case JwtErrorCode::InvalidExpiration:
-        return u"InvalidJWTToken: "_s % InvalidExpirationText;
+        return u"InvalidJWTToken: "_s % invalidExpirationText;
     case JwtErrorCode::SignatureInvalid:
-        return u"JwtSignatureError: "_s % SignatureText;
+        return u"JwtSignatureError: "_s % signatureText;
     case JwtErrorCode::NoSigner:
-        return u"JwtSignerError: "_s % NoSignerText;
+        return u"JwtSignerError: "_s % noSignerText;
     case JwtErrorCode::NoSignerForKid:
         return u"JwtSignerError: "_s % noSignerForKidText(kid);
     case JwtErrorCode::ClaimValidationFailed:
@@ -493,17 +492,17 @@ QString JwtError::shutdownMessage() const
 {
     switch (code) {
     case JwtErrorCode::Malformed:
-        return InvalidJwtText;
+        return invalidJwtText;
     case JwtErrorCode::Expired:
         return expiredText(expiredSecondsAgo);
     case JwtErrorCode::MissingClaims:
-        return MissingClaimsText;
+        return missingClaimsText;
     case JwtErrorCode::InvalidExpiration:
-        return InvalidExpirationText;
+        return invalidExpirationText;
     case JwtErrorCode::SignatureInvalid:
-        return SignatureText;
+        return signatureText;
     case JwtErrorCode::NoSigner:
-        return NoSignerText;
+        return noSignerText;
     case JwtErrorCode::NoSignerForKid:
         return noSignerForKidText(kid);
     case JwtErrorCode::ClaimValidationFailed:
@@ -545,7 +544,7 @@ Result<std::shared_ptr<const KeySet>> KeySet::build(const QByteArray &jwtSecret,
     data.hasJwks = true;
 
     const QJsonArray keyArray = keys.toArray();
-    for (const QJsonValue &entry : keyArray) {
+    for (const auto &entry : keyArray) {
         const QJsonObject jwk = entry.toObject();
         const QJsonValue kid = jwk.value("kid"_L1);
         const QString kty = jwk.value("kty"_L1).toString();

@@ -503,7 +503,7 @@ struct HttpRequestParser::State
         return { Status::Error, consumed, errorStatus };
     }
 
-    http_parser parser;
+    http_parser parser{}; // set up by http_parser_init() in init()
     Limits limits;
     HttpRequest request;
     HeadFraming headFraming;

@@ -43,8 +43,8 @@ class HttpRequestParser
 public:
     struct Limits
     {
-        qsizetype maxHeaderBytes = 16 * 1024; // request line + headers
-        qsizetype maxBodyBytes = 8 * 1024 * 1024;
+        qsizetype maxHeaderBytes = qsizetype(16) * 1024; // request line + headers
+        qsizetype maxBodyBytes = qsizetype(8) * 1024 * 1024;
     };
 
     enum class Status {

@@ -2,6 +2,8 @@
 
 #include <QCryptographicHash>
 
+#include <array>
+#include <cstddef>
 #include <cstring>
 #include <utility>
 
@@ -16,7 +18,7 @@ constexpr qsizetype MaxCloseReason = MaxControlPayload - 2;
 // A frame that starts a message reserves min(length, max(bytes at hand, this)) up front: the
 // common one-frame message gets one exact allocation, while a 14-byte header that merely claims
 // 5 MB cannot make us allocate 5 MB per connection before the payload arrives.
-constexpr qsizetype InitialReserveBytes = 64 * 1024;
+constexpr qsizetype InitialReserveBytes = qsizetype(64) * 1024;
 
 bool isKnownOpcode(quint8 opcode)
 {
@@ -51,15 +53,18 @@ bool isValidReceivedCloseCode(quint16 code)
 // XORs `size` bytes of `src` with the mask key into `dst`, where src[0] is payload byte number
 // `payloadOffset` of its frame. The bulk goes 8 bytes at a time through memcpy'd words (the
 // compiler turns this into plain loads/stores, and it has no alignment or aliasing issues).
-void unmask(char *dst, const char *src, qsizetype size, const quint8 *maskKey,
+void unmask(char *dst, const char *src, qsizetype size, const MaskKey &maskKey,
             quint64 payloadOffset)
 {
-    quint8 rotated[8];
-    for (int i = 0; i < 8; ++i) {
-        rotated[i] = maskKey[(payloadOffset + quint64(i)) & 3];
-    }
+    // rotated[i] is the key byte for payload byte payloadOffset + i.
+    const quint64 r = payloadOffset & 3;
+    const std::array<quint8, 8> rotated{ maskKey[r],           maskKey[(r + 1) & 3],
+                                         maskKey[(r + 2) & 3], maskKey[(r + 3) & 3],
+                                         maskKey[r],           maskKey[(r + 1) & 3],
+                                         maskKey[(r + 2) & 3], maskKey[(r + 3) & 3] };
     quint64 key64;
-    std::memcpy(&key64, rotated, sizeof key64);
+    static_assert(sizeof key64 == sizeof rotated);
+    std::memcpy(&key64, rotated.data(), sizeof key64);
 
     qsizetype i = 0;
     for (; i + 8 <= size; i += 8) {
@@ -69,7 +74,7 @@ void unmask(char *dst, const char *src, qsizetype size, const quint8 *maskKey,
         std::memcpy(dst + i, &word, sizeof word);
     }
     for (; i < size; ++i) {
-        dst[i] = char(quint8(src[i]) ^ rotated[i & 3]);
+        dst[i] = char(quint8(src[i]) ^ rotated[std::size_t(i & 3)]);
     }
 }
 
@@ -84,7 +89,7 @@ struct HeaderResult
     WsOpcode opcode = WsOpcode::Continuation;
     bool fin = false;
     quint64 length = 0;
-    quint8 maskKey[4] = {};
+    MaskKey maskKey{};
 };
 
 HeaderResult headerError(quint16 code, const char *reason)
@@ -174,7 +179,7 @@ HeaderResult parseHeader(const quint8 *h, qsizetype available, bool inFragmented
     r.opcode = opcode;
     r.fin = fin;
     r.length = length;
-    std::memcpy(r.maskKey, h + 2 + extendedBytes, 4);
+    std::memcpy(r.maskKey.data(), h + 2 + extendedBytes, r.maskKey.size());
     return r;
 }
 
@@ -241,7 +246,7 @@ void WebSocketParser::feed(QByteArrayView data, Visitor &visitor)
     }
 }
 
-void WebSocketParser::beginFrame(WsOpcode opcode, bool fin, quint64 length, const quint8 *maskKey,
+void WebSocketParser::beginFrame(WsOpcode opcode, bool fin, quint64 length, const MaskKey &maskKey,
                                  qsizetype bytesAvailable)
 {
     m_frameOpcode = opcode;
@@ -249,7 +254,7 @@ void WebSocketParser::beginFrame(WsOpcode opcode, bool fin, quint64 length, cons
     // parseHeader guaranteed length <= 125 (control) or <= maxMessageBytes - m_message.size().
     m_payloadRemaining = qsizetype(length);
     m_payloadOffset = 0;
-    std::memcpy(m_maskKey, maskKey, 4);
+    m_maskKey = maskKey;
     m_inFramePayload = true;
 
     if (isControlOpcode(opcode)) {

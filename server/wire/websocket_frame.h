@@ -3,9 +3,14 @@
 #include <QByteArray>
 #include <QByteArrayView>
 
+#include <array>
+
 // RFC 6455 framing, server side: a pure, resumable parser for client frames and encoders for
 // server frames. No sockets here; the connection feeds bytes in and writes bytes out.
 namespace rt::wire {
+
+// The 4-byte masking key of a client frame (RFC 6455 §5.3).
+using MaskKey = std::array<quint8, 4>;
 
 enum class WsOpcode : quint8 {
     Continuation = 0x0,
@@ -82,7 +87,7 @@ private:
     // Frame whose header was parsed and whose payload is still arriving. Data payloads are
     // unmasked straight into m_message, control payloads (<= 125 bytes) into m_pending; while
     // m_inFramePayload is false, m_pending holds the 1..13 bytes of a partial header, if any.
-    void beginFrame(WsOpcode opcode, bool fin, quint64 length, const quint8 *maskKey,
+    void beginFrame(WsOpcode opcode, bool fin, quint64 length, const MaskKey &maskKey,
                     qsizetype bytesAvailable);
     void appendPayload(const char *data, qsizetype size);
     void finishFrame(Visitor &visitor);
@@ -90,7 +95,7 @@ private:
 
     qsizetype m_payloadRemaining = 0; // bounded by maxMessageBytes (data) or 125 (control)
     quint64 m_payloadOffset = 0; // payload bytes already unmasked: picks the mask key rotation
-    quint8 m_maskKey[4] = {};
+    MaskKey m_maskKey{};
     WsOpcode m_frameOpcode = WsOpcode::Text;
     bool m_frameFin = false;
     bool m_inFramePayload = false;

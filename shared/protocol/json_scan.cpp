@@ -4,6 +4,7 @@
 #include <array>
 #include <bit>
 #include <cstring>
+#include <string_view>
 
 // Implementation notes. Every scanner works on [p, end) byte pointers and returns the pointer
 // one past what it consumed, or nullptr on any grammar violation; nothing ever dereferences
@@ -15,6 +16,7 @@ namespace rt::protocol::json {
 namespace {
 
 using Byte = unsigned char;
+using namespace std::string_view_literals;
 
 constexpr quint64 OnesWord = 0x0101010101010101ULL;
 constexpr quint64 HighBitsWord = 0x8080808080808080ULL;
@@ -307,11 +309,11 @@ const Byte *scanNumber(const Byte *p, const Byte *end)
     return p;
 }
 
-template <qsizetype N>
-const Byte *scanLiteral(const Byte *p, const Byte *end, const char (&literal)[N])
+// `literal` is one of the keywords below; inlined, its size is a compile-time constant.
+inline const Byte *scanLiteral(const Byte *p, const Byte *end, std::string_view literal)
 {
-    constexpr qsizetype length = N - 1;
-    if (end - p < length || std::memcmp(p, literal, length) != 0) {
+    const auto length = static_cast<qsizetype>(literal.size());
+    if (end - p < length || std::memcmp(p, literal.data(), literal.size()) != 0) {
         return nullptr;
     }
     return p + length;
@@ -326,13 +328,13 @@ const Byte *scanScalar(const Byte *p, const Byte *end, Kind &kind)
         return scanString(p + 1, end);
     case 't':
         kind = Kind::True;
-        return scanLiteral(p, end, "true");
+        return scanLiteral(p, end, "true"sv);
     case 'f':
         kind = Kind::False;
-        return scanLiteral(p, end, "false");
+        return scanLiteral(p, end, "false"sv);
     case 'n':
         kind = Kind::Null;
-        return scanLiteral(p, end, "null");
+        return scanLiteral(p, end, "null"sv);
     default:
         kind = Kind::Number;
         return scanNumber(p, end);
@@ -371,7 +373,8 @@ const Byte *scanValue(const Byte *p, const Byte *end, int depthBudget, Kind &kin
     }
     kind = *p == '{' ? Kind::Object : Kind::Array;
 
-    std::array<Byte, MaxDepth> closers; // filled up to `depth`; no need to initialise
+    // Filled up to `depth` and never read above it, so zeroing 256 bytes per container is waste.
+    std::array<Byte, MaxDepth> closers; // NOLINT(cppcoreguidelines-pro-type-member-init): see above
     int depth = 0;
     depthBudget = std::min(depthBudget, MaxDepth);
     for (;;) {

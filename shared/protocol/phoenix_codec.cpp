@@ -6,6 +6,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <optional>
+#include <string_view>
 #include <utility>
 
 namespace rt::protocol {
@@ -410,7 +411,7 @@ constexpr std::array<quint8, 256> makeEscapeExtraTable()
         table[static_cast<size_t>(c)] = 5;
     }
     for (const char c : { '\b', '\f', '\n', '\r', '\t', '"', '\\' }) {
-        table[static_cast<size_t>(c)] = 1;
+        table[static_cast<Byte>(c)] = 1;
     }
     return table;
 }
@@ -427,7 +428,7 @@ qsizetype jsonStringSize(QByteArrayView text)
 
 char *writeJsonString(char *out, QByteArrayView text)
 {
-    static constexpr char HexDigits[] = "0123456789abcdef";
+    constexpr std::string_view HexDigits = "0123456789abcdef";
     *out++ = '"';
     const char *p = text.data();
     const char *const end = p + text.size();
@@ -609,11 +610,11 @@ QByteArray encodeReply(Vsn vsn, QByteArrayView joinRefJson, QByteArrayView refJs
 {
     if (vsn == Vsn::V2) {
         return assemble(Raw{ "[" }, token(joinRefJson), Raw{ "," }, token(refJson), Raw{ "," },
-                        Quoted(topic), Raw{ ",\"phx_reply\",{\"status\":" }, Quoted(status),
+                        Quoted(topic), Raw{ R"(,"phx_reply",{"status":)" }, Quoted(status),
                         Raw{ ",\"response\":" }, Raw{ responseJson }, Raw{ "}]" });
     }
     return assemble(Raw{ "{\"topic\":" }, Quoted(topic),
-                    Raw{ ",\"event\":\"phx_reply\",\"payload\":{\"status\":" }, Quoted(status),
+                    Raw{ R"(,"event":"phx_reply","payload":{"status":)" }, Quoted(status),
                     Raw{ ",\"response\":" }, Raw{ responseJson }, Raw{ "},\"ref\":" },
                     token(refJson), Raw{ "}" });
 }
@@ -654,11 +655,11 @@ QByteArray userBroadcastAsJsonPayload(QByteArrayView userEvent, QByteArrayView p
     // order, so "meta" sits between "event" and "payload". Matched for byte-identical output.
     if (metadataJson.isEmpty()) {
         return assemble(Raw{ "{\"event\":" }, Quoted(userEvent), Raw{ ",\"payload\":" },
-                        Raw{ payloadJson }, Raw{ ",\"type\":\"broadcast\"}" });
+                        Raw{ payloadJson }, Raw{ R"(,"type":"broadcast"})" });
     }
     return assemble(Raw{ "{\"event\":" }, Quoted(userEvent), Raw{ ",\"meta\":" },
                     Raw{ metadataJson }, Raw{ ",\"payload\":" }, Raw{ payloadJson },
-                    Raw{ ",\"type\":\"broadcast\"}" });
+                    Raw{ R"(,"type":"broadcast"})" });
 }
 
 void appendJsonString(QByteArray &out, QByteArrayView text)
