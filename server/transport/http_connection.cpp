@@ -49,6 +49,32 @@ void HttpResponder::acceptWebSocket(const wire::HttpRequest &request,
     }
 }
 
+DeferredResponder::DeferredResponder(runtime::MailboxPtr mailbox,
+                                     QPointer<HttpConnection> connection, quint64 requestNumber)
+    : m_mailbox(std::move(mailbox)),
+      m_connection(std::move(connection)),
+      m_requestNumber(requestNumber)
+{ }
+
+void DeferredResponder::respond(wire::HttpResponse response) const
+{
+    if (!m_mailbox) {
+        return;
+    }
+    m_mailbox->post(
+            [connection = m_connection, number = m_requestNumber, response = std::move(response)] {
+                HttpResponder(connection.data(), number).respond(response);
+            });
+}
+
+DeferredResponder HttpResponder::deferred() const
+{
+    if (m_connection.isNull()) {
+        return {};
+    }
+    return DeferredResponder(m_connection->tcp().loop().mailbox(), m_connection, m_requestNumber);
+}
+
 HttpConnection::HttpConnection(TcpConnection &connection, HttpService &service, Limits limits)
     : m_connection(connection),
       m_service(service),

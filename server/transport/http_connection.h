@@ -1,5 +1,6 @@
 #pragma once
 
+#include "server/runtime/mailbox.h"
 #include "server/transport/tcp_connection.h"
 #include "server/transport/websocket_connection.h"
 #include "server/wire/http_message.h"
@@ -12,6 +13,24 @@
 namespace rt::transport {
 
 class HttpConnection;
+
+// Answers one HTTP request from any thread: respond() posts the answer to the connection's worker
+// loop. Used when the answer comes from another thread (the control plane's database thread).
+// A default-constructed one, or one whose loop has stopped, drops the answer.
+class DeferredResponder
+{
+public:
+    DeferredResponder() = default;
+    DeferredResponder(runtime::MailboxPtr mailbox, QPointer<HttpConnection> connection,
+                      quint64 requestNumber);
+
+    void respond(wire::HttpResponse response) const;
+
+private:
+    runtime::MailboxPtr m_mailbox;
+    QPointer<HttpConnection> m_connection; // read only on the connection's worker thread
+    quint64 m_requestNumber = 0;
+};
 
 // Answers one HTTP request, now or later, from the connection's worker thread. A cheap handle:
 // copy it into callbacks. If the client went away meanwhile, every call is a no-op. Exactly one
@@ -29,6 +48,8 @@ public:
     // Completes a WebSocket handshake (101) and hands the connection to `session`.
     void acceptWebSocket(const wire::HttpRequest &request,
                          std::unique_ptr<WebSocketSession> session) const;
+    // A handle to answer later from another thread.
+    DeferredResponder deferred() const;
 
 private:
     QPointer<HttpConnection> m_connection; // null once the HTTP phase of the connection ended

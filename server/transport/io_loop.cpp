@@ -25,6 +25,7 @@ const QEvent::Type FlushEventType = static_cast<QEvent::Type>(QEvent::registerEv
 IoLoop::IoLoop(HandlerFactory factory, Limits limits, QObject *parent)
     : QObject(parent),
       m_factory(std::move(factory)),
+      m_mailbox(std::make_shared<runtime::Mailbox>(this)),
       m_limits(limits)
 {
     m_readBuffer.resize(ReadBufferBytes);
@@ -36,6 +37,7 @@ IoLoop::IoLoop(HandlerFactory factory, Limits limits, QObject *parent)
 
 IoLoop::~IoLoop()
 {
+    m_mailbox->close();
     closeAll();
 }
 

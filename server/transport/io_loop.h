@@ -1,5 +1,7 @@
 #pragma once
 
+#include "server/runtime/mailbox.h"
+
 #include <QByteArray>
 #include <QElapsedTimer>
 #include <QObject>
@@ -46,6 +48,9 @@ public:
     // Milliseconds on a monotonic clock shared by this loop's connections.
     qint64 nowMs() const { return m_clock.elapsed(); }
 
+    // Posts work to this loop's thread from any thread, safely even while the worker stops.
+    const runtime::MailboxPtr &mailbox() const { return m_mailbox; }
+
     // Scratch buffer for reads; valid only during a read callback on this thread.
     QByteArray &readBuffer() { return m_readBuffer; }
 
@@ -65,6 +70,7 @@ private:
     void sweep();
 
     HandlerFactory m_factory;
+    runtime::MailboxPtr m_mailbox;
     Limits m_limits;
     QByteArray m_readBuffer;
     QElapsedTimer m_clock;
