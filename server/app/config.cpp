@@ -48,6 +48,14 @@ const OptionSpec Options[] = {
     { "db-name", "DB_NAME", "name", "PostgreSQL control plane database.", "postgres" },
     { "db-user", "DB_USER", "user", "PostgreSQL control plane user.", "postgres" },
     { "db-password", "DB_PASSWORD", "password", "PostgreSQL control plane password.", "" },
+    { "db-enc-key", "DB_ENC_KEY", "key",
+      "Key (exactly 16 bytes) that encrypts tenant secrets at rest with AES-128-ECB, as Supabase "
+      "Realtime does. Required with DB_HOST; the embedded default generates one in DATA_DIR.",
+      "" },
+    { "db-enc-key-gcm", "DB_ENC_KEY_GCM", "key",
+      "Key (exactly 32 bytes) for AES-256-GCM encryption of tenant secrets (\"g1:\" values).", "" },
+    { "db-enc-write-gcm", "DB_ENC_WRITE_GCM", "bool",
+      "Encrypt new secrets with AES-256-GCM (needs DB_ENC_KEY_GCM).", "false" },
     { "data-dir", "DATA_DIR", "dir", "Directory for the embedded SQLite control plane.",
       "./realtime-data" },
     { "tenant-max-concurrent-users", "TENANT_MAX_CONCURRENT_USERS", "n",
@@ -321,6 +329,25 @@ Result<ConfigRequest> parseConfig(const QStringList &arguments,
         }
     }
     config.dataDir = QDir(read.text(spec("data-dir"))).absolutePath();
+    config.controlPlane.encryptionKey = read.text(spec("db-enc-key")).toUtf8();
+    config.controlPlane.encryptionKeyGcm = read.text(spec("db-enc-key-gcm")).toUtf8();
+    config.controlPlane.writeGcm = read.boolean(spec("db-enc-write-gcm"));
+    if (!config.controlPlane.encryptionKey.isEmpty()
+        && config.controlPlane.encryptionKey.size() != 16) {
+        read.fail(spec("db-enc-key"),
+                  QStringLiteral("<%1 bytes>").arg(config.controlPlane.encryptionKey.size()),
+                  QStringLiteral("exactly 16 bytes"));
+    }
+    if (!config.controlPlane.encryptionKeyGcm.isEmpty()
+        && config.controlPlane.encryptionKeyGcm.size() != 32) {
+        read.fail(spec("db-enc-key-gcm"),
+                  QStringLiteral("<%1 bytes>").arg(config.controlPlane.encryptionKeyGcm.size()),
+                  QStringLiteral("exactly 32 bytes"));
+    }
+    if (config.controlPlane.writeGcm && config.controlPlane.encryptionKeyGcm.isEmpty()) {
+        read.fail(spec("db-enc-write-gcm"), QStringLiteral("true"),
+                  QStringLiteral("false unless DB_ENC_KEY_GCM is set"));
+    }
     if (read.isGiven(spec("db-host"))) {
         config.controlPlane.backend = tenants::ControlPlaneSettings::Backend::Postgres;
         config.controlPlane.host = read.text(spec("db-host"));
@@ -328,9 +355,16 @@ Result<ConfigRequest> parseConfig(const QStringList &arguments,
         config.controlPlane.database = read.text(spec("db-name"));
         config.controlPlane.user = read.text(spec("db-user"));
         config.controlPlane.password = read.text(spec("db-password"));
+        if (config.controlPlane.encryptionKey.isEmpty()
+            && config.controlPlane.encryptionKeyGcm.isEmpty()) {
+            read.fail(spec("db-enc-key"), QString(),
+                      QStringLiteral("a 16-byte key: tenant secrets in a PostgreSQL control plane "
+                                     "are encrypted with it"));
+        }
     } else {
         config.controlPlane.backend = tenants::ControlPlaneSettings::Backend::Sqlite;
         config.controlPlane.sqlitePath = config.dataDir + QStringLiteral("/control-plane.sqlite3");
+        config.controlPlane.keyFile = config.dataDir + QStringLiteral("/db_enc_key");
     }
 
     tenants::TenantDefaults &defaults = config.tenantDefaults;

@@ -78,6 +78,7 @@ void Server::start()
                             { QStringLiteral("ssl_enforced"), false },
                     },
                     {},
+                    {},
                     {} });
         }
         seeds.prepend(self);

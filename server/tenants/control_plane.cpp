@@ -7,6 +7,7 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QLoggingCategory>
 #include <QSqlError>
@@ -130,32 +131,6 @@ QString ControlPlane::table(const char *name) const
             : bare;
 }
 
-void ControlPlane::start(const QList<TenantInput> &seeds)
-{
-    Result<bool> step = open();
-    if (step) {
-        step = migrate();
-    }
-    for (const TenantInput &seed : seeds) {
-        if (!step) {
-            break;
-        }
-        step = upsert(seed);
-    }
-    if (!step) {
-        Q_EMIT failed(step.error().message);
-        return;
-    }
-    Result<QList<TenantPtr>> tenants = loadAll();
-    if (!tenants) {
-        Q_EMIT failed(tenants.error().message);
-        return;
-    }
-    m_directory.replaceAll(*tenants);
-    qCInfo(lcTenants) << "loaded" << tenants->size() << "tenant(s)";
-    Q_EMIT ready(static_cast<int>(tenants->size()));
-}
-
 Result<bool> ControlPlane::open()
 {
     const bool postgres = m_settings.backend == ControlPlaneSettings::Backend::Postgres;
@@ -254,6 +229,12 @@ Result<bool> ControlPlane::migrate()
             db.rollback();
             continue;
         }
+        if (version == 2) {
+            // A database our first version created (migration 1 applied, 2 not yet): its
+            // secrets are still in plain text and are encrypted below, once.
+            query.prepare(QStringLiteral("SELECT 1 FROM %1 WHERE version = 1").arg(migrations));
+            m_hadUnencryptedSchema = query.exec() && query.next();
+        }
         QFile file(folder + u'/' + fileName);
         if (!file.open(QIODevice::ReadOnly)) {
             db.rollback();
@@ -283,111 +264,268 @@ Result<bool> ControlPlane::migrate()
     return true;
 }
 
-Result<bool> ControlPlane::upsert(const TenantInput &input)
+void ControlPlane::start(const QList<TenantInput> &seeds)
 {
-    QSqlDatabase db = QSqlDatabase::database(m_connectionName, false);
-    if (!db.transaction()) {
-        return Error{ describe(db.lastError()) };
+    Result<bool> step = open();
+    if (step) {
+        step = prepareCipher();
     }
-    QSqlQuery query(db);
-    const QString externalId = QString::fromUtf8(input.externalId);
-    const auto fail = [&db, &query, &externalId](const QString &what) -> Result<bool> {
-        const QString message = QStringLiteral("cannot write tenant %1 (%2): %3")
-                                        .arg(externalId, what, describe(query.lastError()));
-        db.rollback();
-        return Error{ message };
-    };
-    // Replace, in one transaction: nothing is half-written.
-    query.prepare(
-            QStringLiteral("DELETE FROM %1 WHERE tenant_external_id = ?").arg(table("extensions")));
-    query.addBindValue(externalId);
-    if (!query.exec()) {
-        return fail(QStringLiteral("delete extensions"));
+    if (step) {
+        step = migrate();
     }
-    query.prepare(QStringLiteral("DELETE FROM %1 WHERE external_id = ?").arg(table("tenants")));
-    query.addBindValue(externalId);
-    if (!query.exec()) {
-        return fail(QStringLiteral("delete tenant"));
+    if (step && m_hadUnencryptedSchema) {
+        step = encryptPlaintextSecrets();
     }
-    const QString now = nowText();
-    const auto orNull = [](const std::optional<int> &value) {
-        return value ? QVariant(*value) : QVariant();
-    };
-    query.prepare(
-            QStringLiteral("INSERT INTO %1 (id, name, external_id, jwt_secret, jwt_jwks, "
-                           "max_concurrent_users, max_events_per_second, max_bytes_per_second, "
-                           "max_channels_per_client, max_joins_per_second, "
-                           "max_presence_events_per_second, max_payload_size_in_kb, "
-                           "max_client_presence_events_per_window, client_presence_window_ms, "
-                           "suspend, private_only, presence_enabled, inserted_at, updated_at) "
-                           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-                    .arg(table("tenants")));
-    query.addBindValue(newUuid());
-    query.addBindValue(input.name.isEmpty() ? externalId : input.name);
-    query.addBindValue(externalId);
-    query.addBindValue(input.jwtSecret.isEmpty() ? QVariant() : QString::fromUtf8(input.jwtSecret));
-    query.addBindValue(input.jwtJwks.isEmpty() ? QVariant() : QString::fromUtf8(input.jwtJwks));
-    query.addBindValue(input.maxConcurrentUsers.value_or(m_defaults.maxConcurrentUsers));
-    query.addBindValue(input.maxEventsPerSecond.value_or(m_defaults.maxEventsPerSecond));
-    query.addBindValue(input.maxBytesPerSecond.value_or(m_defaults.maxBytesPerSecond));
-    query.addBindValue(input.maxChannelsPerClient.value_or(m_defaults.maxChannelsPerClient));
-    query.addBindValue(input.maxJoinsPerSecond.value_or(m_defaults.maxJoinsPerSecond));
-    query.addBindValue(
-            input.maxPresenceEventsPerSecond.value_or(m_defaults.maxPresenceEventsPerSecond));
-    query.addBindValue(input.maxPayloadSizeInKb.value_or(m_defaults.maxPayloadSizeInKb));
-    query.addBindValue(orNull(input.maxClientPresenceEventsPerWindow));
-    query.addBindValue(orNull(input.clientPresenceWindowMs));
-    query.addBindValue(input.suspend);
-    query.addBindValue(input.privateOnly);
-    query.addBindValue(input.presenceEnabled);
-    query.addBindValue(now);
-    query.addBindValue(now);
-    if (!query.exec()) {
-        return fail(QStringLiteral("insert tenant"));
+    if (step) {
+        step = verifyEncryptionKey();
     }
-    for (const Extension &extension : input.extensions) {
-        query.prepare(QStringLiteral("INSERT INTO %1 (id, type, settings, tenant_external_id, "
-                                     "inserted_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)")
-                              .arg(table("extensions")));
-        query.addBindValue(newUuid());
-        query.addBindValue(extension.type);
-        query.addBindValue(QString::fromUtf8(
-                QJsonDocument(extension.settings).toJson(QJsonDocument::Compact)));
-        query.addBindValue(externalId);
-        query.addBindValue(now);
-        query.addBindValue(now);
-        if (!query.exec()) {
-            return fail(QStringLiteral("insert extension"));
+    for (const TenantInput &seed : seeds) {
+        if (!step) {
+            break;
+        }
+        Result<Written, WriteFailure> written =
+                writeTenant(seed.externalId, seed.toPatch(), WriteMode::Replace);
+        if (!written) {
+            const WriteFailure &failure = written.error();
+            step = Error{
+                QStringLiteral("cannot seed tenant %1: %2")
+                        .arg(QString::fromUtf8(seed.externalId),
+                             failure.message.isEmpty() ? QString::fromUtf8(
+                                     QJsonDocument(failure.errors).toJson(QJsonDocument::Compact))
+                                                       : failure.message)
+            };
+        } else {
+            qCInfo(lcTenants) << "seeded tenant" << seed.externalId;
         }
     }
-    if (!db.commit()) {
-        return fail(QStringLiteral("commit"));
+    if (!step) {
+        Q_EMIT failed(step.error().message);
+        return;
     }
-    qCInfo(lcTenants) << "seeded tenant" << input.externalId;
+    Result<QList<TenantPtr>> tenants = fetchAll();
+    if (!tenants) {
+        Q_EMIT failed(tenants.error().message);
+        return;
+    }
+    m_directory.replaceAll(*tenants);
+    qCInfo(lcTenants) << "loaded" << tenants->size() << "tenant(s)";
+    Q_EMIT ready(static_cast<int>(tenants->size()));
+}
+
+QSqlDatabase ControlPlane::database() const
+{
+    return QSqlDatabase::database(m_connectionName, false);
+}
+
+Result<bool> ControlPlane::prepareCipher()
+{
+    QByteArray key = m_settings.encryptionKey;
+    if (key.isEmpty() && m_settings.encryptionKeyGcm.isEmpty()) {
+        if (m_settings.backend == ControlPlaneSettings::Backend::Postgres
+            || m_settings.keyFile.isEmpty()) {
+            return Error{ QStringLiteral("DB_ENC_KEY is required: tenant secrets are encrypted at "
+                                         "rest with it (16 bytes, AES-128)") };
+        }
+        // The embedded default keeps a generated key beside its database, readable only by
+        // this user; operators who want the key elsewhere set DB_ENC_KEY.
+        QFile file(m_settings.keyFile);
+        if (file.exists()) {
+            if (!file.open(QIODevice::ReadOnly)) {
+                return Error{ QStringLiteral("cannot read the encryption key file %1: %2")
+                                      .arg(m_settings.keyFile, file.errorString()) };
+            }
+            key = file.readAll().trimmed();
+        } else {
+            static constexpr char Alphabet[] =
+                    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+            QByteArray random(16, '\0');
+            QFile source(QStringLiteral("/dev/urandom"));
+            if (!source.open(QIODevice::ReadOnly) || source.read(random.data(), 16) != 16) {
+                return Error{ QStringLiteral("cannot read /dev/urandom for an encryption key") };
+            }
+            for (char &c : random) {
+                c = Alphabet[static_cast<quint8>(c) % (sizeof(Alphabet) - 1)];
+            }
+            key = random;
+            if (!file.open(QIODevice::WriteOnly | QIODevice::NewOnly)
+                || !file.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner)
+                || file.write(key) != key.size()) {
+                return Error{ QStringLiteral("cannot write the encryption key file %1: %2")
+                                      .arg(m_settings.keyFile, file.errorString()) };
+            }
+            qCInfo(lcTenants) << "generated the secrets encryption key" << m_settings.keyFile;
+        }
+    }
+    Result<SecretCipher> cipher =
+            SecretCipher::create(key, m_settings.encryptionKeyGcm, m_settings.writeGcm);
+    if (!cipher) {
+        return Error{ cipher.error().message };
+    }
+    m_cipher = *cipher;
     return true;
 }
 
-Result<QList<TenantPtr>> ControlPlane::loadAll()
+Result<bool> ControlPlane::verifyEncryptionKey()
 {
-    QSqlDatabase db = QSqlDatabase::database(m_connectionName, false);
-    QSqlQuery query(db);
+    // A known value encrypted with the key of the first start proves, on every later start,
+    // that the configured key is the same: a wrong key fails here with one clear message
+    // instead of producing tenants whose tokens never verify.
+    static const QByteArray Check = QByteArrayLiteral("qtrealtime encryption check");
+    QSqlQuery query(database());
+    query.prepare(QStringLiteral("SELECT value FROM %1 WHERE name = 'encryption_check'")
+                          .arg(table("qtrealtime_settings")));
+    if (!query.exec()) {
+        return Error{ QStringLiteral("cannot read control-plane settings: %1")
+                              .arg(describe(query.lastError())) };
+    }
+    if (query.next()) {
+        const Result<QByteArray> plain = m_cipher->decrypt(query.value(0).toString().toUtf8());
+        if (!plain || *plain != Check) {
+            return Error{ QStringLiteral("DB_ENC_KEY (or DB_ENC_KEY_GCM) is not the key this "
+                                         "control plane's secrets were encrypted with") };
+        }
+        return true;
+    }
+    query.prepare(QStringLiteral("INSERT INTO %1 (name, value) VALUES ('encryption_check', ?)")
+                          .arg(table("qtrealtime_settings")));
+    query.addBindValue(QString::fromLatin1(m_cipher->encrypt(Check)));
+    if (!query.exec()) {
+        return Error{
+            QStringLiteral("cannot store the encryption check: %1").arg(describe(query.lastError()))
+        };
+    }
+    return true;
+}
+
+Result<bool> ControlPlane::encryptPlaintextSecrets()
+{
+    QSqlDatabase db = database();
+    if (!db.transaction()) {
+        return Error{ describe(db.lastError()) };
+    }
+    QSqlQuery read(db);
+    QSqlQuery write(db);
+    if (!read.exec(QStringLiteral(
+                           "SELECT external_id, jwt_secret FROM %1 WHERE jwt_secret IS NOT NULL")
+                           .arg(table("tenants")))) {
+        db.rollback();
+        return Error{ describe(read.lastError()) };
+    }
+    while (read.next()) {
+        write.prepare(QStringLiteral("UPDATE %1 SET jwt_secret = ? WHERE external_id = ?")
+                              .arg(table("tenants")));
+        write.addBindValue(
+                QString::fromLatin1(m_cipher->encrypt(read.value(1).toString().toUtf8())));
+        write.addBindValue(read.value(0).toString());
+        if (!write.exec()) {
+            db.rollback();
+            return Error{ describe(write.lastError()) };
+        }
+    }
+    if (!read.exec(QStringLiteral("SELECT id, type, settings FROM %1").arg(table("extensions")))) {
+        db.rollback();
+        return Error{ describe(read.lastError()) };
+    }
+    while (read.next()) {
+        write.prepare(
+                QStringLiteral("UPDATE %1 SET settings = ? WHERE id = ?").arg(table("extensions")));
+        const QJsonObject settings =
+                encryptSettings(read.value(1).toString(), parseObject(read.value(2)));
+        write.addBindValue(
+                QString::fromUtf8(QJsonDocument(settings).toJson(QJsonDocument::Compact)));
+        write.addBindValue(read.value(0).toString());
+        if (!write.exec()) {
+            db.rollback();
+            return Error{ describe(write.lastError()) };
+        }
+    }
+    if (!db.commit()) {
+        return Error{ describe(db.lastError()) };
+    }
+    qCInfo(lcTenants) << "encrypted the secrets stored by an earlier version";
+    return true;
+}
+
+QJsonObject ControlPlane::encryptSettings(const QString &type, const QJsonObject &settings) const
+{
+    QJsonObject stored = settings;
+    if (type != QLatin1String("postgres_cdc_rls")) {
+        return stored;
+    }
+    for (const QString &key : encryptedSettingKeys()) {
+        const QJsonValue value = stored.value(key);
+        if (value.isString()) {
+            stored.insert(key, QString::fromLatin1(m_cipher->encrypt(value.toString().toUtf8())));
+        }
+    }
+    return stored;
+}
+
+Result<QList<Extension>> ControlPlane::readExtensions(const QString &externalId)
+{
+    QSqlQuery query(database());
     query.setForwardOnly(true);
-    QHash<QString, QList<Extension>> extensionsByTenant;
-    if (!query.exec(QStringLiteral("SELECT type, settings, tenant_external_id, inserted_at, "
-                                   "updated_at FROM %1")
-                            .arg(table("extensions")))) {
+    if (externalId.isNull()) {
+        query.prepare(QStringLiteral("SELECT type, settings, tenant_external_id, inserted_at, "
+                                     "updated_at FROM %1 ORDER BY inserted_at, type")
+                              .arg(table("extensions")));
+    } else {
+        query.prepare(QStringLiteral("SELECT type, settings, tenant_external_id, inserted_at, "
+                                     "updated_at FROM %1 WHERE tenant_external_id = ? "
+                                     "ORDER BY inserted_at, type")
+                              .arg(table("extensions")));
+        query.addBindValue(externalId);
+    }
+    if (!query.exec()) {
         return Error{
             QStringLiteral("cannot read extensions: %1").arg(describe(query.lastError()))
         };
     }
+    QList<Extension> extensions;
     while (query.next()) {
         Extension extension;
         extension.type = query.value(0).toString();
-        extension.settings = parseObject(query.value(1));
+        extension.storedSettings = parseObject(query.value(1));
+        extension.settings = extension.storedSettings;
+        if (extension.type == QLatin1String("postgres_cdc_rls")) {
+            for (const QString &key : encryptedSettingKeys()) {
+                const QJsonValue value = extension.settings.value(key);
+                if (!value.isString()) {
+                    continue;
+                }
+                const Result<QByteArray> plain = m_cipher->decrypt(value.toString().toUtf8());
+                if (plain) {
+                    extension.settings.insert(key, QString::fromUtf8(*plain));
+                } else {
+                    qCWarning(lcTenants) << "extension setting" << key << "of tenant"
+                                         << query.value(2).toString()
+                                         << "does not decrypt:" << plain.error().message;
+                    extension.settings.remove(key);
+                }
+            }
+        }
         extension.insertedAt = parseTimestamp(query.value(3));
         extension.updatedAt = parseTimestamp(query.value(4));
-        extensionsByTenant[query.value(2).toString()].append(extension);
+        // The owner travels in the settings only for grouping by fetchAll(); not stored there.
+        extension.settings.insert(QStringLiteral("\x01owner"), query.value(2).toString());
+        extensions.append(extension);
     }
+    return extensions;
+}
+
+Result<QList<TenantPtr>> ControlPlane::fetchAll()
+{
+    Result<QList<Extension>> extensions = readExtensions(QString());
+    if (!extensions) {
+        return Error{ extensions.error().message };
+    }
+    QHash<QString, QList<Extension>> byTenant;
+    for (Extension &extension : *extensions) {
+        const QString owner = extension.settings.take(QStringLiteral("\x01owner")).toString();
+        byTenant[owner].append(extension);
+    }
+    QSqlQuery query(database());
+    query.setForwardOnly(true);
     if (!query.exec(
                 QStringLiteral("SELECT * FROM %1 ORDER BY external_id").arg(table("tenants")))) {
         return Error{ QStringLiteral("cannot read tenants: %1").arg(describe(query.lastError())) };
@@ -396,20 +534,52 @@ Result<QList<TenantPtr>> ControlPlane::loadAll()
     while (query.next()) {
         const QSqlRecord row = query.record();
         tenants.append(tenantFromRow(
-                row,
-                extensionsByTenant.value(row.value(QStringLiteral("external_id")).toString())));
+                row, byTenant.value(row.value(QStringLiteral("external_id")).toString())));
     }
     return tenants;
 }
 
-TenantPtr ControlPlane::tenantFromRow(const QSqlRecord &row, const QList<Extension> &extensions)
+Result<TenantPtr> ControlPlane::fetchTenant(const QByteArray &externalId)
+{
+    QSqlQuery query(database());
+    query.prepare(QStringLiteral("SELECT * FROM %1 WHERE external_id = ?").arg(table("tenants")));
+    query.addBindValue(QString::fromUtf8(externalId));
+    if (!query.exec()) {
+        return Error{ QStringLiteral("cannot read tenant: %1").arg(describe(query.lastError())) };
+    }
+    if (!query.next()) {
+        return TenantPtr();
+    }
+    const QSqlRecord row = query.record();
+    Result<QList<Extension>> extensions = readExtensions(QString::fromUtf8(externalId));
+    if (!extensions) {
+        return Error{ extensions.error().message };
+    }
+    for (Extension &extension : *extensions) {
+        extension.settings.remove(QStringLiteral("\x01owner"));
+    }
+    return tenantFromRow(row, *extensions);
+}
+
+TenantPtr ControlPlane::tenantFromRow(const QSqlRecord &row,
+                                      const QList<Extension> &extensions) const
 {
     auto tenant = std::make_shared<Tenant>();
     const auto value = [&row](const char *name) { return row.value(QString::fromLatin1(name)); };
     tenant->id = value("id").toString();
     tenant->externalId = value("external_id").toString().toUtf8();
     tenant->name = value("name").toString();
-    tenant->jwtSecret = value("jwt_secret").toString().toUtf8();
+    const QVariant secret = value("jwt_secret");
+    if (!secret.isNull()) {
+        const Result<QByteArray> plain = m_cipher->decrypt(secret.toString().toUtf8());
+        if (plain) {
+            tenant->jwtSecret = *plain;
+        } else {
+            // One unreadable row must not stop the node; its HS tokens fail to verify.
+            qCWarning(lcTenants) << "the jwt_secret of tenant" << tenant->externalId
+                                 << "does not decrypt:" << plain.error().message;
+        }
+    }
     tenant->jwtJwks = value("jwt_jwks").toString().toUtf8();
     tenant->maxConcurrentUsers = value("max_concurrent_users").toInt();
     tenant->maxEventsPerSecond = value("max_events_per_second").toInt();
@@ -425,6 +595,8 @@ TenantPtr ControlPlane::tenantFromRow(const QSqlRecord &row, const QList<Extensi
     tenant->privateOnly = value("private_only").toBool();
     tenant->presenceEnabled = value("presence_enabled").toBool();
     tenant->postgresCdcDefault = value("postgres_cdc_default").toString();
+    tenant->broadcastAdapter = value("broadcast_adapter").toString();
+    tenant->migrationsRan = value("migrations_ran").toInt();
     tenant->featureFlags = parseObject(value("feature_flags"));
     tenant->insertedAt = parseTimestamp(value("inserted_at"));
     tenant->updatedAt = parseTimestamp(value("updated_at"));
@@ -440,6 +612,318 @@ TenantPtr ControlPlane::tenantFromRow(const QSqlRecord &row, const QList<Extensi
         tenant->keys = *auth::KeySet::build(tenant->jwtSecret, {});
     }
     return tenant;
+}
+
+bool credentialsDiffer(const Tenant &before, const Tenant &after)
+{
+    return before.jwtSecret != after.jwtSecret || before.jwtJwks != after.jwtJwks
+            || before.suspend != after.suspend || before.privateOnly != after.privateOnly;
+}
+
+Result<ControlPlane::Written, ControlPlane::WriteFailure>
+ControlPlane::writeTenant(const QByteArray &externalId, const TenantPatch &patch, WriteMode mode)
+{
+    const auto failure = [](int status, const QString &message) {
+        WriteFailure failed;
+        failed.status = status;
+        failed.message = message;
+        return failed;
+    };
+    QSqlDatabase db = database();
+    if (!db.transaction()) {
+        return failure(500, describe(db.lastError()));
+    }
+    const auto rollbackWith = [&db](WriteFailure failed) {
+        db.rollback();
+        return failed;
+    };
+    QSqlQuery query(db);
+    const bool postgres = m_settings.backend == ControlPlaneSettings::Backend::Postgres;
+    const QString key = QString::fromUtf8(externalId);
+
+    // The current row, locked for the transaction on PostgreSQL (SQLite's write transaction
+    // serialises writers already).
+    query.prepare(
+            QStringLiteral("SELECT * FROM %1 WHERE external_id = ?%2")
+                    .arg(table("tenants"), postgres ? QStringLiteral(" FOR UPDATE") : QString()));
+    query.addBindValue(key);
+    if (!query.exec()) {
+        return rollbackWith(failure(500, describe(query.lastError())));
+    }
+    TenantPtr before;
+    if (query.next()) {
+        const QSqlRecord row = query.record();
+        Result<QList<Extension>> extensions = readExtensions(key);
+        if (!extensions) {
+            return rollbackWith(failure(500, extensions.error().message));
+        }
+        for (Extension &extension : *extensions) {
+            extension.settings.remove(QStringLiteral("\x01owner"));
+        }
+        before = tenantFromRow(row, *extensions);
+    }
+    const bool create = !before || mode == WriteMode::Replace;
+
+    // The row after the write: defaults on create, the stored values on update, then the patch.
+    Tenant after;
+    if (!create) {
+        after = *before;
+    } else {
+        after.id = before ? before->id : newUuid();
+        after.externalId = externalId;
+        after.name = key;
+        after.maxConcurrentUsers = m_defaults.maxConcurrentUsers;
+        after.maxEventsPerSecond = m_defaults.maxEventsPerSecond;
+        after.maxBytesPerSecond = m_defaults.maxBytesPerSecond;
+        after.maxChannelsPerClient = m_defaults.maxChannelsPerClient;
+        after.maxJoinsPerSecond = m_defaults.maxJoinsPerSecond;
+        after.maxPresenceEventsPerSecond = m_defaults.maxPresenceEventsPerSecond;
+        after.maxPayloadSizeInKb = m_defaults.maxPayloadSizeInKb;
+        after.insertedAt = before ? before->insertedAt : QDateTime::currentDateTimeUtc();
+    }
+    // Upstream forces the name of a tenant created through the API to its external id.
+    if (patch.name && !(create && mode == WriteMode::Upsert)) {
+        after.name = *patch.name;
+    }
+    if (patch.jwtSecret) {
+        after.jwtSecret = *patch.jwtSecret;
+    }
+    if (patch.jwtJwks) {
+        after.jwtJwks = *patch.jwtJwks;
+    }
+    const auto apply = [](int &field, const std::optional<int> &value) {
+        if (value) {
+            field = *value;
+        }
+    };
+    apply(after.maxConcurrentUsers, patch.maxConcurrentUsers);
+    apply(after.maxEventsPerSecond, patch.maxEventsPerSecond);
+    apply(after.maxBytesPerSecond, patch.maxBytesPerSecond);
+    apply(after.maxChannelsPerClient, patch.maxChannelsPerClient);
+    apply(after.maxJoinsPerSecond, patch.maxJoinsPerSecond);
+    apply(after.maxPresenceEventsPerSecond, patch.maxPresenceEventsPerSecond);
+    apply(after.maxPayloadSizeInKb, patch.maxPayloadSizeInKb);
+    apply(after.migrationsRan, patch.migrationsRan);
+    if (patch.maxClientPresenceEventsPerWindow) {
+        after.maxClientPresenceEventsPerWindow = *patch.maxClientPresenceEventsPerWindow;
+    }
+    if (patch.clientPresenceWindowMs) {
+        after.clientPresenceWindowMs = *patch.clientPresenceWindowMs;
+    }
+    if (patch.suspend) {
+        after.suspend = *patch.suspend;
+    }
+    if (patch.privateOnly) {
+        after.privateOnly = *patch.privateOnly;
+    }
+    if (patch.presenceEnabled) {
+        after.presenceEnabled = *patch.presenceEnabled;
+    }
+    if (patch.postgresCdcDefault) {
+        after.postgresCdcDefault = *patch.postgresCdcDefault;
+    }
+    if (patch.broadcastAdapter) {
+        after.broadcastAdapter = *patch.broadcastAdapter;
+    }
+    if (patch.featureFlags) {
+        after.featureFlags = *patch.featureFlags;
+    }
+    if (patch.extensions) {
+        after.extensions = *patch.extensions;
+    }
+    if (after.jwtSecret.isEmpty() && after.jwtJwks.isEmpty()) {
+        WriteFailure failed;
+        failed.errors.insert(QStringLiteral("jwt_secret"),
+                             QJsonArray{ QStringLiteral("either jwt_secret or jwt_jwks must be "
+                                                        "provided") });
+        return rollbackWith(failed);
+    }
+    const QString now = QDateTime::currentDateTimeUtc().toString(Qt::ISODate);
+    after.updatedAt = QDateTime::fromString(now, Qt::ISODate);
+
+    if (create && before) {
+        query.prepare(QStringLiteral("DELETE FROM %1 WHERE tenant_external_id = ?")
+                              .arg(table("extensions")));
+        query.addBindValue(key);
+        if (!query.exec()) {
+            return rollbackWith(failure(500, describe(query.lastError())));
+        }
+        query.prepare(QStringLiteral("DELETE FROM %1 WHERE external_id = ?").arg(table("tenants")));
+        query.addBindValue(key);
+        if (!query.exec()) {
+            return rollbackWith(failure(500, describe(query.lastError())));
+        }
+    }
+    const QString columns = QStringLiteral(
+            "name, jwt_secret, jwt_jwks, max_concurrent_users, max_events_per_second, "
+            "max_bytes_per_second, max_channels_per_client, max_joins_per_second, "
+            "max_presence_events_per_second, max_payload_size_in_kb, "
+            "max_client_presence_events_per_window, client_presence_window_ms, suspend, "
+            "private_only, presence_enabled, postgres_cdc_default, migrations_ran, "
+            "broadcast_adapter, feature_flags, updated_at");
+    if (create) {
+        // One placeholder per column: id, external_id, inserted_at and `columns`.
+        const qsizetype placeholderCount = columns.count(u',') + 1 + 3;
+        QStringList placeholders(placeholderCount, QStringLiteral("?"));
+        query.prepare(
+                QStringLiteral("INSERT INTO %1 (id, external_id, inserted_at, %2) VALUES (%3)")
+                        .arg(table("tenants"), columns, placeholders.join(QStringLiteral(", "))));
+        query.addBindValue(after.id);
+        query.addBindValue(key);
+        query.addBindValue(after.insertedAt.toString(Qt::ISODate));
+    } else {
+        QString assignments = columns;
+        assignments.replace(QStringLiteral(","), QStringLiteral(" = ?,"));
+        query.prepare(QStringLiteral("UPDATE %1 SET %2 = ? WHERE external_id = ?")
+                              .arg(table("tenants"), assignments));
+    }
+    const auto nullable = [](const std::optional<int> &value) {
+        return value ? QVariant(*value) : QVariant();
+    };
+    query.addBindValue(after.name.isNull() ? QVariant() : QVariant(after.name));
+    query.addBindValue(after.jwtSecret.isEmpty()
+                               ? QVariant()
+                               : QVariant(QString::fromLatin1(m_cipher->encrypt(after.jwtSecret))));
+    query.addBindValue(after.jwtJwks.isEmpty() ? QVariant()
+                                               : QVariant(QString::fromUtf8(after.jwtJwks)));
+    query.addBindValue(after.maxConcurrentUsers);
+    query.addBindValue(after.maxEventsPerSecond);
+    query.addBindValue(after.maxBytesPerSecond);
+    query.addBindValue(after.maxChannelsPerClient);
+    query.addBindValue(after.maxJoinsPerSecond);
+    query.addBindValue(after.maxPresenceEventsPerSecond);
+    query.addBindValue(after.maxPayloadSizeInKb);
+    query.addBindValue(nullable(after.maxClientPresenceEventsPerWindow));
+    query.addBindValue(nullable(after.clientPresenceWindowMs));
+    query.addBindValue(after.suspend);
+    query.addBindValue(after.privateOnly);
+    query.addBindValue(after.presenceEnabled);
+    query.addBindValue(after.postgresCdcDefault);
+    query.addBindValue(after.migrationsRan);
+    query.addBindValue(after.broadcastAdapter);
+    query.addBindValue(
+            QString::fromUtf8(QJsonDocument(after.featureFlags).toJson(QJsonDocument::Compact)));
+    query.addBindValue(now);
+    if (!create) {
+        query.addBindValue(key);
+    }
+    if (!query.exec()) {
+        return rollbackWith(failure(500,
+                                    QStringLiteral("cannot write tenant %1: %2")
+                                            .arg(key, describe(query.lastError()))));
+    }
+    if (patch.extensions && !create) {
+        query.prepare(QStringLiteral("DELETE FROM %1 WHERE tenant_external_id = ?")
+                              .arg(table("extensions")));
+        query.addBindValue(key);
+        if (!query.exec()) {
+            return rollbackWith(failure(500, describe(query.lastError())));
+        }
+    }
+    if (patch.extensions || create) {
+        for (Extension &extension : after.extensions) {
+            extension.storedSettings = encryptSettings(extension.type, extension.settings);
+            extension.insertedAt = after.updatedAt;
+            extension.updatedAt = after.updatedAt;
+            query.prepare(QStringLiteral("INSERT INTO %1 (id, type, settings, tenant_external_id, "
+                                         "inserted_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)")
+                                  .arg(table("extensions")));
+            query.addBindValue(newUuid());
+            query.addBindValue(extension.type);
+            query.addBindValue(QString::fromUtf8(
+                    QJsonDocument(extension.storedSettings).toJson(QJsonDocument::Compact)));
+            query.addBindValue(key);
+            query.addBindValue(now);
+            query.addBindValue(now);
+            if (!query.exec()) {
+                return rollbackWith(
+                        failure(500,
+                                QStringLiteral("cannot write extension %1: %2")
+                                        .arg(extension.type, describe(query.lastError()))));
+            }
+        }
+    }
+    if (!db.commit()) {
+        return rollbackWith(failure(500, describe(db.lastError())));
+    }
+
+    // Publish the tenant as stored (re-read, so the directory holds exactly the database's view).
+    Result<TenantPtr> stored = fetchTenant(externalId);
+    if (!stored || !*stored) {
+        return failure(500,
+                       stored ? QStringLiteral("tenant vanished after writing it")
+                              : stored.error().message);
+    }
+    Written written;
+    written.created = !before;
+    written.tenant = *stored;
+    if (before) {
+        written.disconnectSockets = credentialsDiffer(*before, **stored);
+        written.databaseSettingsChanged = patch.extensions.has_value();
+        written.eventLimitChanged = before->maxEventsPerSecond != (*stored)->maxEventsPerSecond;
+        written.joinLimitChanged = before->maxJoinsPerSecond != (*stored)->maxJoinsPerSecond;
+        written.presenceLimitChanged =
+                before->maxPresenceEventsPerSecond != (*stored)->maxPresenceEventsPerSecond;
+    }
+    m_directory.upsert(*stored);
+    Q_EMIT tenantChanged(externalId, written.disconnectSockets);
+    return written;
+}
+
+Result<bool> ControlPlane::deleteTenant(const QByteArray &externalId)
+{
+    QSqlDatabase db = database();
+    if (!db.transaction()) {
+        return Error{ describe(db.lastError()) };
+    }
+    QSqlQuery query(db);
+    const QString key = QString::fromUtf8(externalId);
+    query.prepare(
+            QStringLiteral("DELETE FROM %1 WHERE tenant_external_id = ?").arg(table("extensions")));
+    query.addBindValue(key);
+    bool ok = query.exec();
+    int deleted = 0;
+    if (ok) {
+        query.prepare(QStringLiteral("DELETE FROM %1 WHERE external_id = ?").arg(table("tenants")));
+        query.addBindValue(key);
+        ok = query.exec();
+        deleted = query.numRowsAffected();
+    }
+    if (!ok || !db.commit()) {
+        const QString message = describe(query.lastError());
+        db.rollback();
+        return Error{ QStringLiteral("cannot delete tenant %1: %2").arg(key, message) };
+    }
+    if (deleted > 0 || m_directory.find(externalId)) {
+        m_directory.remove(externalId);
+        Q_EMIT tenantChanged(externalId, true);
+    }
+    return deleted > 0;
+}
+
+void ControlPlane::refresh()
+{
+    Result<QList<TenantPtr>> tenants = fetchAll();
+    if (!tenants) {
+        // Keep serving the last known tenants; the next refresh tries again.
+        qCWarning(lcTenants) << "tenant refresh failed:" << tenants.error().message;
+        return;
+    }
+    QHash<QByteArray, TenantPtr> previous;
+    for (const TenantPtr &tenant : m_directory.all()) {
+        previous.insert(tenant->externalId, tenant);
+    }
+    m_directory.replaceAll(*tenants);
+    for (const TenantPtr &tenant : std::as_const(*tenants)) {
+        const TenantPtr old = previous.take(tenant->externalId);
+        if (!old || old->updatedAt != tenant->updatedAt) {
+            Q_EMIT tenantChanged(tenant->externalId, old && credentialsDiffer(*old, *tenant));
+        }
+    }
+    // Tenants deleted elsewhere: their sockets go.
+    for (auto it = previous.cbegin(); it != previous.cend(); ++it) {
+        Q_EMIT tenantChanged(it.key(), true);
+    }
 }
 
 } // namespace rt::tenants

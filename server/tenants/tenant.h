@@ -33,9 +33,10 @@ struct TenantDefaults
 struct Extension
 {
     QString type;
-    QJsonObject settings;
+    QJsonObject settings; // decrypted: what the server uses
     QDateTime insertedAt;
     QDateTime updatedAt;
+    QJsonObject storedSettings; // as stored (secrets encrypted): what the tenant API shows
 };
 
 // One tenant as configured in the control plane. Immutable once published: workers share it
@@ -62,6 +63,8 @@ struct Tenant
     bool privateOnly = false;
     bool presenceEnabled = false;
     QString postgresCdcDefault = QStringLiteral("postgres_cdc_rls");
+    QString broadcastAdapter = QStringLiteral("gen_rpc");
+    int migrationsRan = 0;
     QJsonObject featureFlags;
     QList<Extension> extensions;
     QDateTime insertedAt;

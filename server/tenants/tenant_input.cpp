@@ -9,6 +9,7 @@ namespace {
 
 const QString CantBeBlank = QStringLiteral("can't be blank");
 const QString IsInvalid = QStringLiteral("is invalid");
+const QString DatabaseExtension = QStringLiteral("postgres_cdc_rls");
 
 void addError(QJsonObject &errors, const QString &field, const QString &message)
 {
@@ -17,122 +18,343 @@ void addError(QJsonObject &errors, const QString &field, const QString &message)
     errors.insert(field, list);
 }
 
-std::optional<int> readLimit(const QJsonObject &object, const char *field, QJsonObject &errors)
+// Upstream's casting treats an empty or blank string as null for every field type.
+bool isNullish(const QJsonValue &value)
 {
-    const QString key = QString::fromLatin1(field);
-    const QJsonValue value = object.value(key);
-    if (value.isUndefined() || value.isNull()) {
-        return std::nullopt;
-    }
-    // Like upstream's casting: a number, or a string holding one ("100").
-    double number = -1;
-    if (value.isDouble()) {
-        number = value.toDouble();
-    } else if (value.isString()) {
-        bool ok = false;
-        const qlonglong parsed = value.toString().trimmed().toLongLong(&ok);
-        number = ok ? static_cast<double>(parsed) : -1;
-    }
-    if (number < 0 || number > 2'000'000'000
-        || number != static_cast<double>(static_cast<int>(number))) {
-        addError(errors, key, IsInvalid);
-        return std::nullopt;
-    }
-    return static_cast<int>(number);
+    return value.isUndefined() || value.isNull()
+            || (value.isString() && value.toString().trimmed().isEmpty());
 }
 
-bool readBool(const QJsonObject &object, const char *field, QJsonObject &errors)
+// A cursor over one request object that records errors under each field's name.
+class Reader
 {
-    const QString key = QString::fromLatin1(field);
-    const QJsonValue value = object.value(key);
-    if (value.isUndefined() || value.isNull()) {
-        return false;
+public:
+    Reader(const QJsonObject &object, QJsonObject &errors) : m_object(object), m_errors(errors) { }
+
+    bool has(const char *field) const { return m_object.contains(QLatin1String(field)); }
+    QJsonValue value(const char *field) const { return m_object.value(QLatin1String(field)); }
+    void invalid(const char *field) { addError(m_errors, QString::fromLatin1(field), IsInvalid); }
+
+    // An integer: a JSON number without fraction or a string that parses fully. Negative limits
+    // make no sense and are refused (upstream accepts them).
+    std::optional<std::optional<int>> integer(const char *field)
+    {
+        if (!has(field)) {
+            return std::nullopt;
+        }
+        const QJsonValue raw = value(field);
+        if (isNullish(raw)) {
+            return std::make_optional(std::optional<int>(std::nullopt));
+        }
+        qint64 number = -1;
+        bool ok = false;
+        if (raw.isDouble()) {
+            const double real = raw.toDouble();
+            ok = real >= 0 && real <= 2'000'000'000
+                    && real == static_cast<double>(static_cast<qint64>(real));
+            number = ok ? static_cast<qint64>(real) : -1;
+        } else if (raw.isString()) {
+            number = raw.toString().trimmed().toLongLong(&ok);
+            ok = ok && number >= 0 && number <= 2'000'000'000;
+        }
+        if (!ok) {
+            invalid(field);
+            return std::nullopt;
+        }
+        return std::optional<int>(static_cast<int>(number));
     }
-    if (value.isBool()) {
-        return value.toBool();
+
+    // A NOT NULL integer column: null means "leave as is / default".
+    std::optional<int> limit(const char *field)
+    {
+        const std::optional<std::optional<int>> read = integer(field);
+        return read ? *read : std::nullopt;
     }
-    // Like upstream's casting: "true"/"false" strings count as booleans.
-    const QString text = value.toString().trimmed().toLower();
-    if (value.isString() && (text == QLatin1String("true") || text == QLatin1String("false"))) {
-        return text == QLatin1String("true");
+
+    std::optional<bool> boolean(const char *field)
+    {
+        if (!has(field) || isNullish(value(field))) {
+            return std::nullopt;
+        }
+        const QJsonValue raw = value(field);
+        if (raw.isBool()) {
+            return raw.toBool();
+        }
+        const QString text = raw.toString().trimmed().toLower();
+        if (raw.isString() && (text == QLatin1String("true") || text == QLatin1String("1"))) {
+            return true;
+        }
+        if (raw.isString() && (text == QLatin1String("false") || text == QLatin1String("0"))) {
+            return false;
+        }
+        invalid(field);
+        return std::nullopt;
     }
-    addError(errors, key, IsInvalid);
-    return false;
+
+    // A string field: present with a value, present as null (empty optional inside), or absent.
+    std::optional<std::optional<QString>> string(const char *field)
+    {
+        if (!has(field)) {
+            return std::nullopt;
+        }
+        const QJsonValue raw = value(field);
+        if (isNullish(raw)) {
+            return std::optional<QString>();
+        }
+        if (!raw.isString()) {
+            invalid(field);
+            return std::nullopt;
+        }
+        return std::optional<QString>(raw.toString());
+    }
+
+private:
+    const QJsonObject &m_object;
+    QJsonObject &m_errors;
+};
+
+// Validates one element of `extensions`; returns its errors ({} when valid).
+QJsonObject readExtension(const QJsonValue &value, Extension &extension)
+{
+    QJsonObject errors;
+    if (!value.isObject()) {
+        addError(errors, QStringLiteral("type"), CantBeBlank);
+        addError(errors, QStringLiteral("settings"), CantBeBlank);
+        return errors;
+    }
+    const QJsonObject object = value.toObject();
+    const QJsonValue type = object.value(QLatin1String("type"));
+    const QJsonValue settings = object.value(QLatin1String("settings"));
+    if (isNullish(type)) {
+        addError(errors, QStringLiteral("type"), CantBeBlank);
+    } else if (!type.isString()) {
+        addError(errors, QStringLiteral("type"), IsInvalid);
+    }
+    if (settings.isUndefined() || settings.isNull()) {
+        addError(errors, QStringLiteral("settings"), CantBeBlank);
+    } else if (!settings.isObject()) {
+        addError(errors, QStringLiteral("settings"), IsInvalid);
+    }
+    if (!errors.isEmpty()) {
+        return errors;
+    }
+    extension.type = type.toString();
+    if (extension.type == QLatin1String("postgres")) {
+        extension.type = DatabaseExtension; // upstream's alias
+    }
+    extension.settings = settings.toObject();
+    if (extension.type != DatabaseExtension) {
+        return errors; // other types are stored as given
+    }
+    // The public name of the pool size is postgres_changes_pool; upstream stores it under its
+    // internal (misspelt) key.
+    if (extension.settings.contains(QLatin1String("postgres_changes_pool"))) {
+        extension.settings.insert(QStringLiteral("subcriber_pool_size"),
+                                  extension.settings.take(QLatin1String("postgres_changes_pool")));
+    }
+    const QJsonObject defaults{
+        { QStringLiteral("poll_interval_ms"), 100 },
+        { QStringLiteral("poll_max_changes"), 100 },
+        { QStringLiteral("poll_max_record_bytes"), 1048576 },
+        { QStringLiteral("publication"), QStringLiteral("supabase_realtime") },
+        { QStringLiteral("slot_name"), QStringLiteral("supabase_realtime_replication_slot") },
+    };
+    for (auto it = defaults.begin(); it != defaults.end(); ++it) {
+        if (!extension.settings.contains(it.key())) {
+            extension.settings.insert(it.key(), it.value());
+        }
+    }
+    // Required settings, reported in reverse order like upstream's validation.
+    const QStringList required{ QStringLiteral("region"),  QStringLiteral("db_host"),
+                                QStringLiteral("db_port"), QStringLiteral("db_name"),
+                                QStringLiteral("db_user"), QStringLiteral("db_password") };
+    for (auto it = required.crbegin(); it != required.crend(); ++it) {
+        const QJsonValue setting = extension.settings.value(*it);
+        if (setting.isUndefined() || setting.isNull()) {
+            addError(errors, QStringLiteral("settings"), *it + QStringLiteral(" can't be blank"));
+        } else if (!setting.isString()) {
+            addError(errors, QStringLiteral("settings"), *it + QStringLiteral(" is invalid"));
+        }
+    }
+    return errors;
 }
 
 } // namespace
 
+const QStringList &encryptedSettingKeys()
+{
+    static const QStringList keys{ QStringLiteral("db_host"), QStringLiteral("db_port"),
+                                   QStringLiteral("db_name"), QStringLiteral("db_user"),
+                                   QStringLiteral("db_password") };
+    return keys;
+}
+
+TenantPatchResult parseTenantPatch(const QJsonObject &object)
+{
+    TenantPatchResult result;
+    Reader read(object, result.errors);
+    TenantPatch &patch = result.patch;
+
+    if (read.has("external_id")) {
+        const QJsonValue externalId = read.value("external_id");
+        if (isNullish(externalId)) {
+            addError(result.errors, QStringLiteral("external_id"), CantBeBlank);
+        } else if (!externalId.isString() || externalId.toString().contains(u'.')
+                   || externalId.toString().trimmed() != externalId.toString()) {
+            // It is the first DNS label of the tenant's host name.
+            read.invalid("external_id");
+        } else {
+            result.externalId = externalId.toString().toUtf8();
+        }
+    }
+    if (const auto name = read.string("name")) {
+        patch.name = name->value_or(QString());
+    }
+    if (const auto secret = read.string("jwt_secret")) {
+        patch.jwtSecret = secret->value_or(QString()).toUtf8();
+    }
+    if (read.has("jwt_jwks")) {
+        const QJsonValue jwks = read.value("jwt_jwks");
+        if (jwks.isNull()) {
+            patch.jwtJwks = QByteArray();
+        } else if (jwks.isObject() && jwks.toObject().value(QLatin1String("keys")).isArray()) {
+            patch.jwtJwks = QJsonDocument(jwks.toObject()).toJson(QJsonDocument::Compact);
+        } else {
+            read.invalid("jwt_jwks");
+        }
+    }
+    patch.maxConcurrentUsers = read.limit("max_concurrent_users");
+    patch.maxEventsPerSecond = read.limit("max_events_per_second");
+    patch.maxBytesPerSecond = read.limit("max_bytes_per_second");
+    patch.maxChannelsPerClient = read.limit("max_channels_per_client");
+    patch.maxJoinsPerSecond = read.limit("max_joins_per_second");
+    patch.maxPresenceEventsPerSecond = read.limit("max_presence_events_per_second");
+    patch.maxPayloadSizeInKb = read.limit("max_payload_size_in_kb");
+    patch.maxClientPresenceEventsPerWindow = read.integer("max_client_presence_events_per_window");
+    patch.clientPresenceWindowMs = read.integer("client_presence_window_ms");
+    patch.migrationsRan = read.limit("migrations_ran");
+    patch.suspend = read.boolean("suspend");
+    patch.privateOnly = read.boolean("private_only");
+    patch.presenceEnabled = read.boolean("presence_enabled");
+    if (const auto cdc = read.string("postgres_cdc_default")) {
+        if (*cdc) {
+            patch.postgresCdcDefault = **cdc;
+        }
+    }
+    if (const auto adapter = read.string("broadcast_adapter")) {
+        if (*adapter && **adapter != QLatin1String("phoenix")
+            && **adapter != QLatin1String("gen_rpc")) {
+            read.invalid("broadcast_adapter");
+        } else if (*adapter) {
+            patch.broadcastAdapter = **adapter;
+        }
+    }
+    if (read.has("feature_flags") && !read.value("feature_flags").isNull()) {
+        if (read.value("feature_flags").isObject()) {
+            patch.featureFlags = read.value("feature_flags").toObject();
+        } else {
+            read.invalid("feature_flags");
+        }
+    }
+
+    if (read.has("extensions") && !read.value("extensions").isNull()) {
+        const QJsonValue list = read.value("extensions");
+        if (!list.isArray()) {
+            read.invalid("extensions");
+        } else {
+            QList<Extension> extensions;
+            QJsonArray perExtension;
+            bool anyError = false;
+            QStringList types;
+            const QJsonArray elements = list.toArray();
+            for (const QJsonValue &element : elements) {
+                Extension extension;
+                QJsonObject errors = readExtension(element, extension);
+                if (errors.isEmpty() && types.contains(extension.type)) {
+                    addError(errors, QStringLiteral("tenant_external_id"),
+                             QStringLiteral("has already been taken"));
+                }
+                if (errors.isEmpty()) {
+                    types.append(extension.type);
+                    extensions.append(extension);
+                }
+                anyError = anyError || !errors.isEmpty();
+                perExtension.append(errors);
+            }
+            if (anyError) {
+                result.errors.insert(QStringLiteral("extensions"), perExtension);
+            } else {
+                patch.extensions = extensions;
+            }
+        }
+    }
+    return result;
+}
+
+TenantPatch TenantInput::toPatch() const
+{
+    TenantPatch patch;
+    patch.name = name.isEmpty() ? QString::fromUtf8(externalId) : name;
+    patch.jwtSecret = jwtSecret;
+    patch.jwtJwks = jwtJwks;
+    patch.maxConcurrentUsers = maxConcurrentUsers;
+    patch.maxEventsPerSecond = maxEventsPerSecond;
+    patch.maxBytesPerSecond = maxBytesPerSecond;
+    patch.maxChannelsPerClient = maxChannelsPerClient;
+    patch.maxJoinsPerSecond = maxJoinsPerSecond;
+    patch.maxPresenceEventsPerSecond = maxPresenceEventsPerSecond;
+    patch.maxPayloadSizeInKb = maxPayloadSizeInKb;
+    patch.maxClientPresenceEventsPerWindow = maxClientPresenceEventsPerWindow;
+    patch.clientPresenceWindowMs = clientPresenceWindowMs;
+    patch.suspend = suspend;
+    patch.privateOnly = privateOnly;
+    patch.presenceEnabled = presenceEnabled;
+    patch.extensions = extensions;
+    return patch;
+}
+
 TenantInputResult tenantInputFromJson(const QJsonObject &object)
 {
     TenantInputResult result;
-    QJsonObject &errors = result.errors;
+    TenantPatchResult parsed = parseTenantPatch(object);
+    result.errors = parsed.errors;
+    if (!parsed.externalId && !result.errors.contains(QLatin1String("external_id"))) {
+        addError(result.errors, QStringLiteral("external_id"), CantBeBlank);
+    }
+    const TenantPatch &patch = parsed.patch;
+    const bool hasSecret = patch.jwtSecret && !patch.jwtSecret->isEmpty();
+    const bool hasJwks = patch.jwtJwks && !patch.jwtJwks->isEmpty();
+    if (!hasSecret && !hasJwks && !result.errors.contains(QLatin1String("jwt_secret"))
+        && !result.errors.contains(QLatin1String("jwt_jwks"))) {
+        addError(result.errors, QStringLiteral("jwt_secret"),
+                 QStringLiteral("either jwt_secret or jwt_jwks must be provided"));
+    }
+    if (!result.errors.isEmpty()) {
+        return result;
+    }
     TenantInput input;
-
-    const QJsonValue externalId = object.value(QLatin1String("external_id"));
-    if (!externalId.isUndefined() && !externalId.isNull() && !externalId.isString()) {
-        addError(errors, QStringLiteral("external_id"), IsInvalid);
-    } else if (!externalId.isString() || externalId.toString().trimmed().isEmpty()) {
-        addError(errors, QStringLiteral("external_id"), CantBeBlank);
-    } else if (externalId.toString().contains(u'.')) {
-        addError(errors, QStringLiteral("external_id"), IsInvalid);
-    } else {
-        input.externalId = externalId.toString().trimmed().toUtf8();
+    input.externalId = *parsed.externalId;
+    input.name = patch.name.value_or(QString());
+    if (input.name.isEmpty()) {
+        input.name = QString::fromUtf8(input.externalId);
     }
-    const QJsonValue name = object.value(QLatin1String("name"));
-    input.name = name.isString() ? name.toString() : QString::fromUtf8(input.externalId);
-
-    const QJsonValue secret = object.value(QLatin1String("jwt_secret"));
-    if (secret.isString()) {
-        input.jwtSecret = secret.toString().toUtf8();
-    } else if (!secret.isUndefined() && !secret.isNull()) {
-        addError(errors, QStringLiteral("jwt_secret"), IsInvalid);
-    }
-    const QJsonValue jwks = object.value(QLatin1String("jwt_jwks"));
-    if (jwks.isObject() && jwks.toObject().value(QLatin1String("keys")).isArray()) {
-        input.jwtJwks = QJsonDocument(jwks.toObject()).toJson(QJsonDocument::Compact);
-    } else if (!jwks.isUndefined() && !jwks.isNull()) {
-        addError(errors, QStringLiteral("jwt_jwks"), IsInvalid);
-    }
-    if (input.jwtSecret.isEmpty() && input.jwtJwks.isEmpty()
-        && !errors.contains(QLatin1String("jwt_secret"))
-        && !errors.contains(QLatin1String("jwt_jwks"))) {
-        addError(errors, QStringLiteral("jwt_secret"), CantBeBlank);
-    }
-
-    input.maxConcurrentUsers = readLimit(object, "max_concurrent_users", errors);
-    input.maxEventsPerSecond = readLimit(object, "max_events_per_second", errors);
-    input.maxBytesPerSecond = readLimit(object, "max_bytes_per_second", errors);
-    input.maxChannelsPerClient = readLimit(object, "max_channels_per_client", errors);
-    input.maxJoinsPerSecond = readLimit(object, "max_joins_per_second", errors);
-    input.maxPresenceEventsPerSecond = readLimit(object, "max_presence_events_per_second", errors);
-    input.maxPayloadSizeInKb = readLimit(object, "max_payload_size_in_kb", errors);
+    input.jwtSecret = patch.jwtSecret.value_or(QByteArray());
+    input.jwtJwks = patch.jwtJwks.value_or(QByteArray());
+    input.maxConcurrentUsers = patch.maxConcurrentUsers;
+    input.maxEventsPerSecond = patch.maxEventsPerSecond;
+    input.maxBytesPerSecond = patch.maxBytesPerSecond;
+    input.maxChannelsPerClient = patch.maxChannelsPerClient;
+    input.maxJoinsPerSecond = patch.maxJoinsPerSecond;
+    input.maxPresenceEventsPerSecond = patch.maxPresenceEventsPerSecond;
+    input.maxPayloadSizeInKb = patch.maxPayloadSizeInKb;
     input.maxClientPresenceEventsPerWindow =
-            readLimit(object, "max_client_presence_events_per_window", errors);
-    input.clientPresenceWindowMs = readLimit(object, "client_presence_window_ms", errors);
-    input.suspend = readBool(object, "suspend", errors);
-    input.privateOnly = readBool(object, "private_only", errors);
-    input.presenceEnabled = readBool(object, "presence_enabled", errors);
-
-    const QJsonValue extensions = object.value(QLatin1String("extensions"));
-    if (extensions.isArray()) {
-        const QJsonArray list = extensions.toArray();
-        for (const QJsonValue &value : list) {
-            const QJsonObject extension = value.toObject();
-            const QString type = extension.value(QLatin1String("type")).toString();
-            if (type.isEmpty() || !extension.value(QLatin1String("settings")).isObject()) {
-                addError(errors, QStringLiteral("extensions"), IsInvalid);
-                continue;
-            }
-            input.extensions.append(Extension{
-                    type, extension.value(QLatin1String("settings")).toObject(), {}, {} });
-        }
-    } else if (!extensions.isUndefined() && !extensions.isNull()) {
-        addError(errors, QStringLiteral("extensions"), IsInvalid);
-    }
-
-    if (errors.isEmpty()) {
-        result.input = std::move(input);
-    }
+            patch.maxClientPresenceEventsPerWindow.value_or(std::nullopt);
+    input.clientPresenceWindowMs = patch.clientPresenceWindowMs.value_or(std::nullopt);
+    input.suspend = patch.suspend.value_or(false);
+    input.privateOnly = patch.privateOnly.value_or(false);
+    input.presenceEnabled = patch.presenceEnabled.value_or(false);
+    input.extensions = patch.extensions.value_or(QList<Extension>());
+    result.input = input;
     return result;
 }
 

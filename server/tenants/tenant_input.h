@@ -10,8 +10,48 @@
 
 namespace rt::tenants {
 
-// A tenant as written by an operator (seed file, self-host seed, tenant API): the fields of
-// upstream's tenant input (spec §9.1). Unset optional fields take TenantDefaults.
+// The fields of a tenant that a request sets (spec §9.1, docs/upstream/tenants-limits-metrics.md
+// §3). An absent field leaves the stored value (update) or takes its default (create).
+struct TenantPatch
+{
+    std::optional<QString> name;
+    std::optional<QByteArray> jwtSecret; // empty: clear
+    std::optional<QByteArray> jwtJwks; // JSON text of {"keys":[...]}; empty: clear
+    std::optional<int> maxConcurrentUsers;
+    std::optional<int> maxEventsPerSecond;
+    std::optional<int> maxBytesPerSecond;
+    std::optional<int> maxChannelsPerClient;
+    std::optional<int> maxJoinsPerSecond;
+    std::optional<int> maxPresenceEventsPerSecond;
+    std::optional<int> maxPayloadSizeInKb;
+    // Nullable columns: outer = present in the request, inner = the value or null.
+    std::optional<std::optional<int>> maxClientPresenceEventsPerWindow;
+    std::optional<std::optional<int>> clientPresenceWindowMs;
+    std::optional<bool> suspend;
+    std::optional<bool> privateOnly;
+    std::optional<bool> presenceEnabled;
+    std::optional<QString> postgresCdcDefault;
+    std::optional<int> migrationsRan;
+    std::optional<QString> broadcastAdapter;
+    std::optional<QJsonObject> featureFlags;
+    std::optional<QList<Extension>> extensions; // present: replaces every extension
+};
+
+// Reads a tenant object of the tenant API (or a seed file) with upstream's casting rules:
+// integers as numbers or numeric strings, booleans as true/false or "true"/"false"/"1"/"0",
+// empty strings as null, unknown keys ignored; postgres_cdc_rls settings get their defaults
+// and must carry region, db_host, db_port, db_name, db_user and db_password as strings.
+// Errors use upstream's 422 shape: {"field":["message"],"extensions":[{},{"settings":[...]}]}.
+struct TenantPatchResult
+{
+    std::optional<QByteArray> externalId; // the body's external_id, if any
+    TenantPatch patch;
+    QJsonObject errors; // empty when valid
+};
+TenantPatchResult parseTenantPatch(const QJsonObject &object);
+
+// A complete tenant as seeded at start (SEED_SELF_HOST, SEED_TENANTS_FILE): the same fields,
+// external_id required, and a JWT secret or JWKS required.
 struct TenantInput
 {
     QByteArray externalId;
@@ -31,15 +71,18 @@ struct TenantInput
     bool privateOnly = false;
     bool presenceEnabled = false;
     QList<Extension> extensions;
+
+    TenantPatch toPatch() const;
 };
 
-// Parses one tenant object ({"external_id":..., "jwt_secret":..., ...}). On failure returns the
-// per-field errors ({"external_id":["can't be blank"], ...}) in upstream's shape.
 struct TenantInputResult
 {
     std::optional<TenantInput> input;
     QJsonObject errors;
 };
 TenantInputResult tenantInputFromJson(const QJsonObject &object);
+
+// The settings keys of a database extension that are stored encrypted.
+const QStringList &encryptedSettingKeys();
 
 } // namespace rt::tenants

@@ -27,7 +27,13 @@ bool TestServer::start(int timeoutMs)
     config.apiJwtSecret = m_options.secret;
     config.seedSelfHost = true;
     config.dataDir = m_dataDir.path();
-    config.controlPlane.sqlitePath = m_dataDir.filePath(QStringLiteral("control-plane.sqlite3"));
+    if (m_options.controlPlane) {
+        config.controlPlane = *m_options.controlPlane;
+    } else {
+        config.controlPlane.sqlitePath =
+                m_dataDir.filePath(QStringLiteral("control-plane.sqlite3"));
+        config.controlPlane.keyFile = m_dataDir.filePath(QStringLiteral("db_enc_key"));
+    }
     config.workers = m_options.workers;
     config.connectErrorBackoffMs = m_options.connectErrorBackoffMs;
     config.channelErrorBackoffMs = m_options.channelErrorBackoffMs;

@@ -7,11 +7,13 @@
 #include <QUrl>
 
 #include <memory>
+#include <optional>
 
 namespace rt::testsupport {
 
-// A realtime-server node in the test process: SQLite control plane in a temporary directory,
-// a free loopback port, the self-host tenant "realtime-dev" and optional extra tenants.
+// A realtime-server node in the test process: SQLite control plane in a temporary directory
+// (unless Options::controlPlane names another), a free loopback port, the self-host tenant
+// "realtime-dev" and optional extra tenants.
 // Lives on the test's main thread (its workers run their own threads).
 class TestServer
 {
@@ -25,6 +27,9 @@ public:
         int channelErrorBackoffMs = 0;
         qsizetype maxSendBufferBytes = 16 * 1024 * 1024;
         int websocketIdleTimeoutMs = 60'000;
+        // The control plane to use instead of the SQLite file in the temporary directory, e.g.
+        // PostgreSQL settings from rt::testsupport::PgEnv (integration tests).
+        std::optional<tenants::ControlPlaneSettings> controlPlane;
     };
 
     TestServer();

@@ -39,6 +39,9 @@ const Documented DocumentedOptions[] = {
     { "DB_USER", "db-user" },
     { "DB_PASSWORD", "db-password" },
     { "DATA_DIR", "data-dir" },
+    { "DB_ENC_KEY", "db-enc-key" },
+    { "DB_ENC_KEY_GCM", "db-enc-key-gcm" },
+    { "DB_ENC_WRITE_GCM", "db-enc-write-gcm" },
     { "TENANT_MAX_CONCURRENT_USERS", "tenant-max-concurrent-users" },
     { "TENANT_MAX_EVENTS_PER_SECOND", "tenant-max-events-per-second" },
     { "TENANT_MAX_BYTES_PER_SECOND", "tenant-max-bytes-per-second" },
@@ -104,6 +107,12 @@ QString fieldOf(const ServerConfig &config, const QString &env)
         return config.controlPlane.password;
     if (env == QLatin1String("DATA_DIR"))
         return QDir::cleanPath(config.dataDir);
+    if (env == QLatin1String("DB_ENC_KEY"))
+        return QString::fromUtf8(config.controlPlane.encryptionKey);
+    if (env == QLatin1String("DB_ENC_KEY_GCM"))
+        return QString::fromUtf8(config.controlPlane.encryptionKeyGcm);
+    if (env == QLatin1String("DB_ENC_WRITE_GCM"))
+        return boolean(config.controlPlane.writeGcm);
     if (env == QLatin1String("TENANT_MAX_CONCURRENT_USERS"))
         return number(config.tenantDefaults.maxConcurrentUsers);
     if (env == QLatin1String("TENANT_MAX_EVENTS_PER_SECOND"))
@@ -256,7 +265,11 @@ void ConfigTest::everyOption_data()
     const QString dirA = m_dir->filePath(QStringLiteral("data-a"));
     const QString dirB = m_dir->filePath(QStringLiteral("data-b"));
     const QStringList none;
-    const QStringList withDb{ QStringLiteral("DB_HOST=db.local") };
+    const QStringList withKey{ QStringLiteral("DB_ENC_KEY=0123456789abcdef") };
+    const QStringList withDb{ QStringLiteral("DB_HOST=db.local"),
+                              QStringLiteral("DB_ENC_KEY=0123456789abcdef") };
+    const QStringList withGcmKey{ QStringLiteral(
+            "DB_ENC_KEY_GCM=0123456789abcdef0123456789abcdef") };
 
     const auto row = [](const char *env, const QString &envValue, const QString &envExpected,
                         const QString &flagValue, const QString &flagExpected,
@@ -278,12 +291,16 @@ void ConfigTest::everyOption_data()
     row("SELF_HOST_TENANT_NAME", QStringLiteral("Dev-Tenant"), QStringLiteral("dev-tenant"),
         QStringLiteral("other"), QStringLiteral("other"), none);
     row("SEED_TENANTS_FILE", seedsA, QStringLiteral("a"), seedsB, QStringLiteral("b1,b2"), none);
-    same("DB_HOST", "db.env", "db.flag", none);
+    same("DB_HOST", "db.env", "db.flag", withKey);
     same("DB_PORT", "6543", "5433", withDb);
     same("DB_NAME", "envdb", "flagdb", withDb);
     same("DB_USER", "envuser", "flaguser", withDb);
     same("DB_PASSWORD", "envpass", "flagpass", withDb);
     row("DATA_DIR", dirA, dirA, dirB, dirB, none);
+    same("DB_ENC_KEY", "0123456789abcdef", "fedcba9876543210", withDb);
+    same("DB_ENC_KEY_GCM", "0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210",
+         none);
+    same("DB_ENC_WRITE_GCM", "true", "true", withGcmKey);
     same("TENANT_MAX_CONCURRENT_USERS", "7", "8", none);
     same("TENANT_MAX_EVENTS_PER_SECOND", "9", "10", none);
     same("TENANT_MAX_BYTES_PER_SECOND", "11", "12", none);
@@ -513,8 +530,17 @@ void ConfigTest::seedSelfHostNeedsASecret()
 
 void ConfigTest::dbHostSelectsPostgres()
 {
-    const auto postgres =
+    // A PostgreSQL control plane needs the key that encrypts tenant secrets at rest.
+    const auto withoutKey =
             parseConfig({ Program }, { { QStringLiteral("DB_HOST"), QStringLiteral("db.local") } });
+    QVERIFY(!withoutKey.ok());
+    QVERIFY2(withoutKey.error().message.contains(QLatin1String("DB_ENC_KEY")),
+             qPrintable(withoutKey.error().message));
+
+    const auto postgres =
+            parseConfig({ Program },
+                        { { QStringLiteral("DB_HOST"), QStringLiteral("db.local") },
+                          { QStringLiteral("DB_ENC_KEY"), QStringLiteral("0123456789abcdef") } });
     QVERIFY(postgres.ok());
     const ControlPlaneSettings &settings = postgres->config.controlPlane;
     QCOMPARE(settings.backend, ControlPlaneSettings::Backend::Postgres);
@@ -524,8 +550,9 @@ void ConfigTest::dbHostSelectsPostgres()
     QCOMPARE(settings.user, QStringLiteral("postgres"));
     QCOMPARE(settings.password, QString());
 
-    const auto viaFlag =
-            parseConfig({ Program, QStringLiteral("--db-host"), QStringLiteral("h") }, {});
+    const auto viaFlag = parseConfig({ Program, QStringLiteral("--db-host"), QStringLiteral("h"),
+                                       QStringLiteral("--db-enc-key=0123456789abcdef") },
+                                     {});
     QVERIFY(viaFlag.ok());
     QCOMPARE(viaFlag->config.controlPlane.backend, ControlPlaneSettings::Backend::Postgres);
 
@@ -546,7 +573,8 @@ void ConfigTest::seedTenantsFile()
             QStringLiteral("tenants.json"),
             R"({"tenants":[{"external_id":"one","jwt_secret":"s1","max_concurrent_users":3},)"
             R"({"external_id":"two","jwt_secret":"s2","private_only":true,)"
-            R"("extensions":[{"type":"postgres_cdc_rls","settings":{"db_host":"h"}}]}]})");
+            R"("extensions":[{"type":"postgres_cdc_rls","settings":{"db_host":"h","db_port":"5432",)"
+            R"("db_name":"postgres","db_user":"u","db_password":"p","region":"local"}}]}]})");
     const auto parsed = parseConfig({ Program }, { { QStringLiteral("SEED_TENANTS_FILE"), path } });
     QVERIFY2(parsed.ok(), parsed.ok() ? "" : qPrintable(parsed.error().message));
     const QList<rt::tenants::TenantInput> &seeds = parsed->config.seedTenants;
@@ -557,6 +585,8 @@ void ConfigTest::seedTenantsFile()
     QCOMPARE(seeds.at(1).externalId, QByteArray("two"));
     QVERIFY(seeds.at(1).privateOnly);
     QCOMPARE(seeds.at(1).extensions.size(), 1);
+    QCOMPARE(seeds.at(1).extensions.at(0).settings.value(QStringLiteral("db_password")),
+             QJsonValue(QStringLiteral("p")));
 }
 
 void ConfigTest::seedTenantsFileErrors_data()
