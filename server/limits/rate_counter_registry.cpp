@@ -87,18 +87,22 @@ RateCounterRegistry::TickPass RateCounterRegistry::tickDue(qint64 nowMs)
             if (counter.isTickDue(nowMs)) {
                 pass.ticked.push_back(TickedCounter{ it->first, counter.tick(nowMs) });
             }
-            if (counter.expireIfIdle(nowMs)) {
+            const bool hasExpired = counter.expireIfIdle(nowMs);
+            if (hasExpired) {
                 ++pass.expired;
-                // Only the registry holds it, and new references are made only under m_mutex,
-                // so nobody can be using it: drop it. Otherwise its holders keep the (now
-                // dormant) object, and it stays here so that obtain() returns the same one.
-                if (it->second.use_count() == 1) {
-                    qCDebug(lcLimits, "rate counter %s idle, dropped",
-                            qUtf8Printable(it->first.toString()));
-                    it = m_counters.erase(it);
-                    ++pass.dropped;
-                    continue;
-                }
+            }
+            // A dormant counter that only the registry holds (it just expired, or its last
+            // holder let go since it expired) is dropped: new references are made only under
+            // m_mutex, so nobody can be using it. Otherwise its holders keep the dormant object,
+            // and it stays here so that obtain() returns the same one.
+            if (counter.isDormant() && it->second.use_count() == 1) {
+                qCDebug(lcLimits, "rate counter %s idle, dropped",
+                        qUtf8Printable(it->first.toString()));
+                it = m_counters.erase(it);
+                ++pass.dropped;
+                continue;
+            }
+            if (hasExpired) {
                 qCDebug(lcLimits, "rate counter %s idle, dormant",
                         qUtf8Printable(it->first.toString()));
             }

@@ -39,7 +39,9 @@ public:
     {
         std::vector<TickedCounter> ticked; // every counter ticked, in no particular order
         int expired = 0; // counters that went idle this pass (dropped or dormant)
-        int dropped = 0; // of those, removed from the registry because nobody else held them
+        // Dormant counters removed because nobody else held them: those that expired this pass
+        // and those that expired earlier while held and whose last holder has let go since.
+        int dropped = 0;
     };
 
     // `clock` gives creation and restart times (the first tick is due then); it must be safe to
@@ -76,7 +78,8 @@ public:
 
     // Ticks every counter whose tick is due at nowMs (RateCounter::isTickDue()), then runs the
     // idle check of each: an expired counter is removed if the registry holds the only
-    // reference, and otherwise stays registered as dormant until it is used again. Logs limit
+    // reference, and otherwise stays registered as dormant until it is used again or its last
+    // holder lets go (it is then removed by a later pass). Logs limit
     // flips on rt.limits. Call it from one thread, with a monotonic time, at least as often as
     // the shortest tick; it is a linear pass under the map's mutex.
     TickPass tickDue(qint64 nowMs);
