@@ -54,7 +54,10 @@ public:
                     && real == static_cast<double>(static_cast<qint64>(real));
             number = ok ? static_cast<qint64>(real) : -1;
         } else if (raw.isString()) {
-            number = raw.toString().trimmed().toLongLong(&ok);
+            // Elixir's Integer.parse must consume the whole string: no surrounding blanks.
+            const QString text = raw.toString();
+            const bool blanks = text.trimmed().size() != text.size();
+            number = text.size() < 32 && !blanks ? text.toLongLong(&ok) : -1;
             ok = ok && number >= 0 && number <= 2'000'000'000;
         }
         if (!ok) {
@@ -80,7 +83,8 @@ public:
         if (raw.isBool()) {
             return raw.toBool();
         }
-        const QString text = raw.toString().trimmed().toLower();
+        // Ecto's boolean cast: exactly these four strings, case-sensitive.
+        const QString text = raw.toString();
         if (raw.isString() && (text == QLatin1String("true") || text == QLatin1String("1"))) {
             return true;
         }
@@ -143,14 +147,14 @@ QJsonObject readExtension(const QJsonValue &value, Extension &extension)
         extension.type = DatabaseExtension; // upstream's alias
     }
     extension.settings = settings.toObject();
-    if (extension.type != DatabaseExtension) {
-        return errors; // other types are stored as given
-    }
     // The public name of the pool size is postgres_changes_pool; upstream stores it under its
-    // internal (misspelt) key.
+    // internal (misspelt) key, for an extension of any type.
     if (extension.settings.contains(QLatin1String("postgres_changes_pool"))) {
         extension.settings.insert(QStringLiteral("subcriber_pool_size"),
                                   extension.settings.take(QLatin1String("postgres_changes_pool")));
+    }
+    if (extension.type != DatabaseExtension) {
+        return errors; // other types are stored as given
     }
     const QJsonObject defaults{
         { QStringLiteral("poll_interval_ms"), 100 },
@@ -215,7 +219,7 @@ TenantPatchResult parseTenantPatch(const QJsonObject &object)
     }
     if (read.has("jwt_jwks")) {
         const QJsonValue jwks = read.value("jwt_jwks");
-        if (jwks.isNull()) {
+        if (isNullish(jwks)) {
             patch.jwtJwks = QByteArray();
         } else if (jwks.isObject() && jwks.toObject().value(QLatin1String("keys")).isArray()) {
             patch.jwtJwks = QJsonDocument(jwks.toObject()).toJson(QJsonDocument::Compact);
