@@ -16,6 +16,7 @@
 #include <QUuid>
 
 #include <atomic>
+#include <utility>
 
 namespace rt::tenants {
 
@@ -56,9 +57,10 @@ std::optional<int> optionalInt(const QVariant &value)
     return value.toInt();
 }
 
+// One line: PostgreSQL's messages carry newlines and tab-indented hints.
 QString describe(const QSqlError &error)
 {
-    const QString text = error.text().trimmed();
+    const QString text = error.text().simplified();
     return text.isEmpty() ? QStringLiteral("unknown database error") : text;
 }
 
@@ -188,17 +190,31 @@ Result<bool> ControlPlane::migrate()
     // Our own bookkeeping table, named so it cannot collide with the Elixir server's
     // schema_migrations if both ever share a database.
     const QString migrations = table("qtrealtime_migrations");
-    if (postgres && !query.exec(QStringLiteral("CREATE SCHEMA IF NOT EXISTS _realtime"))) {
+    // Nodes starting together must not run the same migration twice, nor race on creating the
+    // schema and the bookkeeping table (concurrent CREATE ... IF NOT EXISTS can fail on
+    // PostgreSQL's catalog unique indexes): all of it runs under one transaction-level lock.
+    const QString lock = QStringLiteral("SELECT pg_advisory_xact_lock(7305190412)");
+    if (!db.transaction()) {
         return Error{
-            QStringLiteral("cannot create schema _realtime: %1").arg(describe(query.lastError()))
+            QStringLiteral("cannot start a transaction: %1").arg(describe(db.lastError()))
         };
+    }
+    if (postgres
+        && (!query.exec(lock)
+            || !query.exec(QStringLiteral("CREATE SCHEMA IF NOT EXISTS _realtime")))) {
+        const QString message = describe(query.lastError());
+        db.rollback();
+        return Error{ QStringLiteral("cannot create schema _realtime: %1").arg(message) };
     }
     if (!query.exec(QStringLiteral("CREATE TABLE IF NOT EXISTS %1 (version bigint PRIMARY KEY, "
                                    "name text NOT NULL, inserted_at text NOT NULL)")
-                            .arg(migrations))) {
-        return Error{ QStringLiteral("cannot create the migrations table: %1")
-                              .arg(describe(query.lastError())) };
+                            .arg(migrations))
+        || !db.commit()) {
+        const QString message = describe(query.lastError());
+        db.rollback();
+        return Error{ QStringLiteral("cannot create the migrations table: %1").arg(message) };
     }
+    QList<qint64> appliedHere;
 
     const QString folder = postgres ? QStringLiteral(":/sql/control_plane/postgres")
                                     : QStringLiteral(":/sql/control_plane/sqlite");
@@ -214,8 +230,7 @@ Result<bool> ControlPlane::migrate()
                 QStringLiteral("cannot start a transaction: %1").arg(describe(db.lastError()))
             };
         }
-        // Nodes starting together must not run the same migration twice.
-        if (postgres && !query.exec(QStringLiteral("SELECT pg_advisory_xact_lock(7305190412)"))) {
+        if (postgres && !query.exec(lock)) {
             db.rollback();
             return Error{ describe(query.lastError()) };
         }
@@ -229,11 +244,15 @@ Result<bool> ControlPlane::migrate()
             db.rollback();
             continue;
         }
-        if (version == 2) {
-            // A database our first version created (migration 1 applied, 2 not yet): its
-            // secrets are still in plain text and are encrypted below, once.
+        // A database our first version created (migration 1 applied by an earlier start, 2
+        // not yet) holds its secrets in plain text: they are encrypted in migration 2's
+        // transaction, so exactly once, by whichever node applies it. Migration 1 applied
+        // during this start means a new database, or tables another server created (e.g.
+        // Supabase Realtime's own, whose secrets are encrypted already): nothing to do.
+        bool encryptExisting = false;
+        if (version == 2 && !appliedHere.contains(1)) {
             query.prepare(QStringLiteral("SELECT 1 FROM %1 WHERE version = 1").arg(migrations));
-            m_hadUnencryptedSchema = query.exec() && query.next();
+            encryptExisting = query.exec() && query.next();
         }
         QFile file(folder + u'/' + fileName);
         if (!file.open(QIODevice::ReadOnly)) {
@@ -249,6 +268,14 @@ Result<bool> ControlPlane::migrate()
                 return Error{ message };
             }
         }
+        if (encryptExisting) {
+            const Result<bool> encrypted = encryptPlaintextSecrets();
+            if (!encrypted) {
+                db.rollback();
+                return Error{ QStringLiteral("control-plane migration %1 failed: %2")
+                                      .arg(fileName, encrypted.error().message) };
+            }
+        }
         query.prepare(QStringLiteral("INSERT INTO %1 (version, name, inserted_at) VALUES (?, ?, ?)")
                               .arg(migrations));
         query.addBindValue(version);
@@ -259,6 +286,7 @@ Result<bool> ControlPlane::migrate()
             db.rollback();
             return Error{ QStringLiteral("cannot record migration %1: %2").arg(fileName, message) };
         }
+        appliedHere.append(version);
         qCInfo(lcTenants) << "applied control-plane migration" << fileName;
     }
     return true;
@@ -272,9 +300,6 @@ void ControlPlane::start(const QList<TenantInput> &seeds)
     }
     if (step) {
         step = migrate();
-    }
-    if (step && m_hadUnencryptedSchema) {
-        step = encryptPlaintextSecrets();
     }
     if (step) {
         step = verifyEncryptionKey();
@@ -397,18 +422,15 @@ Result<bool> ControlPlane::verifyEncryptionKey()
     return true;
 }
 
+// Runs inside the caller's (migration 2's) transaction; the caller rolls back on failure.
 Result<bool> ControlPlane::encryptPlaintextSecrets()
 {
     QSqlDatabase db = database();
-    if (!db.transaction()) {
-        return Error{ describe(db.lastError()) };
-    }
     QSqlQuery read(db);
     QSqlQuery write(db);
     if (!read.exec(QStringLiteral(
                            "SELECT external_id, jwt_secret FROM %1 WHERE jwt_secret IS NOT NULL")
                            .arg(table("tenants")))) {
-        db.rollback();
         return Error{ describe(read.lastError()) };
     }
     while (read.next()) {
@@ -418,12 +440,10 @@ Result<bool> ControlPlane::encryptPlaintextSecrets()
                 QString::fromLatin1(m_cipher->encrypt(read.value(1).toString().toUtf8())));
         write.addBindValue(read.value(0).toString());
         if (!write.exec()) {
-            db.rollback();
             return Error{ describe(write.lastError()) };
         }
     }
     if (!read.exec(QStringLiteral("SELECT id, type, settings FROM %1").arg(table("extensions")))) {
-        db.rollback();
         return Error{ describe(read.lastError()) };
     }
     while (read.next()) {
@@ -435,12 +455,8 @@ Result<bool> ControlPlane::encryptPlaintextSecrets()
                 QString::fromUtf8(QJsonDocument(settings).toJson(QJsonDocument::Compact)));
         write.addBindValue(read.value(0).toString());
         if (!write.exec()) {
-            db.rollback();
             return Error{ describe(write.lastError()) };
         }
-    }
-    if (!db.commit()) {
-        return Error{ describe(db.lastError()) };
     }
     qCInfo(lcTenants) << "encrypted the secrets stored by an earlier version";
     return true;
@@ -614,6 +630,42 @@ TenantPtr ControlPlane::tenantFromRow(const QSqlRecord &row,
     return tenant;
 }
 
+namespace {
+
+// Whether two loads of a tenant differ in anything stored (updated_at has only second
+// precision, so it cannot tell on its own; other writers may not even touch it).
+bool storedDiffer(const Tenant &a, const Tenant &b)
+{
+    if (a.extensions.size() != b.extensions.size()) {
+        return true;
+    }
+    for (qsizetype i = 0; i < a.extensions.size(); ++i) {
+        const Extension &x = a.extensions.at(i);
+        const Extension &y = b.extensions.at(i);
+        if (x.type != y.type || x.settings != y.settings || x.storedSettings != y.storedSettings
+            || x.insertedAt != y.insertedAt || x.updatedAt != y.updatedAt) {
+            return true;
+        }
+    }
+    return a.id != b.id || a.name != b.name || a.jwtSecret != b.jwtSecret || a.jwtJwks != b.jwtJwks
+            || a.maxConcurrentUsers != b.maxConcurrentUsers
+            || a.maxEventsPerSecond != b.maxEventsPerSecond
+            || a.maxBytesPerSecond != b.maxBytesPerSecond
+            || a.maxChannelsPerClient != b.maxChannelsPerClient
+            || a.maxJoinsPerSecond != b.maxJoinsPerSecond
+            || a.maxPresenceEventsPerSecond != b.maxPresenceEventsPerSecond
+            || a.maxPayloadSizeInKb != b.maxPayloadSizeInKb
+            || a.maxClientPresenceEventsPerWindow != b.maxClientPresenceEventsPerWindow
+            || a.clientPresenceWindowMs != b.clientPresenceWindowMs || a.suspend != b.suspend
+            || a.privateOnly != b.privateOnly || a.presenceEnabled != b.presenceEnabled
+            || a.postgresCdcDefault != b.postgresCdcDefault
+            || a.broadcastAdapter != b.broadcastAdapter || a.migrationsRan != b.migrationsRan
+            || a.featureFlags != b.featureFlags || a.insertedAt != b.insertedAt
+            || a.updatedAt != b.updatedAt;
+}
+
+} // namespace
+
 bool credentialsDiffer(const Tenant &before, const Tenant &after)
 {
     return before.jwtSecret != after.jwtSecret || before.jwtJwks != after.jwtJwks
@@ -730,6 +782,12 @@ ControlPlane::writeTenant(const QByteArray &externalId, const TenantPatch &patch
     }
     if (patch.extensions) {
         after.extensions = *patch.extensions;
+        for (Extension &extension : after.extensions) {
+            // Upstream's alias, stored under the real type so its secrets get encrypted.
+            if (extension.type == QLatin1String("postgres")) {
+                extension.type = QStringLiteral("postgres_cdc_rls");
+            }
+        }
     }
     if (after.jwtSecret.isEmpty() && after.jwtJwks.isEmpty()) {
         WriteFailure failed;
@@ -890,7 +948,7 @@ Result<bool> ControlPlane::deleteTenant(const QByteArray &externalId)
         deleted = query.numRowsAffected();
     }
     if (!ok || !db.commit()) {
-        const QString message = describe(query.lastError());
+        const QString message = describe(ok ? db.lastError() : query.lastError());
         db.rollback();
         return Error{ QStringLiteral("cannot delete tenant %1: %2").arg(key, message) };
     }
@@ -913,12 +971,20 @@ void ControlPlane::refresh()
     for (const TenantPtr &tenant : m_directory.all()) {
         previous.insert(tenant->externalId, tenant);
     }
-    m_directory.replaceAll(*tenants);
-    for (const TenantPtr &tenant : std::as_const(*tenants)) {
+    // Unchanged tenants keep their published snapshot; changed ones are announced after the
+    // directory holds the new values.
+    QList<std::pair<QByteArray, bool>> changed;
+    for (TenantPtr &tenant : *tenants) {
         const TenantPtr old = previous.take(tenant->externalId);
-        if (!old || old->updatedAt != tenant->updatedAt) {
-            Q_EMIT tenantChanged(tenant->externalId, old && credentialsDiffer(*old, *tenant));
+        if (old && !storedDiffer(*old, *tenant)) {
+            tenant = old;
+        } else {
+            changed.append({ tenant->externalId, old && credentialsDiffer(*old, *tenant) });
         }
+    }
+    m_directory.replaceAll(*tenants);
+    for (const auto &[externalId, disconnect] : std::as_const(changed)) {
+        Q_EMIT tenantChanged(externalId, disconnect);
     }
     // Tenants deleted elsewhere: their sockets go.
     for (auto it = previous.cbegin(); it != previous.cend(); ++it) {

@@ -114,7 +114,6 @@ private:
     TenantDirectory &m_directory;
     QString m_connectionName;
     std::optional<SecretCipher> m_cipher;
-    bool m_hadUnencryptedSchema = false; // a pre-encryption database of ours: migrate secrets
 };
 
 // Whether two tenants differ in what authorises sockets (so they must reconnect).

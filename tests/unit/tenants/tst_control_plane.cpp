@@ -1,11 +1,13 @@
 #include "server/auth/jwt.h"
 #include "server/tenants/control_plane.h"
+#include "server/tenants/secret_cipher.h"
 #include "server/tenants/tenant_directory.h"
 #include "server/tenants/tenant_input.h"
 
 #include <QDateTime>
 #include <QDir>
 #include <QFile>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLoggingCategory>
@@ -15,22 +17,63 @@
 #include <QSqlQuery>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QUuid>
 
 #include <memory>
 
 using rt::tenants::ControlPlane;
 using rt::tenants::ControlPlaneSettings;
 using rt::tenants::Extension;
+using rt::tenants::parseTenantPatch;
+using rt::tenants::SecretCipher;
 using rt::tenants::TenantDefaults;
 using rt::tenants::TenantDirectory;
 using rt::tenants::TenantInput;
+using rt::tenants::TenantPatch;
 using rt::tenants::TenantPtr;
 
 namespace {
 
+// DB_ENC_KEY of upstream's test config: its ciphertexts are in
+// docs/upstream/tenants-limits-metrics.md §4.5.
+const QByteArray TestKey = QByteArrayLiteral("1234567890123456");
+
 QJsonObject object(QByteArrayView json)
 {
     return QJsonDocument::fromJson(json.toByteArray()).object();
+}
+
+// JSON written with ` for " (no raw string literals for moc to trip on).
+QJsonObject json(const char *text)
+{
+    QByteArray bytes(text);
+    bytes.replace('`', '"');
+    return QJsonDocument::fromJson(bytes).object();
+}
+
+// A tenant API body, parsed as the HTTP layer does; the test fails on parse errors elsewhere.
+TenantPatch patchOf(const char *text)
+{
+    const rt::tenants::TenantPatchResult parsed = parseTenantPatch(json(text));
+    if (!parsed.errors.isEmpty()) {
+        qWarning("patch has errors: %s",
+                 QJsonDocument(parsed.errors).toJson(QJsonDocument::Compact).constData());
+    }
+    return parsed.patch;
+}
+
+QByteArray compact(const QJsonObject &value)
+{
+    return QJsonDocument(value).toJson(QJsonDocument::Compact);
+}
+
+ControlPlaneSettings sqliteSettings(const QString &path, const QByteArray &key = TestKey)
+{
+    ControlPlaneSettings settings;
+    settings.backend = ControlPlaneSettings::Backend::Sqlite;
+    settings.sqlitePath = path;
+    settings.encryptionKey = key;
+    return settings;
 }
 
 TenantInput seed(const QByteArray &externalId, const QByteArray &secret)
@@ -64,12 +107,9 @@ struct StartOutcome
     int failedSignals = 0;
 };
 
-StartOutcome startOnce(const QString &sqlitePath, const QList<TenantInput> &seeds,
+StartOutcome startWith(const ControlPlaneSettings &settings, const QList<TenantInput> &seeds,
                        TenantDirectory &directory, TenantDefaults defaults = customDefaults())
 {
-    ControlPlaneSettings settings;
-    settings.backend = ControlPlaneSettings::Backend::Sqlite;
-    settings.sqlitePath = sqlitePath;
     ControlPlane plane(settings, defaults, directory);
     QSignalSpy ready(&plane, &ControlPlane::ready);
     QSignalSpy failed(&plane, &ControlPlane::failed);
@@ -85,6 +125,45 @@ StartOutcome startOnce(const QString &sqlitePath, const QList<TenantInput> &seed
     }
     return outcome;
 }
+
+StartOutcome startOnce(const QString &sqlitePath, const QList<TenantInput> &seeds,
+                       TenantDirectory &directory, TenantDefaults defaults = customDefaults())
+{
+    return startWith(sqliteSettings(sqlitePath), seeds, directory, defaults);
+}
+
+// A started control plane kept open, for writes through its API, with the signals it emits.
+struct LivePlane
+{
+    explicit LivePlane(const ControlPlaneSettings &settings)
+        : plane(settings, customDefaults(), directory),
+          tenantChanged(&plane, &ControlPlane::tenantChanged),
+          failed(&plane, &ControlPlane::failed)
+    {
+        QSignalSpy ready(&plane, &ControlPlane::ready);
+        plane.start({});
+        started = ready.size() == 1;
+        tenantChanged.clear();
+    }
+
+    ControlPlane::Written write(const QByteArray &externalId, const TenantPatch &patch)
+    {
+        auto written = plane.writeTenant(externalId, patch, ControlPlane::WriteMode::Upsert);
+        if (!written) {
+            qWarning("write of %s failed: %d %s %s", externalId.constData(), written.error().status,
+                     qPrintable(written.error().message),
+                     compact(written.error().errors).constData());
+            return {};
+        }
+        return *written;
+    }
+
+    TenantDirectory directory;
+    ControlPlane plane;
+    QSignalSpy tenantChanged;
+    QSignalSpy failed;
+    bool started = false;
+};
 
 // Reads the SQLite file behind the control plane's back.
 class Inspector
@@ -103,6 +182,11 @@ public:
         QSqlDatabase::removeDatabase(m_name);
     }
     bool isOpen() const { return m_open; }
+    bool exec(const QString &sql) const
+    {
+        QSqlQuery query(QSqlDatabase::database(m_name, false));
+        return query.exec(sql);
+    }
     // The rows of a one-column query, as strings.
     QStringList column(const QString &sql) const
     {
@@ -162,6 +246,25 @@ private Q_SLOTS:
     void directorySnapshotMatchesTheDatabase();
     void unusableDataDirFails_data();
     void unusableDataDirFails();
+
+    // writeTenant: the tenant API's create/update (docs/upstream/tenants-limits-metrics.md §2.3)
+    void upsertCreatesThenUpdates();
+    void updateKeepsUnspecifiedFields();
+    void extensionsAreReplacedOnlyWhenGiven();
+    void missingCredentialsAre422AndWriteNothing();
+    void failedWriteRollsBackEverything();
+    void sideEffectsOfAnUpdate_data();
+    void sideEffectsOfAnUpdate();
+    void deleteRemovesTheTenantAndItsExtensions();
+    void refreshSeesAnotherWriter();
+
+    // Secrets at rest (§4)
+    void secretsAreEncryptedAtRest();
+    void gcmWritesAreEncryptedToo();
+    void wrongKeyFailsAtStart_data();
+    void wrongKeyFailsAtStart();
+    void generatedKeyIsKeptBesideTheDatabase();
+    void plaintextOfAnEarlierVersionIsEncryptedOnce();
 
 private:
     std::unique_ptr<QTemporaryDir> m_dir;
@@ -266,8 +369,8 @@ void ControlPlaneTest::seedsAreUpsertedAndReplacedNotDuplicated()
 void ControlPlaneTest::replacingASeedReplacesItsExtensions()
 {
     TenantInput withDatabase = seed("t1", "s");
-    withDatabase.extensions.append(
-            Extension{ QStringLiteral("postgres_cdc_rls"), object(R"({"db_host":"a"})"), {}, {} });
+    withDatabase.extensions.append(Extension{
+            QStringLiteral("postgres_cdc_rls"), object(R"({"db_host":"a"})"), {}, {}, {} });
     TenantDirectory directory;
     QCOMPARE(startOnce(m_path, { withDatabase }, directory).readyCount, 1);
     QVERIFY(directory.find("t1")->hasDatabase());
@@ -360,9 +463,10 @@ void ControlPlaneTest::extensionsAreStoredAndLoaded()
             R"({"db_host":"db.internal","db_port":"5432","db_name":"postgres","db_user":"u",)"
             R"("db_password":"p","region":"eu-west-1","poll_interval_ms":100,"ssl_enforced":false})");
     TenantInput input = seed("t1", "s");
-    input.extensions.append(Extension{ QStringLiteral("postgres_cdc_rls"), settings, {}, {} });
+    input.extensions.append(Extension{ QStringLiteral("postgres_cdc_rls"), settings, {}, {}, {} });
     TenantInput alias = seed("t2", "s");
-    alias.extensions.append(Extension{ QStringLiteral("postgres"), object(R"({"a":1})"), {}, {} });
+    alias.extensions.append(
+            Extension{ QStringLiteral("postgres"), object(R"({"a":1})"), {}, {}, {} });
 
     TenantDirectory directory;
     QCOMPARE(startOnce(m_path, { input, alias }, directory).readyCount, 2);
@@ -378,6 +482,8 @@ void ControlPlaneTest::extensionsAreStoredAndLoaded()
     QCOMPARE(tenant->databaseExtension()->settings, settings);
     // "postgres" is upstream's alias of postgres_cdc_rls (spec §9.1).
     QVERIFY(directory.find("t2")->hasDatabase());
+    QCOMPARE(directory.find("t2")->extensions.constFirst().type,
+             QStringLiteral("postgres_cdc_rls"));
     QCOMPARE(directory.find("t2")->extensions.constFirst().settings, object(R"({"a":1})"));
 }
 
@@ -400,10 +506,13 @@ void ControlPlaneTest::unusableJwksStillLoads()
     QFETCH(bool, warns);
 
     if (warns) {
-        // The operator is told, naming the tenant.
-        QTest::ignoreMessage(
-                QtWarningMsg,
-                QRegularExpression(QStringLiteral("tenant \"t1\" has an unusable jwt_jwks")));
+        // The operator is told, naming the tenant: when the seed is written and read back, and
+        // when every tenant is loaded.
+        for (int i = 0; i < 2; ++i) {
+            QTest::ignoreMessage(
+                    QtWarningMsg,
+                    QRegularExpression(QStringLiteral("tenant \"t1\" has an unusable jwt_jwks")));
+        }
     }
     TenantInput input = seed("t1", "hs-secret");
     input.jwtJwks = jwks;
@@ -503,6 +612,584 @@ void ControlPlaneTest::unusableDataDirFails()
     }
     // The directory is left alone.
     QCOMPARE(directory.size(), 1);
+}
+
+void ControlPlaneTest::upsertCreatesThenUpdates()
+{
+    LivePlane live(sqliteSettings(m_path));
+    QVERIFY(live.started);
+
+    // Missing: created (201), named after its external id whatever the body says, with the
+    // defaults for what the body leaves out. Creation disconnects nothing.
+    const ControlPlane::Written created = live.write(
+            "acme", patchOf("{`name`:`Other`,`jwt_secret`:`s`,`max_joins_per_second`:3}"));
+    QVERIFY(created.created);
+    QVERIFY(created.tenant);
+    QCOMPARE(created.tenant->externalId, QByteArray("acme"));
+    QCOMPARE(created.tenant->name, QStringLiteral("acme"));
+    QCOMPARE(created.tenant->jwtSecret, QByteArray("s"));
+    QCOMPARE(created.tenant->maxJoinsPerSecond, 3);
+    QCOMPARE(created.tenant->maxConcurrentUsers, customDefaults().maxConcurrentUsers);
+    QVERIFY(!QUuid::fromString(created.tenant->id).isNull());
+    QVERIFY(!created.disconnectSockets);
+    QCOMPARE(live.tenantChanged.size(), 1);
+    QCOMPARE(live.tenantChanged.at(0).at(0).toByteArray(), QByteArray("acme"));
+    QCOMPARE(live.tenantChanged.at(0).at(1).toBool(), false);
+    // Published in the directory.
+    QCOMPARE(live.directory.find("acme"), created.tenant);
+
+    // Present: updated (200), same id and insertion time; now the name can change.
+    const ControlPlane::Written updated = live.write("acme", patchOf("{`name`:`Acme`}"));
+    QVERIFY(!updated.created);
+    QCOMPARE(updated.tenant->id, created.tenant->id);
+    QCOMPARE(updated.tenant->insertedAt, created.tenant->insertedAt);
+    QCOMPARE(updated.tenant->name, QStringLiteral("Acme"));
+    QCOMPARE(live.directory.find("acme")->name, QStringLiteral("Acme"));
+
+    // One row, read back the same by a fresh start.
+    Inspector db(m_path);
+    QCOMPARE(db.column(QStringLiteral("SELECT external_id || ':' || name FROM tenants")),
+             QStringList{ QStringLiteral("acme:Acme") });
+    const auto fetched = live.plane.fetchTenant("acme");
+    QVERIFY(fetched.ok() && *fetched);
+    QCOMPARE((*fetched)->name, QStringLiteral("Acme"));
+    const auto missing = live.plane.fetchTenant("nobody");
+    QVERIFY(missing.ok());
+    QVERIFY(!*missing);
+}
+
+void ControlPlaneTest::updateKeepsUnspecifiedFields()
+{
+    LivePlane live(sqliteSettings(m_path));
+    QVERIFY(live.started);
+    const ControlPlane::Written created = live.write(
+            "t1",
+            patchOf("{`jwt_secret`:`s`,`jwt_jwks`:{`keys`:[]},`max_concurrent_users`:5,"
+                    "`private_only`:true,`max_client_presence_events_per_window`:4,"
+                    "`feature_flags`:{`f`:true},`migrations_ran`:81,`broadcast_adapter`:`phoenix`,"
+                    "`extensions`:[{`type`:`postgres_cdc_rls`,`settings`:{`region`:`eu`,"
+                    "`db_host`:`h`,`db_port`:`5432`,`db_name`:`n`,`db_user`:`u`,"
+                    "`db_password`:`p`}}]}"));
+    QVERIFY(created.created);
+
+    const ControlPlane::Written updated = live.write("t1", patchOf("{`max_events_per_second`:7}"));
+    QVERIFY(!updated.created);
+    const TenantPtr tenant = updated.tenant;
+    QCOMPARE(tenant->maxEventsPerSecond, 7);
+    QCOMPARE(tenant->jwtSecret, QByteArray("s"));
+    QCOMPARE(QJsonDocument::fromJson(tenant->jwtJwks).object(), json("{`keys`:[]}"));
+    QCOMPARE(tenant->maxConcurrentUsers, 5);
+    QVERIFY(tenant->privateOnly);
+    QCOMPARE(tenant->maxClientPresenceEventsPerWindow, std::optional<int>(4));
+    QCOMPARE(tenant->featureFlags, json("{`f`:true}"));
+    QCOMPARE(tenant->migrationsRan, 81);
+    QCOMPARE(tenant->broadcastAdapter, QStringLiteral("phoenix"));
+    QCOMPARE(tenant->maxJoinsPerSecond, customDefaults().maxJoinsPerSecond);
+    QCOMPARE(tenant->extensions.size(), 1);
+    QCOMPARE(tenant->extensions.constFirst().settings,
+             created.tenant->extensions.constFirst().settings);
+    QCOMPARE(tenant->extensions.constFirst().settings.value(QLatin1String("db_password")),
+             QJsonValue(QStringLiteral("p")));
+    QVERIFY(!updated.disconnectSockets);
+    QVERIFY(!updated.databaseSettingsChanged);
+
+    // A nullable field set to null is cleared; NOT NULL fields ignore null.
+    const ControlPlane::Written cleared = live.write(
+            "t1", patchOf("{`max_client_presence_events_per_window`:null,`private_only`:null}"));
+    QVERIFY(!cleared.tenant->maxClientPresenceEventsPerWindow);
+    QVERIFY(cleared.tenant->privateOnly);
+}
+
+void ControlPlaneTest::extensionsAreReplacedOnlyWhenGiven()
+{
+    LivePlane live(sqliteSettings(m_path));
+    QVERIFY(live.started);
+    live.write("t1",
+               patchOf("{`jwt_secret`:`s`,`extensions`:[{`type`:`custom`,`settings`:{`a`:1}},"
+                       "{`type`:`other`,`settings`:{`b`:2}}]}"));
+    Inspector db(m_path);
+    const QString rows =
+            QStringLiteral("SELECT type || ' ' || settings FROM extensions ORDER BY type");
+    QCOMPARE(db.column(rows).size(), 2);
+
+    // Absent: kept as they are.
+    QCOMPARE(live.write("t1", patchOf("{`name`:`x`}")).tenant->extensions.size(), 2);
+    QCOMPARE(db.column(rows).size(), 2);
+
+    // Present: the whole list is replaced, new rows.
+    const ControlPlane::Written replaced =
+            live.write("t1", patchOf("{`extensions`:[{`type`:`third`,`settings`:{`c`:3}}]}"));
+    QVERIFY(replaced.databaseSettingsChanged);
+    QCOMPARE(replaced.tenant->extensions.size(), 1);
+    QCOMPARE(replaced.tenant->extensions.constFirst().type, QStringLiteral("third"));
+    QCOMPARE(db.column(rows), QStringList{ QStringLiteral("third {\"c\":3}") });
+
+    // Present and empty: none left.
+    QVERIFY(live.write("t1", patchOf("{`extensions`:[]}")).tenant->extensions.isEmpty());
+    QCOMPARE(db.column(QStringLiteral("SELECT count(*) FROM extensions")),
+             QStringList{ QStringLiteral("0") });
+}
+
+void ControlPlaneTest::missingCredentialsAre422AndWriteNothing()
+{
+    LivePlane live(sqliteSettings(m_path));
+    QVERIFY(live.started);
+    const QByteArray expected =
+            compact(json("{`jwt_secret`:[`either jwt_secret or jwt_jwks must be provided`]}"));
+
+    // Create without a secret or JWKS.
+    auto refused = live.plane.writeTenant("t1", patchOf("{`max_concurrent_users`:3}"),
+                                          ControlPlane::WriteMode::Upsert);
+    QVERIFY(!refused.ok());
+    QCOMPARE(refused.error().status, 422);
+    QCOMPARE(compact(refused.error().errors), expected);
+    Inspector db(m_path);
+    QCOMPARE(db.column(QStringLiteral("SELECT count(*) FROM tenants")),
+             QStringList{ QStringLiteral("0") });
+    QVERIFY(!live.directory.find("t1"));
+    QCOMPARE(live.tenantChanged.size(), 0);
+
+    // Clearing the secret of a tenant without JWKS: refused as a whole, the other fields of the
+    // request are not written either.
+    live.write("t1", patchOf("{`jwt_secret`:`s`,`max_concurrent_users`:3}"));
+    live.tenantChanged.clear();
+    refused = live.plane.writeTenant("t1", patchOf("{`jwt_secret`:``,`max_concurrent_users`:9}"),
+                                     ControlPlane::WriteMode::Upsert);
+    QVERIFY(!refused.ok());
+    QCOMPARE(refused.error().status, 422);
+    QCOMPARE(compact(refused.error().errors), expected);
+    QCOMPARE(live.tenantChanged.size(), 0);
+    QCOMPARE(live.directory.find("t1")->jwtSecret, QByteArray("s"));
+    const auto stored = live.plane.fetchTenant("t1");
+    QVERIFY(stored.ok() && *stored);
+    QCOMPARE((*stored)->jwtSecret, QByteArray("s"));
+    QCOMPARE((*stored)->maxConcurrentUsers, 3);
+
+    // With a JWKS in place the secret can go.
+    live.write("t1", patchOf("{`jwt_jwks`:{`keys`:[]}}"));
+    const ControlPlane::Written jwksOnly = live.write("t1", patchOf("{`jwt_secret`:null}"));
+    QVERIFY(jwksOnly.tenant);
+    QVERIFY(jwksOnly.tenant->jwtSecret.isEmpty());
+    QCOMPARE(db.column(QStringLiteral("SELECT jwt_secret IS NULL FROM tenants")),
+             QStringList{ QStringLiteral("1") });
+}
+
+void ControlPlaneTest::failedWriteRollsBackEverything()
+{
+    LivePlane live(sqliteSettings(m_path));
+    QVERIFY(live.started);
+    live.write("t1",
+               patchOf("{`jwt_secret`:`s`,`max_concurrent_users`:3,"
+                       "`extensions`:[{`type`:`custom`,`settings`:{`a`:1}}]}"));
+    live.tenantChanged.clear();
+
+    // Two extensions of one type (the parser refuses this; a patch built in code can carry it):
+    // the tenant row is updated before the extensions fail, and the transaction undoes it.
+    TenantPatch patch = patchOf("{`jwt_secret`:`new`,`max_concurrent_users`:9}");
+    patch.extensions = QList<Extension>{ Extension{ QStringLiteral("x"), {}, {}, {}, {} },
+                                         Extension{ QStringLiteral("x"), {}, {}, {}, {} } };
+    const auto failed = live.plane.writeTenant("t1", patch, ControlPlane::WriteMode::Upsert);
+    QVERIFY(!failed.ok());
+    QCOMPARE(failed.error().status, 500);
+    QVERIFY2(failed.error().message.contains(QLatin1String("extension x")),
+             qPrintable(failed.error().message));
+    QCOMPARE(live.tenantChanged.size(), 0);
+
+    const auto stored = live.plane.fetchTenant("t1");
+    QVERIFY(stored.ok() && *stored);
+    QCOMPARE((*stored)->jwtSecret, QByteArray("s"));
+    QCOMPARE((*stored)->maxConcurrentUsers, 3);
+    QCOMPARE((*stored)->extensions.size(), 1);
+    QCOMPARE((*stored)->extensions.constFirst().type, QStringLiteral("custom"));
+    QCOMPARE(live.directory.find("t1")->maxConcurrentUsers, 3);
+
+    // The connection is usable afterwards (no transaction left open).
+    QCOMPARE(live.write("t1", patchOf("{`max_concurrent_users`:4}")).tenant->maxConcurrentUsers, 4);
+}
+
+void ControlPlaneTest::sideEffectsOfAnUpdate_data()
+{
+    QTest::addColumn<QByteArray>("body");
+    QTest::addColumn<bool>("disconnect");
+    QTest::addColumn<bool>("database");
+    QTest::addColumn<bool>("events");
+    QTest::addColumn<bool>("joins");
+    QTest::addColumn<bool>("presence");
+
+    // Sockets go when what authorises them changes: jwt_secret, jwt_jwks, suspend,
+    // private_only (§8). Values equal to the stored ones are no change.
+    QTest::newRow("new secret") << QByteArray("{`jwt_secret`:`other`}") << true << false << false
+                                << false << false;
+    QTest::newRow("same secret") << QByteArray("{`jwt_secret`:`s`}") << false << false << false
+                                 << false << false;
+    QTest::newRow("new jwks") << QByteArray("{`jwt_jwks`:{`keys`:[{`kty`:`oct`,`k`:`eHh4`}]}}")
+                              << true << false << false << false << false;
+    QTest::newRow("same jwks") << QByteArray("{`jwt_jwks`:{`keys`:[]}}") << false << false << false
+                               << false << false;
+    QTest::newRow("suspend") << QByteArray("{`suspend`:true}") << true << false << false << false
+                             << false;
+    QTest::newRow("suspend unchanged")
+            << QByteArray("{`suspend`:false}") << false << false << false << false << false;
+    QTest::newRow("private_only") << QByteArray("{`private_only`:true}") << true << false << false
+                                  << false << false;
+    QTest::newRow("presence_enabled")
+            << QByteArray("{`presence_enabled`:true}") << false << false << false << false << false;
+    QTest::newRow("name") << QByteArray("{`name`:`n`}") << false << false << false << false
+                          << false;
+    QTest::newRow("max_concurrent_users") << QByteArray("{`max_concurrent_users`:1}") << false
+                                          << false << false << false << false;
+    QTest::newRow("extensions") << QByteArray("{`extensions`:[]}") << false << true << false
+                                << false << false;
+    QTest::newRow("max_events_per_second") << QByteArray("{`max_events_per_second`:1}") << false
+                                           << false << true << false << false;
+    QTest::newRow("max_joins_per_second")
+            << QByteArray("{`max_joins_per_second`:1}") << false << false << false << true << false;
+    QTest::newRow("max_presence_events_per_second")
+            << QByteArray("{`max_presence_events_per_second`:1}") << false << false << false
+            << false << true;
+    QTest::newRow("secret and limit") << QByteArray("{`jwt_secret`:`x`,`max_joins_per_second`:1}")
+                                      << true << false << false << true << false;
+}
+
+void ControlPlaneTest::sideEffectsOfAnUpdate()
+{
+    QFETCH(QByteArray, body);
+    QFETCH(bool, disconnect);
+    QFETCH(bool, database);
+    QFETCH(bool, events);
+    QFETCH(bool, joins);
+    QFETCH(bool, presence);
+
+    LivePlane live(sqliteSettings(m_path));
+    QVERIFY(live.started);
+    live.write("t1", patchOf("{`jwt_secret`:`s`,`jwt_jwks`:{`keys`:[]}}"));
+    live.tenantChanged.clear();
+
+    const auto written = live.plane.writeTenant("t1", patchOf(body.constData()),
+                                                ControlPlane::WriteMode::Upsert);
+    QVERIFY(written.ok());
+    QVERIFY(!written->created);
+    QCOMPARE(written->disconnectSockets, disconnect);
+    QCOMPARE(written->databaseSettingsChanged, database);
+    QCOMPARE(written->eventLimitChanged, events);
+    QCOMPARE(written->joinLimitChanged, joins);
+    QCOMPARE(written->presenceLimitChanged, presence);
+    // Announced once, with the same verdict.
+    QCOMPARE(live.tenantChanged.size(), 1);
+    QCOMPARE(live.tenantChanged.at(0).at(0).toByteArray(), QByteArray("t1"));
+    QCOMPARE(live.tenantChanged.at(0).at(1).toBool(), disconnect);
+}
+
+void ControlPlaneTest::deleteRemovesTheTenantAndItsExtensions()
+{
+    LivePlane live(sqliteSettings(m_path));
+    QVERIFY(live.started);
+    live.write("t1", patchOf("{`jwt_secret`:`s`,`extensions`:[{`type`:`x`,`settings`:{}}]}"));
+    live.write("t2", patchOf("{`jwt_secret`:`s`,`extensions`:[{`type`:`x`,`settings`:{}}]}"));
+    live.tenantChanged.clear();
+
+    const auto deleted = live.plane.deleteTenant("t1");
+    QVERIFY(deleted.ok());
+    QVERIFY(*deleted);
+    QVERIFY(!live.directory.find("t1"));
+    QVERIFY(live.directory.find("t2"));
+    // Its sockets must go.
+    QCOMPARE(live.tenantChanged.size(), 1);
+    QCOMPARE(live.tenantChanged.at(0).at(0).toByteArray(), QByteArray("t1"));
+    QCOMPARE(live.tenantChanged.at(0).at(1).toBool(), true);
+    Inspector db(m_path);
+    QCOMPARE(db.column(QStringLiteral("SELECT tenant_external_id FROM extensions")),
+             QStringList{ QStringLiteral("t2") });
+    QCOMPARE(db.column(QStringLiteral("SELECT external_id FROM tenants")),
+             QStringList{ QStringLiteral("t2") });
+
+    // Deleting what is not there: false, nothing announced.
+    const auto again = live.plane.deleteTenant("t1");
+    QVERIFY(again.ok());
+    QVERIFY(!*again);
+    QCOMPARE(live.tenantChanged.size(), 1);
+}
+
+void ControlPlaneTest::refreshSeesAnotherWriter()
+{
+    LivePlane reader(sqliteSettings(m_path));
+    QVERIFY(reader.started);
+    reader.write("a", patchOf("{`jwt_secret`:`s`}"));
+    reader.write("b", patchOf("{`jwt_secret`:`s`}"));
+    reader.write("c", patchOf("{`jwt_secret`:`s`}"));
+    reader.tenantChanged.clear();
+    const TenantPtr untouched = reader.directory.find("c");
+
+    // Nothing changed: nothing announced, the published snapshots stay.
+    reader.plane.refresh();
+    QCOMPARE(reader.tenantChanged.size(), 0);
+    QCOMPARE(reader.directory.find("c"), untouched);
+
+    // Another node (here: another control plane on the same database) changes a limit of a, the
+    // secret of b, adds d, and an operator edits c's row by hand without touching updated_at.
+    {
+        LivePlane writer(sqliteSettings(m_path));
+        QVERIFY(writer.started);
+        writer.write("a", patchOf("{`max_concurrent_users`:1}"));
+        writer.write("b", patchOf("{`jwt_secret`:`rotated`}"));
+        writer.write("d", patchOf("{`jwt_secret`:`s`}"));
+    }
+    {
+        Inspector db(m_path);
+        QVERIFY(db.exec(QStringLiteral(
+                "UPDATE tenants SET max_joins_per_second = 1 WHERE external_id = 'c'")));
+    }
+    reader.plane.refresh();
+    QHash<QByteArray, bool> announced;
+    for (const QList<QVariant> &signal : std::as_const(reader.tenantChanged)) {
+        announced.insert(signal.at(0).toByteArray(), signal.at(1).toBool());
+    }
+    QCOMPARE(reader.tenantChanged.size(), 4);
+    QCOMPARE(announced.value("a", true), false);
+    QCOMPARE(announced.value("b", false), true); // credentials changed: sockets go
+    QCOMPARE(announced.value("c", true), false);
+    QCOMPARE(announced.value("d", true), false);
+    QCOMPARE(reader.directory.find("a")->maxConcurrentUsers, 1);
+    QCOMPARE(reader.directory.find("b")->jwtSecret, QByteArray("rotated"));
+    QCOMPARE(reader.directory.find("c")->maxJoinsPerSecond, 1);
+    QVERIFY(reader.directory.find("d"));
+
+    // Deleted elsewhere: gone, sockets go.
+    {
+        LivePlane writer(sqliteSettings(m_path));
+        QVERIFY(writer.plane.deleteTenant("a").ok());
+    }
+    reader.tenantChanged.clear();
+    reader.plane.refresh();
+    QCOMPARE(reader.tenantChanged.size(), 1);
+    QCOMPARE(reader.tenantChanged.at(0).at(0).toByteArray(), QByteArray("a"));
+    QCOMPARE(reader.tenantChanged.at(0).at(1).toBool(), true);
+    QVERIFY(!reader.directory.find("a"));
+}
+
+void ControlPlaneTest::secretsAreEncryptedAtRest()
+{
+    LivePlane live(sqliteSettings(m_path));
+    QVERIFY(live.started);
+    const ControlPlane::Written written = live.write(
+            "t1",
+            patchOf("{`jwt_secret`:`secret`,`jwt_jwks`:{`keys`:[]},`extensions`:[{`type`:`postgres`"
+                    ","
+                    "`settings`:{`region`:`us-east-1`,`db_host`:`127.0.0.1`,`db_port`:`5432`,"
+                    "`db_name`:`postgres`,`db_user`:`supabase_admin`,`db_password`:`postgres`,"
+                    "`ssl_enforced`:false}}]}"));
+    QVERIFY(written.tenant);
+
+    // jwt_secret: upstream's ECB ciphertext, byte for byte (§4.5); the JWKS stays readable.
+    Inspector db(m_path);
+    QCOMPARE(db.column(QStringLiteral("SELECT jwt_secret FROM tenants")),
+             QStringList{ QStringLiteral("RyCVJG3NbUw4ejaukvfjuQ==") });
+    QCOMPARE(db.column(QStringLiteral("SELECT jwt_jwks FROM tenants")),
+             QStringList{ QStringLiteral("{\"keys\":[]}") });
+    const SecretCipher cipher = *SecretCipher::create(TestKey, {}, false);
+    QCOMPARE(*cipher.decrypt("RyCVJG3NbUw4ejaukvfjuQ=="), QByteArray("secret"));
+
+    // Settings: db_host, db_port, db_name, db_user, db_password encrypted (§4.1), the rest as
+    // given, under the real type name.
+    const QStringList rows =
+            db.column(QStringLiteral("SELECT type || ' ' || settings FROM extensions"));
+    QCOMPARE(rows.size(), 1);
+    QVERIFY2(rows.constFirst().startsWith(QLatin1String("postgres_cdc_rls ")),
+             qPrintable(rows.constFirst()));
+    const QJsonObject raw = object(rows.constFirst().section(u' ', 1).toUtf8());
+    QCOMPARE(raw.value(QLatin1String("db_host")).toString(),
+             QStringLiteral("7Wwy/7hIGy35MCo8jeVy+w=="));
+    QCOMPARE(raw.value(QLatin1String("db_port")).toString(),
+             QStringLiteral("m3KM2cjJ+t7C3443QcjOgA=="));
+    QCOMPARE(raw.value(QLatin1String("db_name")).toString(),
+             QStringLiteral("v1QVng3N+pZd/0AEObABwg=="));
+    QCOMPARE(raw.value(QLatin1String("db_user")).toString(),
+             QStringLiteral("fUUNRi3V/4miyO1Yci7Gcg=="));
+    QCOMPARE(raw.value(QLatin1String("db_password")).toString(),
+             QStringLiteral("v1QVng3N+pZd/0AEObABwg=="));
+    QCOMPARE(raw.value(QLatin1String("region")).toString(), QStringLiteral("us-east-1"));
+    QCOMPARE(raw.value(QLatin1String("slot_name")).toString(),
+             QStringLiteral("supabase_realtime_replication_slot"));
+    QCOMPARE(raw.value(QLatin1String("ssl_enforced")), QJsonValue(false));
+
+    // The tenant carries both views: storedSettings as stored (what the API shows, minus
+    // db_password), settings decrypted (what the server uses).
+    const Extension &extension = written.tenant->extensions.constFirst();
+    QCOMPARE(extension.storedSettings, raw);
+    QCOMPARE(extension.settings.value(QLatin1String("db_host")).toString(),
+             QStringLiteral("127.0.0.1"));
+    QCOMPARE(extension.settings.value(QLatin1String("db_user")).toString(),
+             QStringLiteral("supabase_admin"));
+    QCOMPARE(extension.settings.value(QLatin1String("db_password")).toString(),
+             QStringLiteral("postgres"));
+    QCOMPARE(written.tenant->jwtSecret, QByteArray("secret"));
+
+    // Another start with the same key reads them back.
+    TenantDirectory again;
+    QCOMPARE(startOnce(m_path, {}, again).readyCount, 1);
+    QCOMPARE(again.find("t1")->jwtSecret, QByteArray("secret"));
+    QCOMPARE(again.find("t1")->databaseExtension()->settings, extension.settings);
+}
+
+void ControlPlaneTest::gcmWritesAreEncryptedToo()
+{
+    ControlPlaneSettings settings = sqliteSettings(m_path);
+    settings.encryptionKeyGcm = QByteArrayLiteral("12345678901234567890123456789012");
+    settings.writeGcm = true;
+    TenantInput input = seed("t1", "secret");
+    input.extensions.append(Extension{ QStringLiteral("postgres_cdc_rls"),
+                                       json("{`db_password`:`pw`,`region`:`r`}"),
+                                       {},
+                                       {},
+                                       {} });
+    TenantDirectory directory;
+    QCOMPARE(startWith(settings, { input }, directory).readyCount, 1);
+    QCOMPARE(directory.find("t1")->jwtSecret, QByteArray("secret"));
+    QCOMPARE(
+            directory.find("t1")->databaseExtension()->settings.value(QLatin1String("db_password")),
+            QJsonValue(QStringLiteral("pw")));
+
+    Inspector db(m_path);
+    const QString stored = db.column(QStringLiteral("SELECT jwt_secret FROM tenants")).value(0);
+    QVERIFY2(stored.startsWith(QLatin1String("g1:")), qPrintable(stored));
+    const SecretCipher reader = *SecretCipher::create({}, settings.encryptionKeyGcm, true);
+    QCOMPARE(*reader.decrypt(stored.toLatin1()), QByteArray("secret"));
+    const QJsonObject raw =
+            object(db.column(QStringLiteral("SELECT settings FROM extensions")).value(0).toUtf8());
+    QVERIFY(raw.value(QLatin1String("db_password")).toString().startsWith(QLatin1String("g1:")));
+    QCOMPARE(raw.value(QLatin1String("region")).toString(), QStringLiteral("r"));
+
+    // Turning GCM writes off later still reads them (reading dispatches on the value).
+    settings.writeGcm = false;
+    TenantDirectory ecbWriter;
+    QCOMPARE(startWith(settings, {}, ecbWriter).readyCount, 1);
+    QCOMPARE(ecbWriter.find("t1")->jwtSecret, QByteArray("secret"));
+}
+
+void ControlPlaneTest::wrongKeyFailsAtStart_data()
+{
+    QTest::addColumn<QByteArray>("secondKey");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("another key") << QByteArray("6543210987654321")
+                                 << QStringLiteral("DB_ENC_KEY (or DB_ENC_KEY_GCM) is not the key "
+                                                   "this control plane's secrets were encrypted "
+                                                   "with");
+    QTest::newRow("key of the wrong length")
+            << QByteArray("short") << QStringLiteral("DB_ENC_KEY must be exactly 16 bytes");
+}
+
+void ControlPlaneTest::wrongKeyFailsAtStart()
+{
+    QFETCH(QByteArray, secondKey);
+    QFETCH(QString, expected);
+
+    TenantDirectory directory;
+    QCOMPARE(startOnce(m_path, { seed("t1", "s") }, directory).readyCount, 1);
+
+    // A different key would make every stored secret unreadable (ECB: garbage): the start fails
+    // with one clear line instead, and leaves the directory and the database alone.
+    TenantDirectory other;
+    other.upsert(std::make_shared<rt::tenants::Tenant>());
+    const StartOutcome outcome =
+            startWith(sqliteSettings(m_path, secondKey), { seed("t2", "s") }, other);
+    QCOMPARE(outcome.readySignals, 0);
+    QCOMPARE(outcome.failedSignals, 1);
+    QVERIFY2(outcome.failure.startsWith(expected), qPrintable(outcome.failure));
+    QVERIFY(!outcome.failure.contains(u'\n'));
+    QVERIFY(!outcome.failure.contains(QLatin1String(secondKey)));
+    QCOMPARE(other.size(), 1);
+    Inspector db(m_path);
+    QCOMPARE(db.column(QStringLiteral("SELECT external_id FROM tenants")),
+             QStringList{ QStringLiteral("t1") });
+
+    // The right key still works.
+    TenantDirectory right;
+    QCOMPARE(startOnce(m_path, {}, right).readyCount, 1);
+    QCOMPARE(right.find("t1")->jwtSecret, QByteArray("s"));
+}
+
+void ControlPlaneTest::generatedKeyIsKeptBesideTheDatabase()
+{
+    // Without DB_ENC_KEY the embedded default generates one (0600) beside its database.
+    ControlPlaneSettings settings = sqliteSettings(m_path, {});
+    settings.keyFile = m_dir->filePath(QStringLiteral("data/db_enc_key"));
+    TenantDirectory directory;
+    QCOMPARE(startWith(settings, { seed("t1", "s") }, directory).readyCount, 1);
+    QFile keyFile(settings.keyFile);
+    QVERIFY(keyFile.open(QIODevice::ReadOnly));
+    const QByteArray key = keyFile.readAll();
+    QCOMPARE(key.size(), 16);
+    QCOMPARE(keyFile.permissions()
+                     & (QFileDevice::ReadGroup | QFileDevice::ReadOther | QFileDevice::WriteGroup
+                        | QFileDevice::WriteOther),
+             QFileDevice::Permissions());
+    Inspector db(m_path);
+    const QString stored = db.column(QStringLiteral("SELECT jwt_secret FROM tenants")).value(0);
+    QVERIFY(stored != QLatin1String("s"));
+    QCOMPARE(*SecretCipher::create(key, {}, false)->decrypt(stored.toLatin1()), QByteArray("s"));
+
+    // Reused by the next start; the same key given explicitly works as well.
+    TenantDirectory again;
+    QCOMPARE(startWith(settings, {}, again).readyCount, 1);
+    QCOMPARE(again.find("t1")->jwtSecret, QByteArray("s"));
+    TenantDirectory explicitKey;
+    QCOMPARE(startWith(sqliteSettings(m_path, key), {}, explicitKey).readyCount, 1);
+
+    // The PostgreSQL backend never generates one.
+    ControlPlaneSettings postgres;
+    postgres.backend = ControlPlaneSettings::Backend::Postgres;
+    postgres.keyFile = settings.keyFile;
+    postgres.host = QStringLiteral("127.0.0.1");
+    postgres.port = 1;
+    TenantDirectory none;
+    const StartOutcome refused = startWith(postgres, {}, none);
+    // (When the QPSQL driver is missing, that is reported first.)
+    QCOMPARE(refused.failedSignals, 1);
+    QVERIFY2(refused.failure.contains(QLatin1String("DB_ENC_KEY is required"))
+                     || refused.failure.contains(QLatin1String("QPSQL")),
+             qPrintable(refused.failure));
+}
+
+void ControlPlaneTest::plaintextOfAnEarlierVersionIsEncryptedOnce()
+{
+    // A database of the first version: migration 1 only, secrets in plain text.
+    TenantDirectory directory;
+    QCOMPARE(startOnce(m_path, {}, directory).readyCount, 0);
+    {
+        Inspector db(m_path);
+        QVERIFY(db.exec(QStringLiteral("DELETE FROM qtrealtime_migrations WHERE version > 1")));
+        QVERIFY(db.exec(QStringLiteral("DROP TABLE qtrealtime_settings")));
+        QVERIFY(db.exec(QStringLiteral(
+                "INSERT INTO tenants (id, external_id, name, jwt_secret, inserted_at, updated_at) "
+                "VALUES ('00000000-0000-4000-8000-000000000001', 'old', 'old', 'secret', "
+                "'2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')")));
+        QVERIFY(db.exec(QStringLiteral(
+                "INSERT INTO extensions (id, type, settings, tenant_external_id, inserted_at, "
+                "updated_at) VALUES ('00000000-0000-4000-8000-000000000002', 'postgres_cdc_rls', "
+                "'{\"db_host\":\"127.0.0.1\",\"region\":\"r\"}', 'old', '2026-01-01T00:00:00Z', "
+                "'2026-01-01T00:00:00Z')")));
+    }
+
+    TenantDirectory upgraded;
+    const StartOutcome outcome = startOnce(m_path, {}, upgraded);
+    QCOMPARE(outcome.failure, QString());
+    QCOMPARE(outcome.readyCount, 1);
+    QCOMPARE(upgraded.find("old")->jwtSecret, QByteArray("secret"));
+    QCOMPARE(upgraded.find("old")->databaseExtension()->settings,
+             json("{`db_host`:`127.0.0.1`,`region`:`r`}"));
+    Inspector db(m_path);
+    QCOMPARE(db.column(QStringLiteral("SELECT jwt_secret FROM tenants")),
+             QStringList{ QStringLiteral("RyCVJG3NbUw4ejaukvfjuQ==") });
+    QCOMPARE(db.column(QStringLiteral("SELECT settings FROM extensions")),
+             QStringList{ QStringLiteral(
+                     "{\"db_host\":\"7Wwy/7hIGy35MCo8jeVy+w==\",\"region\":\"r\"}") });
+
+    // Once: later starts leave the ciphertexts alone.
+    TenantDirectory later;
+    QCOMPARE(startOnce(m_path, {}, later).readyCount, 1);
+    QCOMPARE(later.find("old")->jwtSecret, QByteArray("secret"));
+    QCOMPARE(db.column(QStringLiteral("SELECT jwt_secret FROM tenants")),
+             QStringList{ QStringLiteral("RyCVJG3NbUw4ejaukvfjuQ==") });
 }
 
 QTEST_GUILESS_MAIN(ControlPlaneTest)
