@@ -170,7 +170,14 @@ Result<bool> ControlPlane::open()
                                : QStringLiteral("cannot open the control-plane database %1: %2")
                                          .arg(m_settings.sqlitePath, describe(db.lastError())) };
     }
-    if (!postgres) {
+    if (postgres) {
+        // "schema ... already exists, skipping" and friends are not worth a log line each.
+        QSqlQuery quiet(db);
+        if (!quiet.exec(QStringLiteral("SET client_min_messages = warning"))) {
+            return Error{ QStringLiteral("cannot use the control-plane database %1: %2")
+                                  .arg(m_settings.database, describe(quiet.lastError())) };
+        }
+    } else {
         QSqlQuery pragma(db);
         // Cascading deletes of extensions need foreign keys; WAL lets readers run beside a writer.
         if (!pragma.exec(QStringLiteral("PRAGMA foreign_keys = ON"))
@@ -396,28 +403,47 @@ Result<bool> ControlPlane::verifyEncryptionKey()
     // that the configured key is the same: a wrong key fails here with one clear message
     // instead of producing tenants whose tokens never verify.
     static const QByteArray Check = QByteArrayLiteral("qtrealtime encryption check");
+    const QString wrongKey = QStringLiteral("DB_ENC_KEY (or DB_ENC_KEY_GCM) is not the key this "
+                                            "control plane's secrets were encrypted with");
     QSqlQuery query(database());
-    query.prepare(QStringLiteral("SELECT value FROM %1 WHERE name = 'encryption_check'")
-                          .arg(table("qtrealtime_settings")));
-    if (!query.exec()) {
+    const QString read = QStringLiteral("SELECT value FROM %1 WHERE name = 'encryption_check'")
+                                 .arg(table("qtrealtime_settings"));
+    if (!query.exec(read)) {
         return Error{ QStringLiteral("cannot read control-plane settings: %1")
                               .arg(describe(query.lastError())) };
     }
-    if (query.next()) {
-        const Result<QByteArray> plain = m_cipher->decrypt(query.value(0).toString().toUtf8());
-        if (!plain || *plain != Check) {
-            return Error{ QStringLiteral("DB_ENC_KEY (or DB_ENC_KEY_GCM) is not the key this "
-                                         "control plane's secrets were encrypted with") };
+    if (!query.next()) {
+        // First start with this database. Secrets may be there already (written by Supabase
+        // Realtime itself, which shares the schema): one of them must decrypt.
+        if (!query.exec(QStringLiteral("SELECT external_id, jwt_secret FROM %1 "
+                                       "WHERE jwt_secret IS NOT NULL LIMIT 1")
+                                .arg(table("tenants")))) {
+            return Error{
+                QStringLiteral("cannot read tenants: %1").arg(describe(query.lastError()))
+            };
         }
-        return true;
+        if (query.next() && !m_cipher->decrypt(query.value(1).toString().toUtf8())) {
+            return Error{ wrongKey
+                          + QStringLiteral(" (the jwt_secret of tenant %1 does not decrypt)")
+                                    .arg(query.value(0).toString()) };
+        }
+        // Nodes starting together on a new database: the first one's check counts.
+        query.prepare(QStringLiteral("INSERT INTO %1 (name, value) VALUES ('encryption_check', ?) "
+                                     "ON CONFLICT (name) DO NOTHING")
+                              .arg(table("qtrealtime_settings")));
+        query.addBindValue(QString::fromLatin1(m_cipher->encrypt(Check)));
+        if (!query.exec()) {
+            return Error{ QStringLiteral("cannot store the encryption check: %1")
+                                  .arg(describe(query.lastError())) };
+        }
+        if (!query.exec(read) || !query.next()) {
+            return Error{ QStringLiteral("cannot read control-plane settings: %1")
+                                  .arg(describe(query.lastError())) };
+        }
     }
-    query.prepare(QStringLiteral("INSERT INTO %1 (name, value) VALUES ('encryption_check', ?)")
-                          .arg(table("qtrealtime_settings")));
-    query.addBindValue(QString::fromLatin1(m_cipher->encrypt(Check)));
-    if (!query.exec()) {
-        return Error{
-            QStringLiteral("cannot store the encryption check: %1").arg(describe(query.lastError()))
-        };
+    const Result<QByteArray> plain = m_cipher->decrypt(query.value(0).toString().toUtf8());
+    if (!plain || *plain != Check) {
+        return Error{ wrongKey };
     }
     return true;
 }

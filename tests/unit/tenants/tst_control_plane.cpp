@@ -263,6 +263,7 @@ private Q_SLOTS:
     void gcmWritesAreEncryptedToo();
     void wrongKeyFailsAtStart_data();
     void wrongKeyFailsAtStart();
+    void wrongKeyForSecretsWithoutACheckFails();
     void generatedKeyIsKeptBesideTheDatabase();
     void plaintextOfAnEarlierVersionIsEncryptedOnce();
 
@@ -1103,6 +1104,32 @@ void ControlPlaneTest::wrongKeyFailsAtStart()
              QStringList{ QStringLiteral("t1") });
 
     // The right key still works.
+    TenantDirectory right;
+    QCOMPARE(startOnce(m_path, {}, right).readyCount, 1);
+    QCOMPARE(right.find("t1")->jwtSecret, QByteArray("s"));
+}
+
+void ControlPlaneTest::wrongKeyForSecretsWithoutACheckFails()
+{
+    // Tables whose secrets another server wrote (no check value of ours yet): the first start
+    // must not adopt a key under which those secrets do not decrypt.
+    TenantDirectory directory;
+    QCOMPARE(startOnce(m_path, { seed("t1", "s") }, directory).readyCount, 1);
+    {
+        Inspector db(m_path);
+        QVERIFY(db.exec(QStringLiteral("DELETE FROM qtrealtime_settings")));
+    }
+    TenantDirectory other;
+    const StartOutcome outcome =
+            startWith(sqliteSettings(m_path, QByteArrayLiteral("6543210987654321")), {}, other);
+    QCOMPARE(outcome.failedSignals, 1);
+    QVERIFY2(outcome.failure.contains(QLatin1String("the jwt_secret of tenant t1 does not "
+                                                    "decrypt")),
+             qPrintable(outcome.failure));
+    Inspector db(m_path);
+    QCOMPARE(db.column(QStringLiteral("SELECT count(*) FROM qtrealtime_settings")),
+             QStringList{ QStringLiteral("0") });
+    // The right key adopts them.
     TenantDirectory right;
     QCOMPARE(startOnce(m_path, {}, right).readyCount, 1);
     QCOMPARE(right.find("t1")->jwtSecret, QByteArray("s"));
