@@ -171,7 +171,7 @@ void RateCounter::restart(qint64 nowMs, std::optional<RateCounterOptions> option
 {
     std::lock_guard lock(m_mutex);
     if (options) {
-        m_options = sanitized(*std::move(options));
+        m_options = sanitized(*options);
     }
     // Upstream resets the GenCounter cell when the new process starts: what was counted before
     // the restart is not carried over.

@@ -61,7 +61,7 @@ struct RateCounterTick
 // peers into addRemote(), which is folded into this node's next sample. average()/sum() then
 // estimate the cluster's rate with up to one tick of extra lag per hop; with no backend
 // addRemote() is never called and every counter is node-local, as upstream's are.
-class RateCounter
+class RateCounter // NOLINT(clang-analyzer-optin.performance.Padding): cache lines, on purpose
 {
 public:
     // Starts a counter whose first tick is due at nowMs ("immediately").

@@ -30,7 +30,7 @@ struct RateCounterOptions
     // Upstream's defaults (Realtime.RateCounter): tick 1 s, 60 samples, idle shutdown 5 min.
     static constexpr qint64 DefaultTickMs = 1000;
     static constexpr int DefaultMaxBuckets = 60;
-    static constexpr qint64 DefaultIdleShutdownMs = 5 * 60 * 1000;
+    static constexpr qint64 DefaultIdleShutdownMs = qint64{ 5 } * 60 * 1000;
 
     qint64 tickMs = DefaultTickMs; // > 0; the sampling interval
     int maxBuckets = DefaultMaxBuckets; // > 0; samples retained (window = tickMs * maxBuckets)

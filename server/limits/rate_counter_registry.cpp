@@ -40,7 +40,7 @@ bool RateCounterRegistry::restart(const RateCounterKey &key,
     if (it == m_counters.end()) {
         return false;
     }
-    it->second->restart(nowMs, std::move(options));
+    it->second->restart(nowMs, options);
     return true;
 }
 

@@ -397,7 +397,7 @@ void RateCounterTest::idleExpiryCanBeDisabled()
     options.idleShutdownMs = 0;
     RateCounter counter(options, 0);
     counter.tick(0);
-    QVERIFY(!counter.expireIfIdle(24 * 3'600'000));
+    QVERIFY(!counter.expireIfIdle(qint64{ 24 } * 3'600'000));
     QVERIFY(!counter.isDormant());
 }
 
@@ -502,6 +502,7 @@ void RateCounterTest::concurrentAddsWhileTickingAreCountedExactly()
         }
     });
     std::vector<std::thread> adders;
+    adders.reserve(AdderCount);
     for (int thread = 0; thread < AdderCount; ++thread) {
         adders.emplace_back([&counter, thread] {
             for (int i = 0; i < AddsPerThread; ++i) {

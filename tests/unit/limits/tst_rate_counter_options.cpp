@@ -60,7 +60,7 @@ void RateCounterOptionsTest::defaultsAreUpstreams()
     const RateCounterOptions options;
     QCOMPARE(options.tickMs, 1000);
     QCOMPARE(options.maxBuckets, 60);
-    QCOMPARE(options.idleShutdownMs, 5 * 60 * 1000);
+    QCOMPARE(options.idleShutdownMs, qint64{ 5 } * 60 * 1000);
     QCOMPARE(options.limit, std::nullopt);
 }
 

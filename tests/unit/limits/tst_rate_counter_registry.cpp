@@ -8,6 +8,7 @@
 #include <QTest>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <memory>
 #include <thread>
@@ -217,17 +218,21 @@ void RateCounterRegistryTest::tickDueRunsTheWorkedExampleAndReportsFlips()
     const auto counter = registry.obtain(key, eventsOptions(100));
     registry.tickDue(clock.monotonicMs()); // t=0: [0]
 
-    const double expectedAverages[] = { 70.0, 1400.0 / 3.0 / 5.0, 105.0 };
-    const bool expectedTriggered[] = { false, false, true };
-    for (int i = 0; i < 3; ++i) {
+    struct Expected
+    {
+        double average;
+        bool isTriggered;
+    };
+    for (const Expected expected : { Expected{ 70.0, false }, Expected{ 1400.0 / 3.0 / 5.0, false },
+                                     Expected{ 105.0, true } }) {
         counter->add(700);
         clock.advance(5000);
         const RateCounterRegistry::TickPass pass = registry.tickDue(clock.monotonicMs());
         const TickedCounter *ticked = findTicked(pass, key);
         QVERIFY(ticked);
-        QCOMPARE(ticked->tick.state.average, expectedAverages[i]);
-        QCOMPARE(ticked->tick.state.isTriggered, expectedTriggered[i]);
-        QCOMPARE(ticked->tick.hasTriggeredChanged, expectedTriggered[i]);
+        QCOMPARE(ticked->tick.state.average, expected.average);
+        QCOMPARE(ticked->tick.state.isTriggered, expected.isTriggered);
+        QCOMPARE(ticked->tick.hasTriggeredChanged, expected.isTriggered);
     }
     QVERIFY(counter->isTriggered());
 
@@ -501,8 +506,8 @@ void RateCounterRegistryTest::concurrentObtainAndAddWhileTicking()
     // the same counter per key, and every add lands in exactly one tick.
     constexpr int ThreadCount = 4;
     constexpr int AddsPerThread = 20'000;
-    const RateCounterKey keys[] = { eventsKey(QStringLiteral("a")),
-                                    eventsKey(QStringLiteral("b")) };
+    const std::array<RateCounterKey, 2> keys = { eventsKey(QStringLiteral("a")),
+                                                 eventsKey(QStringLiteral("b")) };
     const ManualClock clock; // never advanced: reads from any thread are safe
     RateCounterRegistry registry(clock);
     RateCounterOptions options;
@@ -512,23 +517,25 @@ void RateCounterRegistryTest::concurrentObtainAndAddWhileTicking()
     options.idleShutdownMs = 0;
 
     std::atomic<bool> isAdding{ true };
-    qint64 ticked[2] = { 0, 0 }; // ticker thread only, read after join
+    std::array<qint64, 2> ticked = { 0, 0 }; // ticker thread only, read after join
     std::thread ticker([&] {
         qint64 nowMs = 0;
         while (isAdding.load(std::memory_order_acquire)) {
             for (const TickedCounter &counter : registry.tickDue(nowMs++).ticked) {
-                ticked[counter.key == keys[0] ? 0 : 1] += counter.tick.state.lastCount;
+                ticked.at(counter.key == keys[0] ? 0 : 1) += counter.tick.state.lastCount;
             }
         }
     });
-    std::vector<RateCounter *> seen[ThreadCount];
+    std::array<std::vector<RateCounter *>, ThreadCount> seen; // the first two obtained per thread
     std::vector<std::thread> adders;
-    for (int thread = 0; thread < ThreadCount; ++thread) {
-        adders.emplace_back([&, thread] {
+    adders.reserve(ThreadCount);
+    for (std::vector<RateCounter *> &seenByThread : seen) {
+        adders.emplace_back([&] {
             for (int i = 0; i < AddsPerThread; ++i) {
-                const std::shared_ptr<RateCounter> counter = registry.obtain(keys[i % 2], options);
+                const std::shared_ptr<RateCounter> counter =
+                        registry.obtain(keys.at(static_cast<std::size_t>(i % 2)), options);
                 if (i < 2) {
-                    seen[thread].push_back(counter.get());
+                    seenByThread.push_back(counter.get());
                 }
                 counter->add(1);
             }
@@ -540,14 +547,14 @@ void RateCounterRegistryTest::concurrentObtainAndAddWhileTicking()
     isAdding.store(false, std::memory_order_release);
     ticker.join();
     for (const TickedCounter &counter : registry.tickDue(1'000'000'000).ticked) {
-        ticked[counter.key == keys[0] ? 0 : 1] += counter.tick.state.lastCount;
+        ticked.at(counter.key == keys[0] ? 0 : 1) += counter.tick.state.lastCount;
     }
 
     QCOMPARE(registry.size(), std::size_t{ 2 });
-    for (int thread = 0; thread < ThreadCount; ++thread) {
-        QCOMPARE(seen[thread].size(), std::size_t{ 2 });
-        QCOMPARE(seen[thread][0], registry.find(keys[0]).get());
-        QCOMPARE(seen[thread][1], registry.find(keys[1]).get());
+    for (const std::vector<RateCounter *> &seenByThread : seen) {
+        QCOMPARE(seenByThread.size(), std::size_t{ 2 });
+        QCOMPARE(seenByThread[0], registry.find(keys[0]).get());
+        QCOMPARE(seenByThread[1], registry.find(keys[1]).get());
     }
     QCOMPARE(ticked[0], qint64{ ThreadCount } * AddsPerThread / 2);
     QCOMPARE(ticked[1], qint64{ ThreadCount } * AddsPerThread / 2);

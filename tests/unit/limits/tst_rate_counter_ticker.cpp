@@ -220,7 +220,7 @@ void RateCounterTickerTest::idleCountersAreDroppedByTheTicker()
     QCOMPARE(registry.size(), std::size_t{ 2 });
 
     // Five idle minutes later: the unheld counter is dropped, the held one goes dormant.
-    clock.advance(5 * 60 * 1000);
+    clock.advance(qint64{ 5 } * 60 * 1000);
     QVERIFY(QTest::qWaitFor([&] { return registry.size() == 1; }, 5000));
     QCOMPARE(observed.dropped.load(), 1);
     QVERIFY(held->isDormant());
