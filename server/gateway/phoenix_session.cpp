@@ -1,6 +1,7 @@
 #include "server/gateway/phoenix_session.h"
 
 #include "server/gateway/logging.h"
+#include "server/gateway/tenant_sessions.h"
 #include "server/transport/io_loop.h"
 #include "shared/core/clock.h"
 #include "shared/protocol/phoenix_codec.h"
@@ -18,9 +19,11 @@ const QByteArray UnmatchedTopic = QByteArrayLiteral("{\"reason\":\"unmatched top
 
 } // namespace
 
-PhoenixSession::PhoenixSession(channels::ChannelService &service, channels::SocketState state)
+PhoenixSession::PhoenixSession(channels::ChannelService &service, channels::SocketState state,
+                               TenantSessions *sessions)
     : m_service(service),
-      m_state(std::move(state))
+      m_state(std::move(state)),
+      m_sessions(sessions)
 { }
 
 PhoenixSession::~PhoenixSession()
@@ -33,6 +36,27 @@ void PhoenixSession::onOpen(transport::WebSocketConnection &connection)
 {
     m_connection = &connection;
     m_tcp = &connection.tcp();
+    if (m_sessions != nullptr) {
+        m_sessions->add(m_state.tenantId, this);
+    }
+}
+
+void PhoenixSession::disconnectByServer()
+{
+    if (m_closed || m_closing || m_connection == nullptr) {
+        return;
+    }
+    // A fastlane push: join_ref and ref null, and no "channel" key, exactly as upstream.
+    static const QByteArray Payload = QByteArrayLiteral(
+            "{\"extension\":\"system\",\"status\":\"ok\",\"message\":\"Server requested "
+            "disconnect\"}");
+    for (const auto &channel : m_channels) {
+        sendFrame(protocol::encodePush(m_state.vsn, "null", "null", channel->topic(),
+                                       QByteArrayLiteral("system"), Payload),
+                  false);
+    }
+    closeSocket(wire::ws_close::ServiceRestart, QByteArray());
+    m_closing = true; // whatever the client still sends is ignored
 }
 
 void PhoenixSession::sendEncodedFrame(const QByteArray &webSocketFrame)
@@ -254,6 +278,9 @@ void PhoenixSession::removeChannel(channels::Channel *channel)
 
 void PhoenixSession::onClosed(quint16 code)
 {
+    if (m_sessions != nullptr && m_connection != nullptr) {
+        m_sessions->remove(m_state.tenantId, this);
+    }
     if (m_closed) {
         return;
     }

@@ -14,6 +14,8 @@
 
 namespace rt::gateway {
 
+class TenantSessions;
+
 // One Phoenix socket (spec §2): decodes frames with the socket's serializer, answers
 // heartbeats, applies Phoenix's routing rules (§2.6: unmatched topics, rejoin, leave, lenient
 // join_ref) and hands channel events to the ChannelService. Owns the socket's channels.
@@ -25,7 +27,9 @@ class PhoenixSession final : public QObject,
 {
     Q_OBJECT
 public:
-    PhoenixSession(channels::ChannelService &service, channels::SocketState state);
+    // `sessions` (optional) is the worker's index by tenant that this session joins while open.
+    PhoenixSession(channels::ChannelService &service, channels::SocketState state,
+                   TenantSessions *sessions = nullptr);
     ~PhoenixSession() override;
 
     // transport::WebSocketSession
@@ -44,6 +48,11 @@ public:
     QObject *context() override { return this; }
 
     qsizetype channelCount() const { return static_cast<qsizetype>(m_channels.size()); }
+
+    // The tenant's credentials or access changed (or it was deleted or reloaded): every joined
+    // channel gets the system message "Server requested disconnect", then the socket closes with
+    // 1012 so that the client reconnects under the new configuration (spec §1.6).
+    void disconnectByServer();
 
 private:
     void route(const protocol::InboundMessage &message);
@@ -65,6 +74,7 @@ private:
 
     channels::ChannelService &m_service;
     channels::SocketState m_state;
+    TenantSessions *m_sessions = nullptr;
     transport::WebSocketConnection *m_connection = nullptr; // owns this session
     transport::TcpConnection *m_tcp = nullptr; // under m_connection; fan-out writes straight here
     std::vector<std::unique_ptr<channels::Channel>> m_channels; // few per socket: linear search

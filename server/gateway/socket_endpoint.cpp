@@ -25,8 +25,18 @@ void SocketEndpoint::handle(const wire::HttpRequest &request,
                                std::move(decision.refusal));
         return;
     }
-    responder.acceptWebSocket(
-            request, std::make_unique<PhoenixSession>(m_service, std::move(*decision.accepted)));
+    responder.acceptWebSocket(request,
+                              std::make_unique<PhoenixSession>(
+                                      m_service, std::move(*decision.accepted), &m_sessions));
+}
+
+int SocketEndpoint::disconnectTenant(const QByteArray &tenantId)
+{
+    const QList<PhoenixSession *> sessions = m_sessions.sessionsOf(tenantId);
+    for (PhoenixSession *session : sessions) {
+        session->disconnectByServer();
+    }
+    return static_cast<int>(sessions.size());
 }
 
 } // namespace rt::gateway

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "server/gateway/tenant_sessions.h"
 #include "server/transport/http_connection.h"
 
 namespace rt::channels {
@@ -20,9 +21,14 @@ public:
 
     void handle(const wire::HttpRequest &request, const transport::HttpResponder &responder);
 
+    // "Server requested disconnect" and close 1012 for every socket of the tenant on this worker.
+    // Returns how many sockets were told.
+    int disconnectTenant(const QByteArray &tenantId);
+
 private:
     const ConnectGate &m_gate;
     channels::ChannelService &m_service;
+    TenantSessions m_sessions;
 };
 
 } // namespace rt::gateway
