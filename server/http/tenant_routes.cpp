@@ -1,0 +1,337 @@
+#include "server/http/tenant_routes.h"
+
+#include "server/http/admin_auth.h"
+#include "server/http/logging.h"
+#include "server/http/tenant_view.h"
+#include "server/runtime/post.h"
+#include "server/tenants/control_plane.h"
+#include "server/tenants/tenant_directory.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLoggingCategory>
+
+namespace rt::http {
+
+namespace {
+
+using transport::DeferredResponder;
+using transport::HttpResponder;
+
+// The answers of upstream's API carry no CORS headers and JSON as Phoenix renders it.
+wire::HttpResponse jsonResponse(int status, QByteArray body)
+{
+    wire::HttpResponse response = wire::HttpResponse::json(status, std::move(body));
+    response.setHeader(QByteArrayLiteral("content-type"),
+                       QByteArrayLiteral("application/json; charset=utf-8"));
+    return response;
+}
+
+wire::HttpResponse messageJson(int status, const QString &message)
+{
+    return jsonResponse(status,
+                        QJsonDocument(QJsonObject{ { QStringLiteral("message"), message } })
+                                .toJson(QJsonDocument::Compact));
+}
+
+wire::HttpResponse notFound()
+{
+    return messageJson(404, QStringLiteral("not found"));
+}
+
+wire::HttpResponse errors422(const QJsonObject &errors)
+{
+    return jsonResponse(422,
+                        QJsonDocument(QJsonObject{ { QStringLiteral("errors"), errors } })
+                                .toJson(QJsonDocument::Compact));
+}
+
+// Phoenix renders framework errors inside the JSON pipeline as the JSON string of the phrase.
+wire::HttpResponse phrase(int status)
+{
+    return jsonResponse(status, '"' + wire::reasonPhrase(status).toByteArray() + '"');
+}
+
+QByteArray tenantParam(const RouteParams &params)
+{
+    return params.value(QByteArrayLiteral("tenant_id"));
+}
+
+} // namespace
+
+bool acceptsJson(const QByteArray &accept)
+{
+    if (accept.trimmed().isEmpty()) {
+        return true;
+    }
+    for (const QByteArray &range : accept.split(',')) {
+        const qsizetype semicolon = range.indexOf(';');
+        const QByteArray type =
+                (semicolon < 0 ? range : range.first(semicolon)).trimmed().toLower();
+        if (type == "*/*" || type == "application/*" || type == "application/json") {
+            return true;
+        }
+    }
+    return false;
+}
+
+TenantRoutes::TenantRoutes(const AdminAuth &auth, tenants::ControlPlane &controlPlane,
+                           const tenants::TenantDirectory &directory,
+                           tenants::TenantUsageRegistry &usage, NodeInfo node,
+                           DisconnectTenant disconnect)
+    : m_auth(auth),
+      m_controlPlane(controlPlane),
+      m_directory(directory),
+      m_usage(usage),
+      m_node(std::move(node)),
+      m_disconnect(std::move(disconnect))
+{ }
+
+bool TenantRoutes::admit(const wire::HttpRequest &request, const HttpResponder &responder) const
+{
+    // Upstream's pipeline negotiates the format before it checks the token.
+    if (!acceptsJson(request.header("accept"))) {
+        responder.respond(phrase(406));
+        return false;
+    }
+    if (!m_auth.authorises(request)) {
+        responder.respond(AdminAuth::refusal());
+        return false;
+    }
+    return true;
+}
+
+void TenantRoutes::registerOn(Router &router) const
+{
+    router.add("GET", "/api/tenants",
+               [this](const wire::HttpRequest &request, const RouteParams &,
+                      const HttpResponder &responder) {
+                   if (admit(request, responder)) {
+                       list(responder);
+                   }
+               });
+    router.add("POST", "/api/tenants",
+               [this](const wire::HttpRequest &request, const RouteParams &,
+                      const HttpResponder &responder) {
+                   if (admit(request, responder)) {
+                       write(request, QByteArray(), responder);
+                   }
+               });
+    router.add("GET", "/api/tenants/:tenant_id",
+               [this](const wire::HttpRequest &request, const RouteParams &params,
+                      const HttpResponder &responder) {
+                   if (admit(request, responder)) {
+                       show(tenantParam(params), responder);
+                   }
+               });
+    for (const char *method : { "PUT", "PATCH" }) {
+        router.add(method, "/api/tenants/:tenant_id",
+                   [this](const wire::HttpRequest &request, const RouteParams &params,
+                          const HttpResponder &responder) {
+                       if (admit(request, responder)) {
+                           write(request, tenantParam(params), responder);
+                       }
+                   });
+    }
+    router.add("DELETE", "/api/tenants/:tenant_id",
+               [this](const wire::HttpRequest &request, const RouteParams &params,
+                      const HttpResponder &responder) {
+                   if (admit(request, responder)) {
+                       remove(tenantParam(params), responder);
+                   }
+               });
+    router.add("POST", "/api/tenants/:tenant_id/reload",
+               [this](const wire::HttpRequest &request, const RouteParams &params,
+                      const HttpResponder &responder) {
+                   if (admit(request, responder)) {
+                       reload(tenantParam(params), responder);
+                   }
+               });
+    router.add("POST", "/api/tenants/:tenant_id/shutdown",
+               [this](const wire::HttpRequest &request, const RouteParams &params,
+                      const HttpResponder &responder) {
+                   if (admit(request, responder)) {
+                       shutdown(tenantParam(params), responder);
+                   }
+               });
+    router.add("GET", "/api/tenants/:tenant_id/health",
+               [this](const wire::HttpRequest &request, const RouteParams &params,
+                      const HttpResponder &responder) {
+                   if (admit(request, responder)) {
+                       health(tenantParam(params), responder);
+                   }
+               });
+}
+
+void TenantRoutes::list(const HttpResponder &responder) const
+{
+    tenants::ControlPlane *controlPlane = &m_controlPlane;
+    runtime::post(controlPlane, [controlPlane, deferred = responder.deferred()] {
+        Result<QList<tenants::TenantPtr>> all = controlPlane->fetchAll();
+        if (!all) {
+            qCWarning(lcHttp) << "listing tenants failed:" << all.error().message;
+            deferred.respond(phrase(500));
+            return;
+        }
+        deferred.respond(jsonResponse(200, renderTenantList(*all)));
+    });
+}
+
+void TenantRoutes::show(const QByteArray &externalId, const HttpResponder &responder) const
+{
+    tenants::ControlPlane *controlPlane = &m_controlPlane;
+    runtime::post(controlPlane, [controlPlane, externalId, deferred = responder.deferred()] {
+        Result<tenants::TenantPtr> tenant = controlPlane->fetchTenant(externalId);
+        if (!tenant) {
+            qCWarning(lcHttp) << "reading tenant" << externalId
+                              << "failed:" << tenant.error().message;
+            deferred.respond(phrase(500));
+        } else if (!*tenant) {
+            deferred.respond(notFound());
+        } else {
+            deferred.respond(jsonResponse(200, renderTenantData(**tenant)));
+        }
+    });
+}
+
+void TenantRoutes::write(const wire::HttpRequest &request, QByteArray externalId,
+                         const HttpResponder &responder) const
+{
+    QJsonParseError parseError;
+    const QJsonDocument document = QJsonDocument::fromJson(request.body, &parseError);
+    if (parseError.error != QJsonParseError::NoError) {
+        wire::HttpResponse response;
+        response.status = 400;
+        response.setHeader(QByteArrayLiteral("content-type"),
+                           QByteArrayLiteral("text/plain; charset=utf-8"));
+        response.body = QByteArrayLiteral("Bad Request");
+        responder.respond(std::move(response));
+        return;
+    }
+    // Upstream's controller actions match only a body with a "tenant" object.
+    const QJsonValue tenantValue = document.object().value(QLatin1String("tenant"));
+    if (!document.isObject() || !tenantValue.isObject()) {
+        responder.respond(phrase(400));
+        return;
+    }
+    tenants::TenantPatchResult parsed = tenants::parseTenantPatch(tenantValue.toObject());
+    const bool creating = externalId.isEmpty(); // POST: the id comes from the body
+    if (creating) {
+        if (parsed.externalId) {
+            externalId = *parsed.externalId;
+        } else if (!parsed.errors.contains(QLatin1String("external_id"))) {
+            parsed.errors.insert(QStringLiteral("external_id"),
+                                 QJsonArray{ QStringLiteral("can't be blank") });
+        }
+    }
+    if (!parsed.errors.isEmpty()) {
+        responder.respond(errors422(parsed.errors));
+        return;
+    }
+    tenants::ControlPlane *controlPlane = &m_controlPlane;
+    runtime::post(
+            controlPlane,
+            [controlPlane, externalId, patch = std::move(parsed.patch),
+             deferred = responder.deferred()] {
+                auto written = controlPlane->writeTenant(externalId, patch,
+                                                         tenants::ControlPlane::WriteMode::Upsert);
+                if (!written) {
+                    const tenants::ControlPlane::WriteFailure &failure = written.error();
+                    if (!failure.errors.isEmpty()) {
+                        deferred.respond(errors422(failure.errors));
+                    } else {
+                        qCWarning(lcHttp)
+                                << "writing tenant" << externalId << "failed:" << failure.message;
+                        deferred.respond(phrase(failure.status >= 400 ? failure.status : 500));
+                    }
+                    return;
+                }
+                wire::HttpResponse response = jsonResponse(written->created ? 201 : 200,
+                                                           renderTenantData(*written->tenant));
+                // Upstream's location names the row's UUID, a path its own API cannot look up.
+                response.setHeader(QByteArrayLiteral("location"),
+                                   QByteArrayLiteral("/api/tenants/")
+                                           + written->tenant->id.toUtf8());
+                deferred.respond(std::move(response));
+            });
+}
+
+void TenantRoutes::remove(const QByteArray &externalId, const HttpResponder &responder) const
+{
+    tenants::ControlPlane *controlPlane = &m_controlPlane;
+    runtime::post(controlPlane, [controlPlane, externalId, deferred = responder.deferred()] {
+        // The control plane announces the deletion (tenantChanged), which disconnects sockets.
+        Result<bool> deleted = controlPlane->deleteTenant(externalId);
+        if (!deleted) {
+            qCWarning(lcHttp) << "deleting tenant" << externalId
+                              << "failed:" << deleted.error().message;
+            deferred.respond(phrase(500));
+            return;
+        }
+        deferred.respond(wire::HttpResponse::empty(204));
+    });
+}
+
+void TenantRoutes::reload(const QByteArray &externalId, const HttpResponder &responder) const
+{
+    tenants::ControlPlane *controlPlane = &m_controlPlane;
+    runtime::post(
+            controlPlane,
+            [controlPlane, externalId, disconnect = m_disconnect, deferred = responder.deferred()] {
+                Result<tenants::TenantPtr> tenant = controlPlane->fetchTenant(externalId);
+                if (!tenant) {
+                    deferred.respond(phrase(500));
+                } else if (!*tenant) {
+                    deferred.respond(notFound());
+                } else {
+                    disconnect(externalId);
+                    deferred.respond(wire::HttpResponse::empty(204));
+                }
+            });
+}
+
+void TenantRoutes::shutdown(const QByteArray &externalId, const HttpResponder &responder) const
+{
+    // Stops the tenant's database connection; this node opens none before postgres_changes
+    // exist, so there is nothing to stop yet beyond checking the tenant exists.
+    tenants::ControlPlane *controlPlane = &m_controlPlane;
+    runtime::post(controlPlane, [controlPlane, externalId, deferred = responder.deferred()] {
+        Result<tenants::TenantPtr> tenant = controlPlane->fetchTenant(externalId);
+        if (!tenant) {
+            deferred.respond(phrase(500));
+        } else if (!*tenant) {
+            deferred.respond(notFound());
+        } else {
+            deferred.respond(wire::HttpResponse::empty(204));
+        }
+    });
+}
+
+void TenantRoutes::health(const QByteArray &externalId, const HttpResponder &responder) const
+{
+    // From the cache, like upstream; answered on the worker.
+    const tenants::TenantPtr tenant = m_directory.find(externalId);
+    if (!tenant) {
+        responder.respond(notFound());
+        return;
+    }
+    const int connected = m_usage.usage(externalId)->connectedUsers.load(std::memory_order_relaxed);
+    // No tenant database connection is held yet (postgres_changes arrive with a later issue):
+    // upstream then calls a tenant healthy unless it has users it cannot serve from its database.
+    const bool dbConnected = false;
+    const bool healthy = !tenant->hasDatabase() || connected == 0;
+    QJsonObject data{
+        { QStringLiteral("healthy"), healthy },
+        { QStringLiteral("db_connected"), dbConnected },
+        { QStringLiteral("replication_connected"), false },
+        { QStringLiteral("connected_cluster"), connected },
+        { QStringLiteral("region"), m_node.region },
+        { QStringLiteral("node"), m_node.node },
+    };
+    responder.respond(jsonResponse(200,
+                                   QJsonDocument(QJsonObject{ { QStringLiteral("data"), data } })
+                                           .toJson(QJsonDocument::Compact)));
+}
+
+} // namespace rt::http
