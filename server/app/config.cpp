@@ -29,6 +29,21 @@ const OptionSpec Options[] = {
     { "api-jwt-secret", "API_JWT_SECRET", "secret",
       "Secret of the tenant management API; also the JWT secret of the seeded self-host tenant.",
       "" },
+    { "api-jwt-secret-next", "API_JWT_SECRET_NEXT", "secret",
+      "Second secret accepted by the tenant management API (for rotating API_JWT_SECRET).", "" },
+    { "api-token-blocklist", "API_TOKEN_BLOCKLIST", "tokens",
+      "Comma-separated tokens the tenant management API refuses.", "" },
+    { "metrics-jwt-secret", "METRICS_JWT_SECRET", "secret",
+      "Secret of the Bearer JWT that GET /metrics requires; without it /metrics answers 403.", "" },
+    { "metrics-token-blocklist", "METRICS_TOKEN_BLOCKLIST", "tokens",
+      "Comma-separated tokens GET /metrics refuses.", "" },
+    { "tenant-cache-expiration-in-ms", "TENANT_CACHE_EXPIRATION_IN_MS", "ms",
+      "How long this node serves a tenant from its cache before re-reading the control plane "
+      "(changes made through this node apply at once).",
+      "30000" },
+    { "region", "REGION", "name", "Region of this node (tenant health, placement).", "local" },
+    { "node-name", "NODE_NAME", "name", "Unique name of this node; derived from host and port.",
+      "" },
     { "api-jwt-jwks", "API_JWT_JWKS", "json",
       "JWKS ({\"keys\":[...]}) of the seeded self-host tenant.", "" },
     { "seed-self-host", "SEED_SELF_HOST", "bool",
@@ -390,6 +405,17 @@ Result<ConfigRequest> parseConfig(const QStringList &arguments,
         }
         config.jwtClaimValidators = document.object();
     }
+    config.apiJwtSecretNext = read.text(spec("api-jwt-secret-next")).toUtf8();
+    config.apiTokenBlocklist = read.text(spec("api-token-blocklist")).toUtf8();
+    config.metricsJwtSecret = read.text(spec("metrics-jwt-secret")).toUtf8();
+    config.metricsTokenBlocklist = read.text(spec("metrics-token-blocklist")).toUtf8();
+    config.tenantCacheExpirationMs =
+            read.integer(spec("tenant-cache-expiration-in-ms"), 100, 86'400'000);
+    config.region = read.text(spec("region")).trimmed();
+    if (config.region.isEmpty()) {
+        read.fail(spec("region"), config.region, QStringLiteral("a region name"));
+    }
+    config.nodeName = read.text(spec("node-name")).trimmed();
     config.workers = read.integer(spec("workers"), 0, 256);
     config.maxSendBufferBytes =
             read.integer(spec("max-send-buffer-bytes"), 64 * 1024, 1'000'000'000);

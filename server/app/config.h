@@ -23,6 +23,13 @@ struct ServerConfig
     quint16 port = 4000; // 0: any free port (printed at start)
     QByteArray apiJwtSecret;
     QByteArray apiJwtJwks;
+    QByteArray apiJwtSecretNext; // accepted by the tenant API besides apiJwtSecret
+    QByteArray apiTokenBlocklist; // comma-separated
+    QByteArray metricsJwtSecret; // empty: /metrics refuses every request
+    QByteArray metricsTokenBlocklist;
+    int tenantCacheExpirationMs = 30'000;
+    QString region = QStringLiteral("local");
+    QString nodeName; // empty: derived from the host name and port
     bool seedSelfHost = false;
     QByteArray selfHostTenantName = QByteArrayLiteral("realtime-dev");
     QString seedTenantsFile; // SEED_TENANTS_FILE: {"tenants":[...]} upserted at start

@@ -3,9 +3,11 @@
 #include "server/app/logging.h"
 #include "server/app/worker_node.h"
 #include "server/gateway/connect_gate.h"
+#include "server/http/admin_auth.h"
 #include "server/http/api_auth.h"
 #include "server/http/broadcast_routes.h"
 #include "server/http/health_routes.h"
+#include "server/http/tenant_routes.h"
 #include "server/runtime/post.h"
 #include "server/runtime/worker_pool.h"
 #include "server/tenants/control_plane.h"
@@ -15,6 +17,8 @@
 
 #include <QJsonObject>
 #include <QLoggingCategory>
+#include <QSysInfo>
+#include <QTimer>
 
 namespace rt::app {
 
@@ -31,6 +35,14 @@ Server::Server(ServerConfig config, QObject *parent) : QObject(parent), m_config
                                                       m_config.jwtClaimValidators,
                                                       SystemClock::instance());
     m_broadcastRoutes = std::make_unique<http::BroadcastRoutes>(*m_apiAuth, m_pubsub);
+    m_tenantApiAdmin = std::make_unique<http::AdminAuth>(
+            QList<QByteArray>{ m_config.apiJwtSecret, m_config.apiJwtSecretNext },
+            http::AdminAuth::parseBlocklist(m_config.apiTokenBlocklist),
+            m_config.jwtClaimValidators, SystemClock::instance());
+    if (!m_tenantApiAdmin->isConfigured()) {
+        qCInfo(lcApp)
+                << "API_JWT_SECRET is not set: the tenant management API refuses every request";
+    }
     m_dbThread.setObjectName(QStringLiteral("db"));
 }
 
@@ -55,6 +67,19 @@ void Server::start()
     connect(&m_dbThread, &QThread::finished, m_controlPlane, &QObject::deleteLater);
     connect(m_controlPlane, &tenants::ControlPlane::ready, this, &Server::onControlPlaneReady);
     connect(m_controlPlane, &tenants::ControlPlane::failed, this, &Server::failed);
+    // Runs on the db thread, where the change was made; disconnectTenant() is thread-safe.
+    connect(
+            m_controlPlane, &tenants::ControlPlane::tenantChanged, m_controlPlane,
+            [this](const QByteArray &externalId, bool disconnectSockets) {
+                if (disconnectSockets) {
+                    disconnectTenant(externalId);
+                }
+            },
+            Qt::DirectConnection);
+    m_tenantRoutes = std::make_unique<http::TenantRoutes>(
+            *m_tenantApiAdmin, *m_controlPlane, m_tenants, m_usage,
+            http::TenantRoutes::NodeInfo{ m_config.region, nodeName() },
+            [this](const QByteArray &externalId) { disconnectTenant(externalId); });
     m_dbThread.start();
 
     QList<tenants::TenantInput> seeds = m_config.seedTenants;
@@ -84,7 +109,17 @@ void Server::start()
         seeds.prepend(self);
     }
     tenants::ControlPlane *controlPlane = m_controlPlane;
-    runtime::post(controlPlane, [controlPlane, seeds] { controlPlane->start(seeds); });
+    const int cacheExpirationMs = m_config.tenantCacheExpirationMs;
+    runtime::post(controlPlane, [controlPlane, seeds, cacheExpirationMs] {
+        controlPlane->start(seeds);
+        // The tenant cache's TTL: changes other nodes (or other tools) made to the control plane
+        // become visible within one interval; changes made through this node apply at once.
+        auto *refresh = new QTimer(controlPlane); // NOLINT: owned by the control plane
+        refresh->setInterval(cacheExpirationMs);
+        QObject::connect(refresh, &QTimer::timeout, controlPlane,
+                         [controlPlane] { controlPlane->refresh(); });
+        refresh->start();
+    });
 }
 
 void Server::onControlPlaneReady()
@@ -116,6 +151,7 @@ void Server::onControlPlaneReady()
         m_config.websocketIdleTimeoutMs,
         [this](http::Router &router) {
             m_broadcastRoutes->registerOn(router);
+            m_tenantRoutes->registerOn(router);
             http::registerHealthRoutes(router, *m_apiAuth);
         },
     };
@@ -134,8 +170,12 @@ void Server::onWorkerReady()
     if (m_workersPending.fetch_sub(1) != 1) {
         return;
     }
-    for (WorkerNode *node : m_workerNodes) {
-        m_pubsub.addHub(node->hub());
+    {
+        const QMutexLocker lock(&m_workerMailboxesMutex);
+        for (WorkerNode *node : m_workerNodes) {
+            m_pubsub.addHub(node->hub());
+            m_workerMailboxes.emplace_back(node->loop()->mailbox(), node);
+        }
     }
     startListening();
 }
@@ -158,6 +198,23 @@ void Server::startListening()
                             << m_listener->serverPort() << "with" << m_workerNodes.size()
                             << "worker(s);" << m_tenants.size() << "tenant(s)";
     Q_EMIT started(m_listener->serverPort());
+}
+
+QString Server::nodeName() const
+{
+    if (!m_config.nodeName.isEmpty()) {
+        return m_config.nodeName;
+    }
+    return QSysInfo::machineHostName() + u':' + QString::number(m_config.port);
+}
+
+void Server::disconnectTenant(const QByteArray &externalId)
+{
+    const QMutexLocker lock(&m_workerMailboxesMutex);
+    for (const auto &[mailbox, node] : m_workerMailboxes) {
+        // The mailbox belongs to the node's I/O loop: a post never outlives the node.
+        mailbox->post([node, externalId] { node->disconnectTenant(externalId); });
+    }
 }
 
 void Server::stop()
@@ -192,6 +249,8 @@ void Server::stop()
         m_workers->stop();
     }
     m_workerNodes.clear();
+    const QMutexLocker lock(&m_workerMailboxesMutex);
+    m_workerMailboxes.clear();
 }
 
 } // namespace rt::app

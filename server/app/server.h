@@ -3,8 +3,10 @@
 #include "server/app/config.h"
 #include "server/presence/presence_store.h"
 #include "server/pubsub/local_pubsub.h"
+#include "server/runtime/mailbox.h"
 #include "server/tenants/tenant_directory.h"
 
+#include <QMutex>
 #include <QObject>
 #include <QThread>
 
@@ -22,8 +24,10 @@ namespace rt::gateway {
 class ConnectGate;
 }
 namespace rt::http {
+class AdminAuth;
 class TenantApiAuth;
 class BroadcastRoutes;
+class TenantRoutes;
 } // namespace rt::http
 namespace rt::tenants {
 class ControlPlane;
@@ -52,6 +56,13 @@ public:
     const ServerConfig &config() const { return m_config; }
     tenants::TenantDirectory &tenants() { return m_tenants; }
 
+    // Sends "Server requested disconnect" and closes (1012) every socket of the tenant on every
+    // worker. Any thread.
+    void disconnectTenant(const QByteArray &externalId);
+
+    // The name this node reports (NODE_NAME, or host name and port).
+    QString nodeName() const;
+
 Q_SIGNALS:
     void started(quint16 port);
     void failed(const QString &message);
@@ -70,10 +81,15 @@ private:
     std::unique_ptr<gateway::ConnectGate> m_gate;
     std::unique_ptr<http::TenantApiAuth> m_apiAuth;
     std::unique_ptr<http::BroadcastRoutes> m_broadcastRoutes;
+    std::unique_ptr<http::AdminAuth> m_tenantApiAdmin; // API_JWT_SECRET(_NEXT)
+    std::unique_ptr<http::TenantRoutes> m_tenantRoutes; // made once the control plane exists
     QThread m_dbThread;
     tenants::ControlPlane *m_controlPlane = nullptr; // lives on m_dbThread
     std::unique_ptr<runtime::WorkerPool> m_workers;
     std::vector<WorkerNode *> m_workerNodes; // live on the workers
+    // How other threads reach the workers (their I/O loops); filled once all workers are ready.
+    mutable QMutex m_workerMailboxesMutex;
+    std::vector<std::pair<runtime::MailboxPtr, WorkerNode *>> m_workerMailboxes;
     std::atomic<int> m_workersPending{ 0 };
     std::unique_ptr<transport::Listener> m_listener;
     bool m_stopped = false;

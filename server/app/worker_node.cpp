@@ -1,9 +1,12 @@
 #include "server/app/worker_node.h"
 
+#include "server/app/logging.h"
 #include "server/pubsub/hub.h"
 #include "server/transport/http_connection.h"
 #include "server/transport/io_loop.h"
 #include "server/transport/tcp_connection.h"
+
+#include <QLoggingCategory>
 
 namespace rt::app {
 
@@ -49,6 +52,14 @@ WorkerNode::~WorkerNode()
     // Connections (and the sessions inside them) go first: they unsubscribe from the hub.
     delete m_loop;
     m_loop = nullptr;
+}
+
+void WorkerNode::disconnectTenant(const QByteArray &tenantId)
+{
+    const int count = m_endpoint.disconnectTenant(tenantId);
+    if (count > 0) {
+        qCInfo(lcApp) << "disconnecting" << count << "socket(s) of tenant" << tenantId;
+    }
 }
 
 void WorkerNode::shutdown()

@@ -50,6 +50,9 @@ public:
     // every connection. Called on this worker's thread just before it stops.
     void shutdown();
 
+    // "Server requested disconnect" + close 1012 for the tenant's sockets on this worker.
+    void disconnectTenant(const QByteArray &tenantId);
+
 private:
     pubsub::Hub *m_hub; // child
     channels::ChannelService m_channels;
