@@ -221,7 +221,12 @@ QString helpText()
             "Every option is also read from the environment variable named below it; the command "
             "line wins.\n\n"
             "  -h, --help\n      Show this help and exit.\n"
-            "  -v, --version\n      Show the version and exit.\n");
+            "  -v, --version\n      Show the version and exit.\n"
+            "  --check-config\n");
+    text += wrapped(QStringLiteral("Read the configuration exactly as a start would, print a "
+                                   "one-line summary and exit: 0 if it is valid, 2 with the first "
+                                   "error otherwise. Binds no port and opens no database."),
+                    100, 6);
     for (const OptionSpec &option : Options) {
         text += QStringLiteral("  --%1 <%2>\n")
                         .arg(QLatin1String(option.flag), QLatin1String(option.valueName));
@@ -236,6 +241,31 @@ QString helpText()
 }
 
 } // namespace
+
+QString configSummary(const ServerConfig &config)
+{
+    const QString address = config.listenAddress.protocol() == QAbstractSocket::IPv6Protocol
+            ? u'[' + config.listenAddress.toString() + u']'
+            : config.listenAddress.toString();
+    const tenants::ControlPlaneSettings &plane = config.controlPlane;
+    const QString controlPlane = plane.backend == tenants::ControlPlaneSettings::Backend::Postgres
+            ? QStringLiteral("postgres %1@%2:%3/%4")
+                      .arg(plane.user, plane.host, QString::number(plane.port), plane.database)
+            : QStringLiteral("sqlite %1").arg(QDir::cleanPath(plane.sqlitePath));
+    QStringList seeds;
+    if (config.seedSelfHost) {
+        seeds.append(QString::fromUtf8(config.selfHostTenantName) + QStringLiteral(" (self-host)"));
+    }
+    for (const tenants::TenantInput &tenant : config.seedTenants) {
+        seeds.append(QString::fromUtf8(tenant.externalId));
+    }
+    const bool apiSecret = !config.apiJwtSecret.isEmpty() || !config.apiJwtJwks.isEmpty();
+    return QStringLiteral("configuration ok: port %1 on %2, control plane %3, seeded tenants: %4, "
+                          "tenant API secret %5")
+            .arg(QString::number(config.port), address, controlPlane,
+                 seeds.isEmpty() ? QStringLiteral("none") : seeds.join(QStringLiteral(", ")),
+                 apiSecret ? QStringLiteral("set") : QStringLiteral("not set"));
+}
 
 QHash<QString, QString> processEnvironment()
 {
@@ -258,6 +288,10 @@ Result<ConfigRequest> parseConfig(const QStringList &arguments,
                            "in brackets; the command line wins."));
     const QCommandLineOption help = parser.addHelpOption();
     const QCommandLineOption version = parser.addVersionOption();
+    const QCommandLineOption checkConfig(
+            QStringLiteral("check-config"),
+            QStringLiteral("Validate the configuration, print a summary and exit."));
+    parser.addOption(checkConfig);
     for (const OptionSpec &option : Options) {
         QString description = QString::fromLatin1(option.description) + QStringLiteral(" [")
                 + QString::fromLatin1(option.env) + u']';
@@ -284,6 +318,10 @@ Result<ConfigRequest> parseConfig(const QStringList &arguments,
     if (parser.isSet(version)) {
         request.action = ConfigRequest::Action::ShowVersion;
         return request;
+    }
+
+    if (parser.isSet(checkConfig)) {
+        request.action = ConfigRequest::Action::CheckConfig;
     }
 
     Reader read(parser, environment);

@@ -50,7 +50,9 @@ struct ServerConfig
 // The outcome of reading the command line and environment.
 struct ConfigRequest
 {
-    enum class Action { Run, ShowHelp, ShowVersion };
+    // CheckConfig: parse exactly as for Run, then report instead of starting (no port is
+    // bound and no database opened); see configSummary().
+    enum class Action { Run, ShowHelp, ShowVersion, CheckConfig };
     Action action = Action::Run;
     ServerConfig config;
     QString helpText;
@@ -60,6 +62,11 @@ struct ConfigRequest
 // clear message naming the option, its environment variable and what is expected.
 Result<ConfigRequest> parseConfig(const QStringList &arguments,
                                   const QHash<QString, QString> &environment);
+
+// One line describing a parsed configuration, for --check-config: where it listens, which
+// control plane it uses, which tenants it seeds and whether the tenant API has a secret.
+// Never contains a secret.
+QString configSummary(const ServerConfig &config);
 
 // The process environment as a map (read once at start-up).
 QHash<QString, QString> processEnvironment();

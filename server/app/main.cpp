@@ -56,6 +56,11 @@ int main(int argc, char **argv)
         std::printf("realtime-server %s\n", QTREALTIME_VERSION);
         return 0;
     }
+    if (request->action == rt::app::ConfigRequest::Action::CheckConfig) {
+        // Parsed exactly as a start, but nothing is bound or opened.
+        std::printf("%s\n", qPrintable(rt::app::configSummary(request->config)));
+        return 0;
+    }
     applyLogLevel(request->config.logLevel);
 
     rt::app::UnixSignals signals;

@@ -187,6 +187,11 @@ private Q_SLOTS:
     void seedTenantsFileErrors_data();
     void seedTenantsFileErrors();
     void unknownOptionsAndArguments();
+    void checkConfigParsesLikeAStart();
+    void checkConfigReportsTheSameErrors();
+    void checkConfigSummary_data();
+    void checkConfigSummary();
+    void helpListsCheckConfig();
 
 private:
     QString writeFile(const QString &name, const QByteArray &contents);
@@ -659,6 +664,124 @@ void ConfigTest::unknownOptionsAndArguments()
              qPrintable(positional.error().message));
     const auto missingValue = parseConfig({ Program, QStringLiteral("--port") }, {});
     QVERIFY(!missingValue.ok());
+}
+
+void ConfigTest::checkConfigParsesLikeAStart()
+{
+    const QString data = m_dir->filePath(QStringLiteral("check-data"));
+    const Environment environment = environmentFrom(
+            { QStringLiteral("PORT=4321"), QStringLiteral("DATA_DIR=") + data,
+              QStringLiteral("WORKERS=3"), QStringLiteral("API_JWT_SECRET=s3cret") });
+    const auto run = parseConfig({ Program }, environment);
+    const auto check = parseConfig({ Program, QStringLiteral("--check-config") }, environment);
+    QVERIFY2(check.ok(), check.ok() ? "" : qPrintable(check.error().message));
+    QCOMPARE(run->action, ConfigRequest::Action::Run);
+    QCOMPARE(check->action, ConfigRequest::Action::CheckConfig);
+    // The same configuration as a start: every option compares equal.
+    for (const Documented &option : DocumentedOptions) {
+        const QString env = QString::fromLatin1(option.env);
+        QCOMPARE(fieldOf(check->config, env), fieldOf(run->config, env));
+    }
+    QCOMPARE(check->config.controlPlane.sqlitePath, run->config.controlPlane.sqlitePath);
+
+    // Flags count too, and the position of --check-config does not matter.
+    const auto withFlags =
+            parseConfig({ Program, QStringLiteral("--port=1234"), QStringLiteral("--check-config"),
+                          QStringLiteral("--workers"), QStringLiteral("2") },
+                        environment);
+    QVERIFY(withFlags.ok());
+    QCOMPARE(withFlags->action, ConfigRequest::Action::CheckConfig);
+    QCOMPARE(withFlags->config.port, quint16(1234));
+    QCOMPARE(withFlags->config.workers, 2);
+
+    // --help and --version still win.
+    const auto help = parseConfig(
+            { Program, QStringLiteral("--check-config"), QStringLiteral("--help") }, {});
+    QVERIFY(help.ok());
+    QCOMPARE(help->action, ConfigRequest::Action::ShowHelp);
+}
+
+void ConfigTest::checkConfigReportsTheSameErrors()
+{
+    const QStringList bad[] = {
+        { QStringLiteral("PORT=abc") },
+        { QStringLiteral("DB_HOST=db.local") },
+        { QStringLiteral("SEED_SELF_HOST=true") },
+        { QStringLiteral("LOG_LEVEL=loud"), QStringLiteral("WORKERS=many") },
+    };
+    for (const QStringList &pairs : bad) {
+        const Environment environment = environmentFrom(pairs);
+        const auto run = parseConfig({ Program }, environment);
+        const auto check = parseConfig({ Program, QStringLiteral("--check-config") }, environment);
+        QVERIFY(!run.ok());
+        QVERIFY2(!check.ok(), qPrintable(pairs.join(u' ')));
+        QCOMPARE(check.error().message, run.error().message);
+    }
+    const auto unknown = parseConfig({ Program, QStringLiteral("--check-config=yes") }, {});
+    QVERIFY(!unknown.ok());
+}
+
+void ConfigTest::checkConfigSummary_data()
+{
+    QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<QStringList>("environment");
+    QTest::addColumn<QString>("expected");
+
+    const QString data = QDir::cleanPath(m_dir->filePath(QStringLiteral("summary-data")));
+    const QString seeds = writeFile(QStringLiteral("summary-seeds.json"),
+                                    R"({"tenants":[{"external_id":"one","jwt_secret":"s"},)"
+                                    R"({"external_id":"two","jwt_secret":"s"}]})");
+    QTest::newRow("defaults")
+            << QStringList() << QStringList{ QStringLiteral("DATA_DIR=") + data }
+            << QStringLiteral("configuration ok: port 4000 on 0.0.0.0, control plane sqlite "
+                              "%1/control-plane.sqlite3, seeded tenants: none, tenant API secret "
+                              "not set")
+                       .arg(data);
+    QTest::newRow("self-host and seeds file")
+            << QStringList{ QStringLiteral("--seed-tenants-file"), seeds }
+            << QStringList{ QStringLiteral("DATA_DIR=") + data, QStringLiteral("PORT=4100"),
+                            QStringLiteral("LISTEN_ADDRESS=::1"),
+                            QStringLiteral("SEED_SELF_HOST=true"),
+                            QStringLiteral("API_JWT_SECRET=top-secret") }
+            << QStringLiteral("configuration ok: port 4100 on [::1], control plane sqlite "
+                              "%1/control-plane.sqlite3, seeded tenants: realtime-dev "
+                              "(self-host), one, two, tenant API secret set")
+                       .arg(data);
+    QTest::newRow("postgres")
+            << QStringList{ QStringLiteral("--db-host=db.local") }
+            << QStringList{ QStringLiteral("DB_ENC_KEY=0123456789abcdef"),
+                            QStringLiteral("DB_USER=rt"), QStringLiteral("DB_PASSWORD=hunter2"),
+                            QStringLiteral("DB_NAME=control"), QStringLiteral("DB_PORT=6543") }
+            << QStringLiteral("configuration ok: port 4000 on 0.0.0.0, control plane postgres "
+                              "rt@db.local:6543/control, seeded tenants: none, tenant API secret "
+                              "not set");
+}
+
+void ConfigTest::checkConfigSummary()
+{
+    QFETCH(QStringList, arguments);
+    QFETCH(QStringList, environment);
+    QFETCH(QString, expected);
+
+    const auto parsed =
+            parseConfig(QStringList{ Program, QStringLiteral("--check-config") } + arguments,
+                        environmentFrom(environment));
+    QVERIFY2(parsed.ok(), parsed.ok() ? "" : qPrintable(parsed.error().message));
+    QCOMPARE(parsed->action, ConfigRequest::Action::CheckConfig);
+    const QString summary = rt::app::configSummary(parsed->config);
+    QCOMPARE(summary, expected);
+    QVERIFY(!summary.contains(u'\n'));
+    // Secrets never appear in the summary (it ends up in the journal).
+    QVERIFY(!summary.contains(QLatin1String("top-secret")));
+    QVERIFY(!summary.contains(QLatin1String("hunter2")));
+    QVERIFY(!summary.contains(QLatin1String("0123456789abcdef")));
+}
+
+void ConfigTest::helpListsCheckConfig()
+{
+    const auto parsed = parseConfig({ Program, QStringLiteral("--help") }, {});
+    QVERIFY(parsed.ok());
+    QVERIFY(parsed->helpText.contains(QLatin1String("  --check-config\n")));
 }
 
 QTEST_GUILESS_MAIN(ConfigTest)
