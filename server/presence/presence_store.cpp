@@ -16,14 +16,20 @@ PresenceStore::PresenceStore(const pubsub::LocalPubSub &pubsub, QObject *parent)
 { }
 
 void PresenceStore::trackAsync(const pubsub::TopicKey &topic, quint64 memberId,
-                               const QByteArray &key, const QJsonObject &meta)
+                               const QByteArray &key, const QJsonObject &meta,
+                               pubsub::DeliveryCounting counting)
 {
-    runtime::post(this, [this, topic, memberId, key, meta] { track(topic, memberId, key, meta); });
+    runtime::post(this, [this, topic, memberId, key, meta, counting = std::move(counting)] {
+        track(topic, memberId, key, meta, counting);
+    });
 }
 
-void PresenceStore::untrackAsync(const pubsub::TopicKey &topic, quint64 memberId)
+void PresenceStore::untrackAsync(const pubsub::TopicKey &topic, quint64 memberId,
+                                 pubsub::DeliveryCounting counting)
 {
-    runtime::post(this, [this, topic, memberId] { untrack(topic, memberId); });
+    runtime::post(this, [this, topic, memberId, counting = std::move(counting)] {
+        untrack(topic, memberId, counting);
+    });
 }
 
 void PresenceStore::requestStateAsync(const pubsub::TopicKey &topic, QObject *receiver,
@@ -48,12 +54,13 @@ void PresenceStore::requestStateAsync(const pubsub::TopicKey &topic, QObject *re
 }
 
 void PresenceStore::track(const pubsub::TopicKey &topic, quint64 memberId, const QByteArray &key,
-                          const QJsonObject &meta)
+                          const QJsonObject &meta, pubsub::DeliveryCounting counting)
 {
-    publish(topic, m_topics[topic.id()].track(memberId, key, meta, nextRef()));
+    publish(topic, m_topics[topic.id()].track(memberId, key, meta, nextRef()), std::move(counting));
 }
 
-void PresenceStore::untrack(const pubsub::TopicKey &topic, quint64 memberId)
+void PresenceStore::untrack(const pubsub::TopicKey &topic, quint64 memberId,
+                            pubsub::DeliveryCounting counting)
 {
     const auto it = m_topics.find(topic.id());
     if (it == m_topics.end()) {
@@ -63,7 +70,7 @@ void PresenceStore::untrack(const pubsub::TopicKey &topic, quint64 memberId)
     if (it->isEmpty()) {
         m_topics.erase(it);
     }
-    publish(topic, diff);
+    publish(topic, diff, std::move(counting));
 }
 
 QByteArray PresenceStore::stateJson(const pubsub::TopicKey &topic) const
@@ -78,14 +85,15 @@ qsizetype PresenceStore::presenceCount(const pubsub::TopicKey &topic) const
     return it == m_topics.constEnd() ? 0 : it->size();
 }
 
-void PresenceStore::publish(const pubsub::TopicKey &topic, const PresenceDiff &diff)
+void PresenceStore::publish(const pubsub::TopicKey &topic, const PresenceDiff &diff,
+                            pubsub::DeliveryCounting counting)
 {
     if (diff.isEmpty() || m_stopped) {
         return;
     }
     m_pubsub.publish(pubsub::OutboundMessage::push(topic, QByteArrayLiteral("presence_diff"),
-                                                   diff.toJson(),
-                                                   pubsub::Audience::PresenceReaders));
+                                                   diff.toJson(), pubsub::Audience::PresenceReaders,
+                                                   0, std::move(counting)));
 }
 
 QByteArray PresenceStore::nextRef()

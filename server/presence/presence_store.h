@@ -1,6 +1,7 @@
 #pragma once
 
 #include "server/presence/topic_presence.h"
+#include "server/pubsub/outbound_message.h"
 #include "server/pubsub/topic_key.h"
 
 #include <QHash>
@@ -30,9 +31,12 @@ public:
     explicit PresenceStore(const pubsub::LocalPubSub &pubsub, QObject *parent = nullptr);
 
     // Thread-safe entry points: they post to the store's thread.
+    // `counting`: the tenant's presence counter, which each delivered copy of the resulting
+    // presence_diff adds to (upstream's +N per diff dispatch).
     void trackAsync(const pubsub::TopicKey &topic, quint64 memberId, const QByteArray &key,
-                    const QJsonObject &meta);
-    void untrackAsync(const pubsub::TopicKey &topic, quint64 memberId);
+                    const QJsonObject &meta, pubsub::DeliveryCounting counting = {});
+    void untrackAsync(const pubsub::TopicKey &topic, quint64 memberId,
+                      pubsub::DeliveryCounting counting = {});
     // Calls `callback(stateJson)` on the thread of `receiver` unless `guard` died meanwhile.
     // `receiver` must live on that thread until this store is stopped (a worker's hub: the
     // answer then travels the same path, in order, as the presence diffs); `guard` is only
@@ -45,13 +49,15 @@ public:
 
     // Store thread only.
     void track(const pubsub::TopicKey &topic, quint64 memberId, const QByteArray &key,
-               const QJsonObject &meta);
-    void untrack(const pubsub::TopicKey &topic, quint64 memberId);
+               const QJsonObject &meta, pubsub::DeliveryCounting counting = {});
+    void untrack(const pubsub::TopicKey &topic, quint64 memberId,
+                 pubsub::DeliveryCounting counting = {});
     QByteArray stateJson(const pubsub::TopicKey &topic) const;
     qsizetype presenceCount(const pubsub::TopicKey &topic) const;
 
 private:
-    void publish(const pubsub::TopicKey &topic, const PresenceDiff &diff);
+    void publish(const pubsub::TopicKey &topic, const PresenceDiff &diff,
+                 pubsub::DeliveryCounting counting);
     QByteArray nextRef();
 
     const pubsub::LocalPubSub &m_pubsub;

@@ -1,5 +1,7 @@
 #include "server/pubsub/hub.h"
 
+#include "server/limits/rate_counter.h"
+
 namespace rt::pubsub {
 
 void Hub::subscribe(const TopicKey &topic, Subscriber *subscriber, quint64 memberId,
@@ -53,6 +55,7 @@ void Hub::deliver(const OutboundMessagePtr &message)
     const Audience audience = message->audience();
     const quint64 excluded = message->excludedMember();
     m_delivering = true;
+    qint64 delivered = 0;
     for (const Member &member : it.value()) {
         if (member.memberId == excluded) {
             continue;
@@ -64,9 +67,13 @@ void Hub::deliver(const OutboundMessagePtr &message)
         const OutboundMessage::Frame &frame = message->frameFor(member.vsn);
         if (!frame.bytes.isEmpty()) {
             member.subscriber->deliver(*message, frame);
+            ++delivered;
         }
     }
     m_delivering = false;
+    if (message->counting().counter && delivered > 0) {
+        message->counting().counter->add(delivered);
+    }
 }
 
 qsizetype Hub::memberCount(const TopicKey &topic) const

@@ -10,10 +10,9 @@ const QByteArray NullRef = QByteArrayLiteral("null");
 const QByteArray BroadcastEvent = QByteArrayLiteral("broadcast");
 } // namespace
 
-std::shared_ptr<const OutboundMessage> OutboundMessage::push(TopicKey topic, QByteArray event,
-                                                             QByteArray payloadJson,
-                                                             Audience audience,
-                                                             quint64 excludedMember)
+std::shared_ptr<const OutboundMessage>
+OutboundMessage::push(TopicKey topic, QByteArray event, QByteArray payloadJson, Audience audience,
+                      quint64 excludedMember, DeliveryCounting counting)
 {
     std::shared_ptr<OutboundMessage> message(new OutboundMessage);
     message->m_topic = std::move(topic);
@@ -21,12 +20,14 @@ std::shared_ptr<const OutboundMessage> OutboundMessage::push(TopicKey topic, QBy
     message->m_payload = std::move(payloadJson);
     message->m_audience = audience;
     message->m_excludedMember = excludedMember;
+    message->m_counting = std::move(counting);
     return message;
 }
 
 std::shared_ptr<const OutboundMessage>
 OutboundMessage::userBroadcast(TopicKey topic, QByteArray userEvent, QByteArray payload,
-                               bool payloadIsJson, QByteArray metadataJson, quint64 excludedMember)
+                               bool payloadIsJson, QByteArray metadataJson, quint64 excludedMember,
+                               DeliveryCounting counting)
 {
     std::shared_ptr<OutboundMessage> message(new OutboundMessage);
     message->m_topic = std::move(topic);
@@ -37,6 +38,7 @@ OutboundMessage::userBroadcast(TopicKey topic, QByteArray userEvent, QByteArray 
     message->m_isUserBroadcast = true;
     message->m_audience = Audience::BroadcastReaders;
     message->m_excludedMember = excludedMember;
+    message->m_counting = std::move(counting);
     return message;
 }
 

@@ -8,6 +8,10 @@
 #include <memory>
 #include <mutex>
 
+namespace rt::limits {
+class RateCounter;
+}
+
 namespace rt::pubsub {
 
 // Who among a topic's members may receive a message (private channels gate broadcasts and
@@ -16,6 +20,17 @@ enum class Audience : quint8 {
     BroadcastReaders,
     PresenceReaders,
     Everyone,
+};
+
+// How the deliveries of a message count against its tenant's limits (upstream counts every
+// delivered copy, docs/upstream/tenants-limits-metrics.md §5.2/§5.4). Set by the publisher.
+struct DeliveryCounting
+{
+    // Each hub adds the number of copies it delivered (one atomic add per hub and message).
+    std::shared_ptr<limits::RateCounter> counter;
+    // A receiving channel shuts down ("Too many messages per second") while `counter` is
+    // triggered: broadcasts yes, presence diffs no.
+    bool shutsDownReceivers = false;
 };
 
 // One message for every member of a topic, shared read-only by all recipients on all workers.
@@ -39,13 +54,15 @@ public:
     // postgres_changes, "Server requested disconnect". payloadJson must be a JSON object.
     static std::shared_ptr<const OutboundMessage> push(TopicKey topic, QByteArray event,
                                                        QByteArray payloadJson, Audience audience,
-                                                       quint64 excludedMember = 0);
+                                                       quint64 excludedMember = 0,
+                                                       DeliveryCounting counting = {});
 
     // A user broadcast (kind-3 push, HTTP single-event API, database broadcast): V2 members get a
     // binary kind-4 frame, V1 members the converted JSON object, or nothing for raw payloads.
     static std::shared_ptr<const OutboundMessage>
     userBroadcast(TopicKey topic, QByteArray userEvent, QByteArray payload, bool payloadIsJson,
-                  QByteArray metadataJson, quint64 excludedMember = 0);
+                  QByteArray metadataJson, quint64 excludedMember = 0,
+                  DeliveryCounting counting = {});
 
     const TopicKey &topic() const { return m_topic; }
     Audience audience() const { return m_audience; }
@@ -58,6 +75,8 @@ public:
 
     const Frame &frameFor(protocol::Vsn vsn) const;
 
+    const DeliveryCounting &counting() const { return m_counting; }
+
 private:
     OutboundMessage() = default;
     void encode(protocol::Vsn vsn) const;
@@ -68,6 +87,7 @@ private:
     QByteArray m_payload;
     QByteArray m_metadata;
     quint64 m_excludedMember = 0;
+    DeliveryCounting m_counting;
     Audience m_audience = Audience::BroadcastReaders;
     bool m_isUserBroadcast = false;
     bool m_payloadIsJson = true;
