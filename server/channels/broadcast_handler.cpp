@@ -23,6 +23,10 @@ ChannelService::Outcome BroadcastHandler::handle(ChannelContext &context, Socket
                                                  Channel &channel,
                                                  const protocol::InboundMessage &message)
 {
+    // Every client broadcast push counts on a public channel, even one rejected below.
+    if (channel.events) {
+        channel.events->add(1);
+    }
     const auto replyOk = [&] {
         if (channel.broadcastAck) {
             channel.reply(message.ref, QByteArrayLiteral("ok"), QByteArrayLiteral("{}"));
@@ -48,13 +52,13 @@ ChannelService::Outcome BroadcastHandler::handle(ChannelContext &context, Socket
     pubsub::OutboundMessagePtr outbound;
     if (message.isUserBroadcast) {
         // The client's metadata is not forwarded (upstream ignores it too).
-        outbound = pubsub::OutboundMessage::userBroadcast(channel.key(), message.userEvent,
-                                                          message.payload, message.payloadIsJson,
-                                                          QByteArray(), excluded);
+        outbound = pubsub::OutboundMessage::userBroadcast(
+                channel.key(), message.userEvent, message.payload, message.payloadIsJson,
+                QByteArray(), excluded, { channel.events, true });
     } else {
-        outbound = pubsub::OutboundMessage::push(channel.key(), QByteArrayLiteral("broadcast"),
-                                                 message.payload,
-                                                 pubsub::Audience::BroadcastReaders, excluded);
+        outbound = pubsub::OutboundMessage::push(
+                channel.key(), QByteArrayLiteral("broadcast"), message.payload,
+                pubsub::Audience::BroadcastReaders, excluded, { channel.events, true });
     }
     context.pubsub.publish(outbound);
     replyOk();

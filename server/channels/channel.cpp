@@ -60,6 +60,14 @@ void Channel::deliver(const pubsub::OutboundMessage &message,
         return; // contained in the presence_state this channel is about to receive
     }
     m_link.sendEncodedFrame(frame.wire);
+    // Upstream delivers the message, then closes a receiving channel while the tenant's events
+    // counter is triggered (docs/upstream/tenants-limits-metrics.md §5.4).
+    const pubsub::DeliveryCounting &counting = message.counting();
+    if (counting.shutsDownReceivers && !shutdownRequested && counting.counter
+        && counting.counter->isTriggered()) {
+        shutdownRequested = true;
+        m_link.shutDownChannelLater(m_memberId, QStringLiteral("Too many messages per second"));
+    }
 }
 
 } // namespace rt::channels

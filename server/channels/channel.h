@@ -1,5 +1,6 @@
 #pragma once
 
+#include "server/limits/rate_counter.h"
 #include "server/pubsub/hub.h"
 #include "server/pubsub/topic_key.h"
 
@@ -50,6 +51,11 @@ public:
     // The client presence limit's window: pushes counted since windowEndMs - window started.
     int presencePushes = 0;
     qint64 presenceWindowEndMs = 0;
+
+    // The tenant's counters this channel adds to (limits::RateCounter, shared node-wide).
+    std::shared_ptr<limits::RateCounter> events;
+    std::shared_ptr<limits::RateCounter> presenceEvents;
+    bool shutdownRequested = false; // shutDownChannelLater() was called
 
     // Pushes a channel message [join_ref, null, topic, event, payload].
     void push(const QByteArray &event, const QByteArray &payloadJson) const;

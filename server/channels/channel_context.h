@@ -10,6 +10,7 @@ class Clock;
 namespace rt::tenants {
 class TenantDirectory;
 class TenantUsageRegistry;
+class TenantRates;
 } // namespace rt::tenants
 namespace rt::pubsub {
 class Hub;
@@ -37,6 +38,7 @@ struct ChannelContext
 {
     tenants::TenantDirectory &tenants;
     tenants::TenantUsageRegistry &usage;
+    const tenants::TenantRates &rates;
     pubsub::Hub &hub;
     const pubsub::LocalPubSub &pubsub;
     presence::PresenceStore &presence;

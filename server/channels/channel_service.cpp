@@ -9,6 +9,7 @@
 #include "server/presence/presence_store.h"
 #include "server/pubsub/hub.h"
 #include "server/tenants/tenant_directory.h"
+#include "server/tenants/tenant_rates.h"
 #include "shared/core/clock.h"
 #include "shared/protocol/phoenix_codec.h"
 
@@ -101,6 +102,17 @@ ChannelService::JoinResult ChannelService::join(SocketState &socket, ClientLink 
                        QStringLiteral("ConnectionRateLimitReached: Too many connected users"));
         return result;
     }
+    // Every join that passes this check counts, even if it fails later (upstream).
+    if (!socket.joins) {
+        socket.joins = m_context.rates.joins(*tenant);
+    }
+    if (socket.joins->isTriggered()) {
+        replyJoinError(link, message,
+                       QStringLiteral("ClientJoinRateLimitReached: Too many joins per second"));
+        result.closeSocket = true;
+        return result;
+    }
+    socket.joins->add(1);
     if (socket.channelCount >= tenant->maxChannelsPerClient) {
         replyJoinError(link, message, QStringLiteral("ChannelRateLimitReached: Too many channels"));
         return result;
@@ -161,6 +173,8 @@ ChannelService::JoinResult ChannelService::join(SocketState &socket, ClientLink 
             : config.presenceKey;
     channel->accessToken = token;
     channel->claims = verified->claims;
+    channel->events = m_context.rates.events(*tenant);
+    channel->presenceEvents = m_context.rates.presenceEvents(*tenant);
     channel->tokenExp = verified->exp;
 
     QJsonArray changes = config.postgresChanges;
@@ -222,6 +236,9 @@ ChannelService::Outcome ChannelService::handleEvent(SocketState &socket, Channel
         return AccessTokenHandler::handle(*this, socket, channel, message);
     }
     // Upstream counts and logs unknown events without replying (spec §3.7).
+    if (channel.events) {
+        channel.events->add(1);
+    }
     qCDebug(lcChannels) << "ignoring event" << message.event << "on" << message.topic;
     return Outcome::Continue;
 }
@@ -238,7 +255,8 @@ void ChannelService::release(SocketState &socket, Channel &channel)
 {
     m_context.hub.unsubscribe(channel.key(), &channel);
     if (channel.trackedMeta) {
-        m_context.presence.untrackAsync(channel.key(), channel.memberId());
+        m_context.presence.untrackAsync(channel.key(), channel.memberId(),
+                                        presenceCounting(channel));
         channel.trackedMeta.reset();
     }
     --socket.channelCount;
@@ -274,8 +292,28 @@ void ChannelService::requestPresenceState(Channel &channel)
             channel.key(), &m_context.hub, QPointer<QObject>(channel.guard()),
             [target](const QByteArray &state) {
                 target->awaitingPresenceState = false;
+                if (exceedsPresenceLimit(*target)) {
+                    target->shutdownRequested = true;
+                    target->link().shutDownChannelLater(target->memberId(), PresenceLimitMessage);
+                    return;
+                }
+                if (target->presenceEvents) {
+                    target->presenceEvents->add(1);
+                }
                 target->push(QByteArrayLiteral("presence_state"), state);
             });
+}
+
+bool exceedsPresenceLimit(const Channel &channel)
+{
+    // Upstream compares the windowed average, strictly, with the limit (not the triggered flag).
+    return channel.presenceEvents && channel.presenceEvents->options().limit
+            && channel.presenceEvents->average() > channel.presenceEvents->options().limit->value;
+}
+
+pubsub::DeliveryCounting presenceCounting(const Channel &channel)
+{
+    return pubsub::DeliveryCounting{ channel.presenceEvents, false };
 }
 
 } // namespace rt::channels

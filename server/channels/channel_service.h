@@ -64,4 +64,11 @@ private:
 // Next member id (unique per process): identifies a channel in hubs and presence.
 quint64 nextMemberId();
 
+// The presence limit (max_presence_events_per_second): the tenant's presence counter averages
+// more than the limit. Checked at tracks and presence_state pushes.
+bool exceedsPresenceLimit(const Channel &channel);
+inline const QString PresenceLimitMessage = QStringLiteral("Too many presence messages per second");
+// How a presence change of `channel` counts its presence_diff deliveries.
+pubsub::DeliveryCounting presenceCounting(const Channel &channel);
+
 } // namespace rt::channels

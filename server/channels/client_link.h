@@ -25,6 +25,10 @@ public:
     virtual void sendLater(int delayMs, const QByteArray &bytes) = 0;
     // Closes the socket with a WebSocket close code once the current message is handled.
     virtual void closeSocket(quint16 code, const QByteArray &reason) = 0;
+    // Shuts the channel with `memberId` down (system error `message` + phx_close) once the
+    // current delivery pass is over; a no-op if it left meanwhile. Fan-out cannot change
+    // membership while it runs, so a limit hit during delivery goes through here.
+    virtual void shutDownChannelLater(quint64 memberId, const QString &message) = 0;
     // A QObject on the socket's thread that dies with the socket: the context for callbacks
     // from other threads (e.g. presence snapshots).
     virtual QObject *context() = 0;

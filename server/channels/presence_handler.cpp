@@ -54,10 +54,18 @@ ChannelService::Outcome PresenceHandler::handle(ChannelService &service, SocketS
             service.shutdown(socket, channel, QStringLiteral("Track message size exceeded"));
             return ChannelService::Outcome::CloseChannel;
         }
+        if (exceedsPresenceLimit(channel)) {
+            service.shutdown(socket, channel, PresenceLimitMessage);
+            return ChannelService::Outcome::CloseChannel;
+        }
         const bool turnsPresenceOn = !channel.presenceEnabled;
         channel.presenceEnabled = true;
         if (!channel.trackedMeta || *channel.trackedMeta != object) {
-            store.trackAsync(channel.key(), channel.memberId(), channel.presenceKey, object);
+            if (channel.presenceEvents) {
+                channel.presenceEvents->add(1);
+            }
+            store.trackAsync(channel.key(), channel.memberId(), channel.presenceKey, object,
+                             presenceCounting(channel));
             channel.trackedMeta = object;
         }
         channel.reply(message.ref, QByteArrayLiteral("ok"), QByteArrayLiteral("{}"));
@@ -69,7 +77,7 @@ ChannelService::Outcome PresenceHandler::handle(ChannelService &service, SocketS
     }
     if (name == QLatin1String("untrack")) {
         if (channel.trackedMeta) {
-            store.untrackAsync(channel.key(), channel.memberId());
+            store.untrackAsync(channel.key(), channel.memberId(), presenceCounting(channel));
             channel.trackedMeta.reset();
         }
         channel.reply(message.ref, QByteArrayLiteral("ok"), QByteArrayLiteral("{}"));

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "server/auth/jwt.h"
+#include "server/limits/rate_counter.h"
 #include "server/tenants/tenant.h"
 #include "server/tenants/tenant_directory.h"
 #include "shared/protocol/phoenix_message.h"
@@ -25,6 +26,7 @@ struct SocketState
     protocol::Vsn vsn = protocol::Vsn::V1;
     int channelCount = 0;
     bool countedAsUser = false; // counted in usage->connectedUsers (after a first join)
+    std::shared_ptr<limits::RateCounter> joins; // the tenant's joins counter, from the first join
 };
 
 } // namespace rt::channels

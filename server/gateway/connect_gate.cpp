@@ -3,6 +3,7 @@
 #include "server/gateway/logging.h"
 #include "server/tenants/host.h"
 #include "server/tenants/tenant_directory.h"
+#include "server/tenants/tenant_rates.h"
 #include "shared/core/clock.h"
 #include "shared/protocol/phoenix_codec.h"
 
@@ -12,10 +13,12 @@
 namespace rt::gateway {
 
 ConnectGate::ConnectGate(ConnectSettings settings, const tenants::TenantDirectory &tenants,
-                         tenants::TenantUsageRegistry &usage, const Clock &clock)
+                         tenants::TenantUsageRegistry &usage, const tenants::TenantRates &rates,
+                         const Clock &clock)
     : m_settings(std::move(settings)),
       m_tenants(tenants),
       m_usage(usage),
+      m_rates(rates),
       m_clock(clock)
 { }
 
@@ -75,6 +78,10 @@ ConnectGate::Decision ConnectGate::check(const wire::HttpRequest &request) const
     std::shared_ptr<tenants::TenantUsage> usage = m_usage.usage(tenantId);
     if (usage->connectedUsers.load() >= tenant->maxConcurrentUsers) {
         return refuse(429, QStringLiteral("Too many connected users"));
+    }
+    const std::shared_ptr<limits::RateCounter> joins = m_rates.existingJoins(tenantId);
+    if (joins && joins->isTriggered()) {
+        return refuse(429, QStringLiteral("Too many joins per second"));
     }
 
     channels::SocketState state;

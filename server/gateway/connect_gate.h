@@ -13,6 +13,7 @@ class Clock;
 namespace rt::tenants {
 class TenantDirectory;
 class TenantUsageRegistry;
+class TenantRates;
 } // namespace rt::tenants
 
 namespace rt::gateway {
@@ -25,13 +26,15 @@ struct ConnectSettings
 };
 
 // The connect-time checks of a socket upgrade, in upstream's order (spec §1.2-§1.4): serializer
-// version, tenant from Host, suspension, token presence, JWT, connected users. Pure decision
+// version, tenant from Host, suspension, token presence, JWT, connected users, joins rate
+// (docs/upstream/tenants-limits-metrics.md §5.6). Pure decision
 // over the request and the node's tenant state; callable from any worker thread.
 class ConnectGate
 {
 public:
     ConnectGate(ConnectSettings settings, const tenants::TenantDirectory &tenants,
-                tenants::TenantUsageRegistry &usage, const Clock &clock);
+                tenants::TenantUsageRegistry &usage, const tenants::TenantRates &rates,
+                const Clock &clock);
 
     struct Decision
     {
@@ -49,6 +52,7 @@ private:
     ConnectSettings m_settings;
     const tenants::TenantDirectory &m_tenants;
     tenants::TenantUsageRegistry &m_usage;
+    const tenants::TenantRates &m_rates;
     const Clock &m_clock;
 };
 

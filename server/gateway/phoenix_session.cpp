@@ -41,6 +41,27 @@ void PhoenixSession::onOpen(transport::WebSocketConnection &connection)
     }
 }
 
+void PhoenixSession::shutDownChannelLater(quint64 memberId, const QString &message)
+{
+    // Queued on this session's own thread: runs after the delivery pass that asked for it, and
+    // never after the session is gone (Qt drops events of a deleted receiver).
+    QMetaObject::invokeMethod(
+            this,
+            [this, memberId, message] {
+                if (m_closed) {
+                    return;
+                }
+                for (const auto &channel : m_channels) {
+                    if (channel->memberId() == memberId) {
+                        m_service.shutdown(m_state, *channel, message);
+                        removeChannel(channel.get());
+                        return;
+                    }
+                }
+            },
+            Qt::QueuedConnection);
+}
+
 void PhoenixSession::disconnectByServer()
 {
     if (m_closed || m_closing || m_connection == nullptr) {

@@ -45,6 +45,7 @@ public:
     void sendEncodedFrame(const QByteArray &webSocketFrame) override;
     void sendLater(int delayMs, const QByteArray &bytes) override;
     void closeSocket(quint16 code, const QByteArray &reason) override;
+    void shutDownChannelLater(quint64 memberId, const QString &message) override;
     QObject *context() override { return this; }
 
     qsizetype channelCount() const { return static_cast<qsizetype>(m_channels.size()); }
