@@ -2,8 +2,10 @@
 
 #include "server/auth/jwt.h"
 #include "server/http/router.h"
+#include "server/limits/rate_limit_headers.h"
 #include "server/tenants/host.h"
 #include "server/tenants/tenant_directory.h"
+#include "server/tenants/tenant_rates.h"
 #include "shared/core/clock.h"
 
 #include <QJsonDocument>
@@ -20,9 +22,11 @@ wire::HttpResponse messageResponse(int status, const QString &text)
     return response;
 }
 
-TenantApiAuth::TenantApiAuth(const tenants::TenantDirectory &tenants, QByteArray selfHostTenant,
+TenantApiAuth::TenantApiAuth(const tenants::TenantDirectory &tenants,
+                             const tenants::TenantRates &rates, QByteArray selfHostTenant,
                              QJsonObject claimValidators, const Clock &clock)
     : m_tenants(tenants),
+      m_rates(rates),
       m_selfHostTenant(std::move(selfHostTenant)),
       m_claimValidators(std::move(claimValidators)),
       m_clock(clock)
@@ -33,7 +37,15 @@ tenants::TenantPtr TenantApiAuth::tenantFor(const wire::HttpRequest &request) co
     return m_tenants.find(tenants::tenantIdFromHost(request.header("host"), m_selfHostTenant));
 }
 
-TenantApiAuth::Outcome TenantApiAuth::authorise(const wire::HttpRequest &request) const
+wire::HttpResponse TenantApiAuth::Outcome::withRateHeaders(wire::HttpResponse response) const
+{
+    for (const auto &[name, value] : rateHeaders) {
+        response.setHeader(name, value);
+    }
+    return response;
+}
+
+TenantApiAuth::Outcome TenantApiAuth::admit(const wire::HttpRequest &request) const
 {
     Outcome outcome;
     const tenants::TenantPtr tenant = tenantFor(request);
@@ -41,10 +53,29 @@ TenantApiAuth::Outcome TenantApiAuth::authorise(const wire::HttpRequest &request
         outcome.refusal = messageResponse(401, QStringLiteral("Tenant not found in database"));
         return outcome;
     }
-    if (tenant->suspend) {
-        outcome.refusal = messageResponse(403, QStringLiteral("Tenant is suspended"));
+    const std::shared_ptr<limits::RateCounter> requests = m_rates.requests(*tenant);
+    requests->add(1);
+    const limits::RateLimitHeaders headers =
+            limits::computeRateLimitHeaders(requests->average(), tenant->maxEventsPerSecond);
+    for (const auto &header : headers.toHttpHeaders()) {
+        outcome.rateHeaders.append({ header.first, header.second });
+    }
+    if (headers.isLimited) {
+        outcome.refusal =
+                outcome.withRateHeaders(messageResponse(429, QStringLiteral("Too many requests")));
         return outcome;
     }
+    outcome.tenant = tenant;
+    return outcome;
+}
+
+TenantApiAuth::Outcome TenantApiAuth::authorise(const wire::HttpRequest &request) const
+{
+    Outcome outcome = admit(request);
+    if (!outcome.tenant) {
+        return outcome;
+    }
+    const tenants::TenantPtr tenant = std::exchange(outcome.tenant, nullptr);
     // "Bearer <jwt>" with any letter case of the scheme; otherwise the apikey header.
     QByteArray token;
     const QByteArray authorization = request.header("authorization").trimmed();
@@ -56,7 +87,8 @@ TenantApiAuth::Outcome TenantApiAuth::authorise(const wire::HttpRequest &request
         token = request.header("apikey");
     }
     if (token.isEmpty()) {
-        outcome.refusal = messageResponse(401, QStringLiteral("Unauthorized"));
+        outcome.refusal =
+                outcome.withRateHeaders(messageResponse(401, QStringLiteral("Unauthorized")));
         return outcome;
     }
     auth::VerifyOptions options;
@@ -65,7 +97,14 @@ TenantApiAuth::Outcome TenantApiAuth::authorise(const wire::HttpRequest &request
     Result<auth::VerifiedToken, auth::JwtError> verified =
             auth::verifyToken(auth::cleanToken(token), *tenant->keys, options);
     if (!verified) {
-        outcome.refusal = messageResponse(401, QStringLiteral("Unauthorized"));
+        outcome.refusal =
+                outcome.withRateHeaders(messageResponse(401, QStringLiteral("Unauthorized")));
+        return outcome;
+    }
+    // Upstream checks suspension in the controller, after the token.
+    if (tenant->suspend) {
+        outcome.refusal = outcome.withRateHeaders(
+                messageResponse(403, QStringLiteral("Tenant is suspended")));
         return outcome;
     }
     outcome.tenant = tenant;

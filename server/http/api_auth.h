@@ -12,31 +12,43 @@ class Clock;
 }
 namespace rt::tenants {
 class TenantDirectory;
-}
+class TenantRates;
+} // namespace rt::tenants
 
 namespace rt::http {
 
-// The tenant-scoped REST pipeline shared by the broadcast endpoints (spec §4.4): tenant from
-// Host, suspension, and a JWT from "Authorization: Bearer" (or the apikey header) verified with
-// the tenant's keys, `role` and `exp` required.
+// The tenant-scoped REST pipeline shared by /api/ping and the broadcast endpoints (spec §4.4,
+// docs/upstream/tenants-limits-metrics.md §5.5), in upstream's order: tenant from Host (unknown:
+// 401 without rate headers), the request counted in the tenant's requests counter and the
+// x-rate-* headers computed (rolling average at or over max_events_per_second: 429), then a JWT
+// from "Authorization: Bearer" (or the apikey header) verified with the tenant's keys, `role` and
+// `exp` required (401), then suspension (403). Every answer after the tenant was found carries the
+// rate headers. Immutable; shared by every worker.
 class TenantApiAuth
 {
 public:
-    TenantApiAuth(const tenants::TenantDirectory &tenants, QByteArray selfHostTenant,
-                  QJsonObject claimValidators, const Clock &clock);
+    TenantApiAuth(const tenants::TenantDirectory &tenants, const tenants::TenantRates &rates,
+                  QByteArray selfHostTenant, QJsonObject claimValidators, const Clock &clock);
 
     struct Outcome
     {
-        tenants::TenantPtr tenant; // set when authorised
+        tenants::TenantPtr tenant; // set when admitted (and, for authorise(), authorised)
         QJsonObject claims;
         wire::HttpResponse refusal; // otherwise
+        QList<QPair<QByteArray, QByteArray>> rateHeaders; // set once the tenant was found
+
+        // Adds the rate headers to `response`.
+        wire::HttpResponse withRateHeaders(wire::HttpResponse response) const;
     };
+    // Tenant, request counting and the requests rate only (GET /api/ping).
+    Outcome admit(const wire::HttpRequest &request) const;
+    // admit(), then token and suspension (the broadcast API).
     Outcome authorise(const wire::HttpRequest &request) const;
-    // Tenant lookup only (GET /api/ping).
     tenants::TenantPtr tenantFor(const wire::HttpRequest &request) const;
 
 private:
     const tenants::TenantDirectory &m_tenants;
+    const tenants::TenantRates &m_rates;
     QByteArray m_selfHostTenant;
     QJsonObject m_claimValidators;
     const Clock &m_clock;

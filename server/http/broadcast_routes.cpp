@@ -4,6 +4,7 @@
 #include "server/http/logging.h"
 #include "server/pubsub/local_pubsub.h"
 #include "server/pubsub/outbound_message.h"
+#include "server/tenants/tenant_rates.h"
 #include "shared/protocol/json_scan.h"
 
 #include <QJsonArray>
@@ -17,6 +18,7 @@ namespace {
 const QString CantBeBlank = QStringLiteral("can't be blank");
 const QString IsInvalid = QStringLiteral("is invalid");
 const QString PayloadTooLarge = QStringLiteral("Payload size exceeds tenant limit");
+const QString ExceededRateLimit = QStringLiteral("You have exceeded your rate limit");
 // A kind-4 frame carries the topic ("realtime:" + sub-topic) and event in 255 bytes each.
 constexpr qsizetype MaxSubTopicBytes = 255 - 9;
 constexpr qsizetype MaxEventBytes = 255;
@@ -51,8 +53,10 @@ QByteArray mediaType(const QByteArray &contentType)
 
 } // namespace
 
-BroadcastRoutes::BroadcastRoutes(const TenantApiAuth &auth, const pubsub::LocalPubSub &pubsub)
+BroadcastRoutes::BroadcastRoutes(const TenantApiAuth &auth, const tenants::TenantRates &rates,
+                                 const pubsub::LocalPubSub &pubsub)
     : m_auth(auth),
+      m_rates(rates),
       m_pubsub(pubsub)
 { }
 
@@ -78,12 +82,15 @@ void BroadcastRoutes::handleBatch(const wire::HttpRequest &request,
         return;
     }
     const tenants::Tenant &tenant = *authorised.tenant;
+    const auto reply = [&responder, &authorised](wire::HttpResponse response) {
+        responder.respond(authorised.withRateHeaders(std::move(response)));
+    };
     QJsonParseError parseError{};
     const QJsonDocument document = QJsonDocument::fromJson(request.body, &parseError);
     if (parseError.error != QJsonParseError::NoError || !document.isObject()) {
-        responder.respond(messageResponse(400,
-                                          QStringLiteral("The request body must be a JSON "
-                                                         "object with a messages list")));
+        reply(messageResponse(400,
+                              QStringLiteral("The request body must be a JSON "
+                                             "object with a messages list")));
         return;
     }
     const QJsonValue messagesValue = document.object().value(QLatin1String("messages"));
@@ -93,14 +100,14 @@ void BroadcastRoutes::handleBatch(const wire::HttpRequest &request,
                       QJsonArray{ messagesValue.isUndefined() || messagesValue.isNull()
                                           ? CantBeBlank
                                           : IsInvalid });
-        responder.respond(errorsResponse(errors));
+        reply(errorsResponse(errors));
         return;
     }
     const QJsonArray messages = messagesValue.toArray();
     if (messages.isEmpty()) {
         QJsonObject errors;
         errors.insert(QLatin1String("messages"), QJsonArray{ CantBeBlank });
-        responder.respond(errorsResponse(errors));
+        reply(errorsResponse(errors));
         return;
     }
 
@@ -135,10 +142,24 @@ void BroadcastRoutes::handleBatch(const wire::HttpRequest &request,
     if (anyError) {
         QJsonObject errors;
         errors.insert(QLatin1String("messages"), perMessageErrors);
-        responder.respond(errorsResponse(errors));
+        reply(errorsResponse(errors));
         return;
     }
 
+    // The tenant's events rate (docs/upstream/tenants-limits-metrics.md §5.2): the batch is
+    // refused whole when the rate is over the limit or would go over it.
+    const std::shared_ptr<limits::RateCounter> events = m_rates.events(tenant);
+    const double rate = events->average();
+    if (rate > tenant.maxEventsPerSecond) {
+        reply(messageResponse(429, ExceededRateLimit));
+        return;
+    }
+    if (static_cast<double>(messages.size()) + rate > tenant.maxEventsPerSecond) {
+        reply(messageResponse(
+                429,
+                QStringLiteral("Too many messages to broadcast, please reduce the batch size")));
+        return;
+    }
     for (const QJsonValue &value : messages) {
         const QJsonObject message = value.toObject();
         const bool isPrivate = message.value(QLatin1String("private")).toBool(false);
@@ -159,12 +180,13 @@ void BroadcastRoutes::handleBatch(const wire::HttpRequest &request,
             meta.insert(QLatin1String("id"), id);
             broadcast.insert(QLatin1String("meta"), meta);
         }
+        events->add(1);
         m_pubsub.publish(pubsub::OutboundMessage::push(
                 pubsub::TopicKey(tenant.externalId, false, topic), QByteArrayLiteral("broadcast"),
                 QJsonDocument(broadcast).toJson(QJsonDocument::Compact),
-                pubsub::Audience::BroadcastReaders));
+                pubsub::Audience::BroadcastReaders, 0, { events, true }));
     }
-    responder.respond(accepted());
+    reply(accepted());
 }
 
 void BroadcastRoutes::handleSingle(const wire::HttpRequest &request, const RouteParams &params,
@@ -190,6 +212,9 @@ void BroadcastRoutes::handleSingle(const wire::HttpRequest &request, const Route
         return;
     }
     const tenants::Tenant &tenant = *authorised.tenant;
+    const auto reply = [&responder, &authorised](wire::HttpResponse response) {
+        responder.respond(authorised.withRateHeaders(std::move(response)));
+    };
     const QByteArray topic = params.value("topic");
     const QByteArray event = params.value("event");
     const auto query = wire::parseQuery(request.query);
@@ -212,9 +237,9 @@ void BroadcastRoutes::handleSingle(const wire::HttpRequest &request, const Route
     if (isJson) {
         payload = payload.trimmed();
         if (!payload.isEmpty() && !protocol::json::isValid(payload)) {
-            responder.respond(messageResponse(400,
-                                              QStringLiteral("The request body is not valid "
-                                                             "JSON")));
+            reply(messageResponse(400,
+                                  QStringLiteral("The request body is not valid "
+                                                 "JSON")));
             return;
         }
         if (!payload.isEmpty() && !payload.startsWith('{')) {
@@ -228,19 +253,25 @@ void BroadcastRoutes::handleSingle(const wire::HttpRequest &request, const Route
         errors.insert(QLatin1String("payload"), QJsonArray{ PayloadTooLarge });
     }
     if (!errors.isEmpty()) {
-        responder.respond(errorsResponse(errors));
+        reply(errorsResponse(errors));
         return;
     }
     if (isPrivate) {
         // Needs broadcast-write under the tenant's RLS policies, not available without them.
         // TODO(qtrealtime): RLS write check for private HTTP broadcasts #4
-        responder.respond(messageResponse(403, QStringLiteral("Unauthorized")));
+        reply(messageResponse(403, QStringLiteral("Unauthorized")));
         return;
     }
+    const std::shared_ptr<limits::RateCounter> events = m_rates.events(tenant);
+    if (events->average() >= tenant.maxEventsPerSecond) {
+        reply(messageResponse(429, ExceededRateLimit));
+        return;
+    }
+    events->add(1);
     m_pubsub.publish(pubsub::OutboundMessage::userBroadcast(
-            pubsub::TopicKey(tenant.externalId, false, topic), event, payload, isJson,
-            QByteArray()));
-    responder.respond(accepted());
+            pubsub::TopicKey(tenant.externalId, false, topic), event, payload, isJson, QByteArray(),
+            0, { events, true }));
+    reply(accepted());
 }
 
 } // namespace rt::http

@@ -5,6 +5,9 @@
 namespace rt::pubsub {
 class LocalPubSub;
 }
+namespace rt::tenants {
+class TenantRates;
+}
 
 namespace rt::http {
 
@@ -16,7 +19,8 @@ class TenantApiAuth;
 class BroadcastRoutes
 {
 public:
-    BroadcastRoutes(const TenantApiAuth &auth, const pubsub::LocalPubSub &pubsub);
+    BroadcastRoutes(const TenantApiAuth &auth, const tenants::TenantRates &rates,
+                    const pubsub::LocalPubSub &pubsub);
 
     void registerOn(Router &router);
 
@@ -27,6 +31,7 @@ public:
 
 private:
     const TenantApiAuth &m_auth;
+    const tenants::TenantRates &m_rates;
     const pubsub::LocalPubSub &m_pubsub;
 };
 

@@ -19,12 +19,13 @@ void registerHealthRoutes(Router &router, const TenantApiAuth &auth)
     router.add("GET", "/api/ping",
                [&auth](const wire::HttpRequest &request, const RouteParams &,
                        const transport::HttpResponder &responder) {
-                   if (!auth.tenantFor(request)) {
-                       responder.respond(messageResponse(
-                               401, QStringLiteral("Tenant not found in database")));
+                   const TenantApiAuth::Outcome admitted = auth.admit(request);
+                   if (!admitted.tenant) {
+                       responder.respond(admitted.refusal);
                        return;
                    }
-                   responder.respond(messageResponse(200, QStringLiteral("Success")));
+                   responder.respond(admitted.withRateHeaders(
+                           messageResponse(200, QStringLiteral("Success"))));
                });
 }
 
