@@ -29,12 +29,12 @@ Server::Server(ServerConfig config, QObject *parent) : QObject(parent), m_config
     connect.selfHostTenant = m_config.selfHostTenantName;
     connect.connectErrorBackoffMs = m_config.connectErrorBackoffMs;
     connect.claimValidators = m_config.jwtClaimValidators;
-    m_gate = std::make_unique<gateway::ConnectGate>(connect, m_tenants, m_usage,
+    m_gate = std::make_unique<gateway::ConnectGate>(connect, m_tenants, m_usage, m_rates,
                                                     SystemClock::instance());
-    m_apiAuth = std::make_unique<http::TenantApiAuth>(m_tenants, m_config.selfHostTenantName,
-                                                      m_config.jwtClaimValidators,
-                                                      SystemClock::instance());
-    m_broadcastRoutes = std::make_unique<http::BroadcastRoutes>(*m_apiAuth, m_pubsub);
+    m_apiAuth = std::make_unique<http::TenantApiAuth>(
+            m_tenants, m_rates, m_config.selfHostTenantName, m_config.jwtClaimValidators,
+            SystemClock::instance());
+    m_broadcastRoutes = std::make_unique<http::BroadcastRoutes>(*m_apiAuth, m_rates, m_pubsub);
     m_tenantApiAdmin = std::make_unique<http::AdminAuth>(
             QList<QByteArray>{ m_config.apiJwtSecret, m_config.apiJwtSecretNext },
             http::AdminAuth::parseBlocklist(m_config.apiTokenBlocklist),
@@ -44,6 +44,9 @@ Server::Server(ServerConfig config, QObject *parent) : QObject(parent), m_config
                 << "API_JWT_SECRET is not set: the tenant management API refuses every request";
     }
     m_dbThread.setObjectName(QStringLiteral("db"));
+    // Rate counters tick on the main thread, which is otherwise nearly idle.
+    m_rateTicker = std::make_unique<limits::RateCounterTicker>(m_rateCounters);
+    m_rateTicker->start();
 }
 
 Server::~Server()
@@ -74,6 +77,8 @@ void Server::start()
                 if (disconnectSockets) {
                     disconnectTenant(externalId);
                 }
+                // The directory already holds the tenant as written (or not at all).
+                m_rates.applyTenantChange(externalId, m_tenants.find(externalId));
             },
             Qt::DirectConnection);
     m_tenantRoutes = std::make_unique<http::TenantRoutes>(
@@ -141,6 +146,7 @@ void Server::onControlPlaneReady()
     const WorkerNode::Shared shared{
         m_tenants,
         m_usage,
+        m_rates,
         m_pubsub,
         *m_presence,
         SystemClock::instance(),

@@ -1,10 +1,12 @@
 #pragma once
 
 #include "server/app/config.h"
+#include "server/limits/rate_counter_ticker.h"
 #include "server/presence/presence_store.h"
 #include "server/pubsub/local_pubsub.h"
 #include "server/runtime/mailbox.h"
 #include "server/tenants/tenant_directory.h"
+#include "server/tenants/tenant_rates.h"
 
 #include <QMutex>
 #include <QObject>
@@ -75,6 +77,9 @@ private:
     ServerConfig m_config;
     tenants::TenantDirectory m_tenants;
     tenants::TenantUsageRegistry m_usage;
+    limits::RateCounterRegistry m_rateCounters;
+    tenants::TenantRates m_rates{ m_rateCounters };
+    std::unique_ptr<limits::RateCounterTicker> m_rateTicker; // main thread
     pubsub::LocalPubSub m_pubsub;
     std::atomic<bool> m_shuttingDown{ false };
     std::unique_ptr<presence::PresenceStore> m_presence;

@@ -14,9 +14,10 @@ namespace {
 
 channels::ChannelContext contextFor(const WorkerNode::Shared &shared, pubsub::Hub &hub)
 {
-    return channels::ChannelContext{ shared.tenants,      shared.usage,    hub,
-                                     shared.pubsub,       shared.presence, shared.clock,
-                                     shared.shuttingDown, shared.settings };
+    return channels::ChannelContext{
+        shared.tenants, shared.usage,        shared.rates,   hub, shared.pubsub, shared.presence,
+        shared.clock,   shared.shuttingDown, shared.settings
+    };
 }
 
 } // namespace

@@ -29,6 +29,7 @@ public:
     {
         tenants::TenantDirectory &tenants;
         tenants::TenantUsageRegistry &usage;
+        const tenants::TenantRates &rates;
         const pubsub::LocalPubSub &pubsub;
         presence::PresenceStore &presence;
         const Clock &clock;
