@@ -10,6 +10,7 @@ cd "$(dirname "$0")/.."
 
 packages=(
     build-essential cmake ninja-build ccache pkg-config git ca-certificates curl
+    dpkg-dev  # dpkg-shlibdeps: cpack computes the .deb dependencies with it
     clang clang-format clang-tidy libclang-rt-14-dev
     qt6-base-dev qt6-websockets-dev qt6-charts-dev libqt6opengl6-dev qt6-tools-dev qt6-l10n-tools
     libqt6sql6-psql libqt6sql6-sqlite
