@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One command that installs what is needed, builds, and runs every test: formatting, unit
-# tests, fuzz-corpus replays, end-to-end tests with the real @supabase/realtime-js client, then
-# an AddressSanitizer/UBSan build of the unit tests and fuzz replays with short libFuzzer runs.
+# tests, fuzz-corpus replays, the install and .deb packaging check, end-to-end tests with the
+# real @supabase/realtime-js client, then an AddressSanitizer/UBSan build of the unit tests and
+# fuzz replays with short libFuzzer runs.
 # .ci/run calls exactly this.
 #
 #   scripts/test.sh                 # everything
@@ -25,6 +26,9 @@ cmake --build build -j"$jobs"
 
 step "unit tests and fuzz corpus replays"
 ctest --test-dir build -L 'unit|fuzz-replay' -j"$jobs" --output-on-failure
+
+step "packaging: cmake --install, systemd unit, .deb"
+ctest --test-dir build -L packaging --output-on-failure
 
 step "integration and end-to-end tests"
 ctest --test-dir build -L 'integration|e2e' --output-on-failure
