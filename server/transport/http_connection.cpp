@@ -119,6 +119,7 @@ void HttpConnection::processInput()
         wire::HttpRequest request = m_parser.takeRequest();
         m_parser.reset();
         m_keepAlive = request.keepAlive && !request.upgrade;
+        m_answeringHead = request.method == "HEAD";
         if (request.upgrade) {
             // Whatever follows the head belongs to the upgraded protocol.
             m_upgradeLeftover = m_pendingInput;
@@ -136,7 +137,9 @@ void HttpConnection::respond(quint64 requestNumber, const wire::HttpResponse &re
         return; // answered twice, or a stale responder: ignore
     }
     m_awaitingResponse = false;
-    m_connection.send(wire::serializeResponse(response, m_keepAlive));
+    m_connection.send(wire::serializeResponse(response, m_keepAlive,
+                                              m_answeringHead ? wire::BodyMode::Omit
+                                                              : wire::BodyMode::Include));
     if (!m_keepAlive) {
         m_connection.closeAfterFlush();
         return;

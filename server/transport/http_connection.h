@@ -108,6 +108,7 @@ private:
     qint64 m_requestStartedMs = 0;
     bool m_awaitingResponse = false;
     bool m_keepAlive = true;
+    bool m_answeringHead = false; // the current request is a HEAD: headers only
     bool m_sawBytes = false; // a request has started arriving
 };
 

@@ -722,7 +722,7 @@ QByteArrayView reasonPhrase(int status)
     }
 }
 
-QByteArray serializeResponse(const HttpResponse &response, bool keepAlive)
+QByteArray serializeResponse(const HttpResponse &response, bool keepAlive, BodyMode bodyMode)
 {
     // RFC 9110 §8.6: no Content-Length in 1xx and 204 responses; everything else always carries
     // one (also 0) so that keep-alive clients know where the response ends.
@@ -755,7 +755,9 @@ QByteArray serializeResponse(const HttpResponse &response, bool keepAlive)
         out.append("connection: close\r\n");
     }
     out.append("\r\n");
-    out.append(response.body);
+    if (bodyMode == BodyMode::Include) {
+        out.append(response.body);
+    }
     return out;
 }
 

@@ -96,6 +96,10 @@ struct HttpResponse
 QByteArrayView reasonPhrase(int status);
 // Serializes status line, headers, Content-Length (always, computed from body), and body.
 // `keepAlive == false` adds "Connection: close".
-QByteArray serializeResponse(const HttpResponse &response, bool keepAlive);
+// An answer to HEAD has the headers of the GET answer, Content-Length included, and no body
+// (RFC 9110 §9.3.2).
+enum class BodyMode { Include, Omit };
+QByteArray serializeResponse(const HttpResponse &response, bool keepAlive,
+                             BodyMode bodyMode = BodyMode::Include);
 
 } // namespace rt::wire

@@ -156,6 +156,7 @@ private Q_SLOTS:
     void reasonPhrase();
     void serializeResponse_data();
     void serializeResponse();
+    void headResponseKeepsLengthWithoutBody();
     void setHeaderReplaces();
 };
 
@@ -703,6 +704,14 @@ void HttpMessageTest::serializeResponse()
     QFETCH(bool, keepAlive);
     QFETCH(QByteArray, expected);
     QCOMPARE(rt::wire::serializeResponse(response, keepAlive), expected);
+}
+
+void HttpMessageTest::headResponseKeepsLengthWithoutBody()
+{
+    const HttpResponse response = HttpResponse::json(200, "{\"data\":[]}");
+    QCOMPARE(rt::wire::serializeResponse(response, true, rt::wire::BodyMode::Omit),
+             QByteArray("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                        "content-length: 11\r\n\r\n"));
 }
 
 void HttpMessageTest::setHeaderReplaces()
