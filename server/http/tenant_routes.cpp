@@ -225,11 +225,35 @@ void TenantRoutes::write(const wire::HttpRequest &request, QByteArray externalId
                                  QJsonArray{ QStringLiteral("can't be blank") });
         }
     }
+    tenants::ControlPlane *controlPlane = &m_controlPlane;
     if (!parsed.errors.isEmpty()) {
-        responder.respond(errors422(parsed.errors));
+        if (creating || !parsed.errors.value(QLatin1String("extensions")).isArray()) {
+            responder.respond(errors422(parsed.errors));
+            return;
+        }
+        // Updating a tenant replaces its extensions, and upstream lists the replaced ones first
+        // (valid, so {}) before the new ones in the 422 body.
+        runtime::post(controlPlane,
+                      [controlPlane, externalId, errors = parsed.errors,
+                       deferred = responder.deferred()]() mutable {
+                          const Result<tenants::TenantPtr> existing =
+                                  controlPlane->fetchTenant(externalId);
+                          if (existing && *existing && !(*existing)->extensions.isEmpty()) {
+                              QJsonArray list;
+                              for (qsizetype i = 0; i < (*existing)->extensions.size(); ++i) {
+                                  list.append(QJsonObject());
+                              }
+                              const QJsonArray given =
+                                      errors.value(QLatin1String("extensions")).toArray();
+                              for (const QJsonValue &entry : given) {
+                                  list.append(entry);
+                              }
+                              errors.insert(QStringLiteral("extensions"), list);
+                          }
+                          deferred.respond(errors422(errors));
+                      });
         return;
     }
-    tenants::ControlPlane *controlPlane = &m_controlPlane;
     runtime::post(
             controlPlane,
             [controlPlane, externalId, patch = std::move(parsed.patch),

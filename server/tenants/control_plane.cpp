@@ -942,7 +942,10 @@ ControlPlane::writeTenant(const QByteArray &externalId, const TenantPatch &patch
     written.created = !before;
     written.tenant = *stored;
     if (before) {
-        written.disconnectSockets = credentialsDiffer(*before, **stored);
+        // Upstream treats any request carrying a non-empty jwt_secret as a change (the stored
+        // ciphertext always differs), so clients reconnect even when the secret is the same.
+        written.disconnectSockets = credentialsDiffer(*before, **stored)
+                || (patch.jwtSecret && !patch.jwtSecret->isEmpty());
         written.databaseSettingsChanged = patch.extensions.has_value();
         written.eventLimitChanged = before->maxEventsPerSecond != (*stored)->maxEventsPerSecond;
         written.joinLimitChanged = before->maxJoinsPerSecond != (*stored)->maxJoinsPerSecond;

@@ -49,10 +49,12 @@ public:
         qint64 number = -1;
         bool ok = false;
         if (raw.isDouble()) {
+            // Only a JSON integer literal: QJsonValue keeps those as integers, while 1.0 or 1e2
+            // are doubles, which upstream's casting refuses.
+            const bool isIntegerLiteral = raw.toVariant().metaType().id() == QMetaType::LongLong;
             const double real = raw.toDouble();
-            ok = real >= 0 && real <= 2'000'000'000
-                    && real == static_cast<double>(static_cast<qint64>(real));
-            number = ok ? static_cast<qint64>(real) : -1;
+            ok = isIntegerLiteral && real >= 0 && real <= 2'000'000'000;
+            number = ok ? raw.toInteger() : -1;
         } else if (raw.isString()) {
             // Elixir's Integer.parse must consume the whole string: no surrounding blanks.
             const QString text = raw.toString();

@@ -821,7 +821,8 @@ void ControlPlaneTest::sideEffectsOfAnUpdate_data()
     // private_only (§8). Values equal to the stored ones are no change.
     QTest::newRow("new secret") << QByteArray("{`jwt_secret`:`other`}") << true << false << false
                                 << false << false;
-    QTest::newRow("same secret") << QByteArray("{`jwt_secret`:`s`}") << false << false << false
+    // Upstream: any request carrying a non-empty jwt_secret is a change (docs §8).
+    QTest::newRow("same secret") << QByteArray("{`jwt_secret`:`s`}") << true << false << false
                                  << false << false;
     QTest::newRow("new jwks") << QByteArray("{`jwt_jwks`:{`keys`:[{`kty`:`oct`,`k`:`eHh4`}]}}")
                               << true << false << false << false << false;
