@@ -1,5 +1,6 @@
 #include "server/channels/presence_handler.h"
 
+#include "server/metrics/catalog.h"
 #include "server/presence/presence_store.h"
 #include "shared/core/clock.h"
 
@@ -21,11 +22,8 @@ ChannelService::Outcome PresenceHandler::handle(ChannelService &service, SocketS
     // Upstream's per-channel limit (default 5 pushes per 30 s) counts every presence push that
     // names an event, before it is handled.
     const ChannelContext &context = service.context();
-    const tenants::Tenant &tenant = *socket.tenant;
-    const int maxCalls = tenant.maxClientPresenceEventsPerWindow.value_or(
-            context.settings.clientPresenceMaxCalls);
-    const int windowMs =
-            tenant.clientPresenceWindowMs.value_or(context.settings.clientPresenceWindowMs);
+    const int maxCalls = channel.presenceMaxCalls;
+    const int windowMs = channel.presenceWindowMs;
     const qint64 now = context.clock.monotonicMs();
     if (channel.presencePushes == 0 || now > channel.presenceWindowEndMs) {
         channel.presencePushes = 1;
@@ -55,6 +53,7 @@ ChannelService::Outcome PresenceHandler::handle(ChannelService &service, SocketS
             return ChannelService::Outcome::CloseChannel;
         }
         if (exceedsPresenceLimit(channel)) {
+            countLimitRejection(context, socket.tenantId, metrics::label_values::PresenceEvents);
             service.shutdown(socket, channel, PresenceLimitMessage);
             return ChannelService::Outcome::CloseChannel;
         }

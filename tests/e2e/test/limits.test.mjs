@@ -521,22 +521,16 @@ describe('limits', { concurrency: true }, () => {
             await refused(m, 'third push of the second window');
         });
 
-        // Server bug: a tenant value of 0 is used as is (maxCalls 0), so the 2nd push already closes
-        // the channel; upstream falls back to CLIENT_PRESENCE_MAX_CALLS for values that are not > 0.
-        test('max_client_presence_events_per_window 0 means the default (5 per 30 s)', {
-            todo: 'server bug: 0 is not replaced by the default; the 2nd presence push closes the channel',
-        }, async (t) => {
+        // Upstream falls back to CLIENT_PRESENCE_MAX_CALLS for values that are not > 0.
+        test('max_client_presence_events_per_window 0 means the default (5 per 30 s)', async (t) => {
             const pool = testPool(t, server);
             const m = await presenceChannel(pool, 'presence-window-zero-calls');
             await accepted(m, 5, 0, 'default window');
             await refused(m, 'sixth push');
         });
 
-        // Server bug: a window of 0 ms ends before the next push, so pushes are never limited;
-        // upstream falls back to CLIENT_PRESENCE_WINDOW_MS for values that are not > 0.
-        test('client_presence_window_ms 0 means the default window (30 s)', {
-            todo: 'server bug: 0 is not replaced by the default; every push starts a new window',
-        }, async (t) => {
+        // Upstream falls back to CLIENT_PRESENCE_WINDOW_MS for values that are not > 0.
+        test('client_presence_window_ms 0 means the default window (30 s)', async (t) => {
             const pool = testPool(t, server);
             const m = await presenceChannel(pool, 'presence-window-zero-ms');
             await accepted(m, 2, 30, 'spaced pushes');
@@ -544,12 +538,9 @@ describe('limits', { concurrency: true }, () => {
             await refused(m, 'third push 60 ms later');
         });
 
-        // Server bug: the limit is read from the socket's tenant at each push, and every join on the
-        // socket refreshes that tenant, so a channel joined before the change follows the new value
-        // once another channel joins on the same socket (upstream §5.7: captured at join).
-        test('the values are captured at join: a tenant change applies to channels joined after it', {
-            todo: 'server bug: channels joined before the change follow it after any later join on the same socket',
-        }, async (t) => {
+        // Upstream §5.7: the window is captured at join, so a channel joined before a tenant change
+        // keeps its values even after another channel joins on the same socket.
+        test('the values are captured at join: a tenant change applies to channels joined after it', async (t) => {
             const pool = testPool(t, server);
             const tenant = 'presence-window-patch';
             const old = await presenceChannel(pool, tenant);
