@@ -7,6 +7,7 @@
 #include "server/http/api_auth.h"
 #include "server/http/broadcast_routes.h"
 #include "server/http/health_routes.h"
+#include "server/http/metrics_routes.h"
 #include "server/http/tenant_routes.h"
 #include "server/runtime/post.h"
 #include "server/runtime/worker_pool.h"
@@ -24,17 +25,29 @@ namespace rt::app {
 
 Server::Server(ServerConfig config, QObject *parent) : QObject(parent), m_config(std::move(config))
 {
+    // First: the gate, the routes and the workers hold references to the metrics.
+    m_metricsRegistry = std::make_unique<metrics::Registry>(
+            metrics::LabelPairs{ { QByteArrayLiteral("host"), nodeName().toUtf8() },
+                                 { QByteArrayLiteral("region"), m_config.region.toUtf8() } });
+    m_metrics = std::make_unique<metrics::ServerMetrics>(*m_metricsRegistry);
     m_presence = std::make_unique<presence::PresenceStore>(m_pubsub);
     gateway::ConnectSettings connect;
     connect.selfHostTenant = m_config.selfHostTenantName;
     connect.connectErrorBackoffMs = m_config.connectErrorBackoffMs;
     connect.claimValidators = m_config.jwtClaimValidators;
     m_gate = std::make_unique<gateway::ConnectGate>(connect, m_tenants, m_usage, m_rates,
-                                                    SystemClock::instance());
+                                                    *m_metrics, SystemClock::instance());
     m_apiAuth = std::make_unique<http::TenantApiAuth>(
-            m_tenants, m_rates, m_config.selfHostTenantName, m_config.jwtClaimValidators,
-            SystemClock::instance());
+            m_tenants, m_rates, *m_metrics, m_config.selfHostTenantName,
+            m_config.jwtClaimValidators, SystemClock::instance());
     m_broadcastRoutes = std::make_unique<http::BroadcastRoutes>(*m_apiAuth, m_rates, m_pubsub);
+    m_metricsAdmin = std::make_unique<http::AdminAuth>(
+            QList<QByteArray>{ m_config.metricsJwtSecret },
+            http::AdminAuth::parseBlocklist(m_config.metricsTokenBlocklist), QJsonObject(),
+            SystemClock::instance());
+    if (!m_metricsAdmin->isConfigured()) {
+        qCInfo(lcApp) << "METRICS_JWT_SECRET is not set: GET /metrics refuses every request";
+    }
     m_tenantApiAdmin = std::make_unique<http::AdminAuth>(
             QList<QByteArray>{ m_config.apiJwtSecret, m_config.apiJwtSecretNext },
             http::AdminAuth::parseBlocklist(m_config.apiTokenBlocklist),
@@ -46,6 +59,8 @@ Server::Server(ServerConfig config, QObject *parent) : QObject(parent), m_config
     m_dbThread.setObjectName(QStringLiteral("db"));
     // Rate counters tick on the main thread, which is otherwise nearly idle.
     m_rateTicker = std::make_unique<limits::RateCounterTicker>(m_rateCounters);
+    m_rateTicker->setObserver(
+            [this](const limits::RateCounterRegistry::TickPass &pass) { recordRateTicks(pass); });
     m_rateTicker->start();
 }
 
@@ -78,7 +93,11 @@ void Server::start()
                     disconnectTenant(externalId);
                 }
                 // The directory already holds the tenant as written (or not at all).
-                m_rates.applyTenantChange(externalId, m_tenants.find(externalId));
+                const tenants::TenantPtr current = m_tenants.find(externalId);
+                m_rates.applyTenantChange(externalId, current);
+                if (!current) {
+                    m_metricsRegistry->removeSeries("tenant", externalId);
+                }
             },
             Qt::DirectConnection);
     m_tenantRoutes = std::make_unique<http::TenantRoutes>(
@@ -147,6 +166,7 @@ void Server::onControlPlaneReady()
         m_tenants,
         m_usage,
         m_rates,
+        *m_metrics,
         m_pubsub,
         *m_presence,
         SystemClock::instance(),
@@ -158,6 +178,8 @@ void Server::onControlPlaneReady()
         [this](http::Router &router) {
             m_broadcastRoutes->registerOn(router);
             m_tenantRoutes->registerOn(router);
+            http::registerMetricsRoutes(router, *m_metricsAdmin,
+                                        [this] { return renderMetrics(); });
             http::registerHealthRoutes(router, *m_apiAuth);
         },
     };
@@ -204,6 +226,57 @@ void Server::startListening()
                             << m_listener->serverPort() << "with" << m_workerNodes.size()
                             << "worker(s);" << m_tenants.size() << "tenant(s)";
     Q_EMIT started(m_listener->serverPort());
+}
+
+void Server::recordRateTicks(const limits::RateCounterRegistry::TickPass &pass)
+{
+    for (const limits::TickedCounter &ticked : pass.ticked) {
+        const qint64 count = ticked.tick.state.lastLocalCount;
+        if (count <= 0) {
+            continue;
+        }
+        const QByteArray tenant = ticked.key.tenantId.toUtf8();
+        const auto delta = static_cast<quint64>(count);
+        switch (ticked.key.kind) {
+        case limits::RateCounterKind::Events:
+            m_metrics->channelEvents.labels({ tenant })->inc(delta);
+            m_metrics->channelGlobalEvents.inc(delta);
+            break;
+        case limits::RateCounterKind::PresenceEvents:
+            m_metrics->channelPresenceEvents.labels({ tenant })->inc(delta);
+            m_metrics->channelGlobalPresenceEvents.inc(delta);
+            break;
+        case limits::RateCounterKind::Joins:
+            m_metrics->channelJoins.labels({ tenant })->inc(delta);
+            m_metrics->channelGlobalJoins.inc(delta);
+            break;
+        case limits::RateCounterKind::DbEvents:
+            m_metrics->channelDbEvents.labels({ tenant })->inc(delta);
+            m_metrics->channelGlobalDbEvents.inc(delta);
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+QByteArray Server::renderMetrics() const
+{
+    // Connection gauges are sampled at scrape time from the users counters; tenants without
+    // users drop out.
+    const QList<QPair<QByteArray, int>> users = m_usage.connectedUsers();
+    qint64 total = 0;
+    m_metrics->connectionsConnected.clear();
+    m_metrics->connectionsConnectedCluster.clear();
+    for (const auto &[tenant, count] : users) {
+        m_metrics->connectionsConnected.labels({ tenant })->set(count);
+        m_metrics->connectionsConnectedCluster.labels({ tenant })->set(count);
+        total += count;
+    }
+    m_metrics->connectionsGlobalConnected.set(static_cast<double>(total));
+    m_metrics->connectionsGlobalConnectedCluster.set(static_cast<double>(total));
+    m_metrics->tenantsConnected.set(static_cast<double>(users.size()));
+    return m_metricsRegistry->render();
 }
 
 QString Server::nodeName() const

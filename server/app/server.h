@@ -2,6 +2,8 @@
 
 #include "server/app/config.h"
 #include "server/limits/rate_counter_ticker.h"
+#include "server/metrics/catalog.h"
+#include "server/metrics/registry.h"
 #include "server/presence/presence_store.h"
 #include "server/pubsub/local_pubsub.h"
 #include "server/runtime/mailbox.h"
@@ -71,6 +73,10 @@ Q_SIGNALS:
 
 private:
     void onControlPlaneReady();
+    // Feeds the per-tick counts of the rate counters into the metrics (upstream's telemetry).
+    void recordRateTicks(const limits::RateCounterRegistry::TickPass &pass);
+    // The /metrics body: gauges sampled now, then every family rendered. Any thread.
+    QByteArray renderMetrics() const;
     void onWorkerReady();
     void startListening();
 
@@ -80,6 +86,9 @@ private:
     limits::RateCounterRegistry m_rateCounters;
     tenants::TenantRates m_rates{ m_rateCounters };
     std::unique_ptr<limits::RateCounterTicker> m_rateTicker; // main thread
+    std::unique_ptr<metrics::Registry> m_metricsRegistry;
+    std::unique_ptr<metrics::ServerMetrics> m_metrics;
+    std::unique_ptr<http::AdminAuth> m_metricsAdmin; // METRICS_JWT_SECRET
     pubsub::LocalPubSub m_pubsub;
     std::atomic<bool> m_shuttingDown{ false };
     std::unique_ptr<presence::PresenceStore> m_presence;

@@ -1,6 +1,7 @@
 #include "server/app/worker_node.h"
 
 #include "server/app/logging.h"
+#include "server/metrics/catalog.h"
 #include "server/pubsub/hub.h"
 #include "server/transport/http_connection.h"
 #include "server/transport/io_loop.h"
@@ -14,10 +15,11 @@ namespace {
 
 channels::ChannelContext contextFor(const WorkerNode::Shared &shared, pubsub::Hub &hub)
 {
-    return channels::ChannelContext{
-        shared.tenants, shared.usage,        shared.rates,   hub, shared.pubsub, shared.presence,
-        shared.clock,   shared.shuttingDown, shared.settings
-    };
+    return channels::ChannelContext{ shared.tenants, shared.usage,
+                                     shared.rates,   hub,
+                                     shared.pubsub,  shared.presence,
+                                     shared.clock,   shared.shuttingDown,
+                                     shared.metrics, shared.settings };
 }
 
 } // namespace
@@ -28,6 +30,9 @@ WorkerNode::WorkerNode(const Shared &shared, QObject *parent)
       m_channels(contextFor(shared, *m_hub)),
       m_endpoint(shared.gate, m_channels)
 {
+    m_hub->setFanoutLatency(
+            shared.metrics.fanoutLatency.labels({ metrics::label_values::Broadcast }),
+            shared.metrics.fanoutLatency.labels({ metrics::label_values::Presence }));
     const auto socketRoute = [this](const wire::HttpRequest &request, const http::RouteParams &,
                                     const transport::HttpResponder &responder) {
         m_endpoint.handle(request, responder);

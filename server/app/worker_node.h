@@ -15,6 +15,10 @@ namespace rt::pubsub {
 class Hub;
 }
 
+namespace rt::metrics {
+class ServerMetrics;
+}
+
 namespace rt::app {
 
 // Everything one worker thread owns: its I/O loop with the connections, its pubsub hub, its
@@ -30,6 +34,7 @@ public:
         tenants::TenantDirectory &tenants;
         tenants::TenantUsageRegistry &usage;
         const tenants::TenantRates &rates;
+        metrics::ServerMetrics &metrics;
         const pubsub::LocalPubSub &pubsub;
         presence::PresenceStore &presence;
         const Clock &clock;

@@ -54,11 +54,12 @@ ChannelService::Outcome BroadcastHandler::handle(ChannelContext &context, Socket
         // The client's metadata is not forwarded (upstream ignores it too).
         outbound = pubsub::OutboundMessage::userBroadcast(
                 channel.key(), message.userEvent, message.payload, message.payloadIsJson,
-                QByteArray(), excluded, { channel.events, true });
+                QByteArray(), excluded, { channel.events, true, channel.messagesOut });
     } else {
-        outbound = pubsub::OutboundMessage::push(
-                channel.key(), QByteArrayLiteral("broadcast"), message.payload,
-                pubsub::Audience::BroadcastReaders, excluded, { channel.events, true });
+        outbound = pubsub::OutboundMessage::push(channel.key(), QByteArrayLiteral("broadcast"),
+                                                 message.payload,
+                                                 pubsub::Audience::BroadcastReaders, excluded,
+                                                 { channel.events, true, channel.messagesOut });
     }
     context.pubsub.publish(outbound);
     replyOk();

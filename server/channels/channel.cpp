@@ -1,6 +1,7 @@
 #include "server/channels/channel.h"
 
 #include "server/channels/client_link.h"
+#include "server/metrics/catalog.h"
 #include "shared/protocol/phoenix_codec.h"
 
 #include <QJsonDocument>
@@ -66,7 +67,8 @@ void Channel::deliver(const pubsub::OutboundMessage &message,
     if (counting.shutsDownReceivers && !shutdownRequested && counting.counter
         && counting.counter->isTriggered()) {
         shutdownRequested = true;
-        m_link.shutDownChannelLater(m_memberId, QStringLiteral("Too many messages per second"));
+        m_link.shutDownChannelLater(m_memberId, QStringLiteral("Too many messages per second"),
+                                    metrics::label_values::Events);
     }
 }
 

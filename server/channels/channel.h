@@ -1,6 +1,7 @@
 #pragma once
 
 #include "server/limits/rate_counter.h"
+#include "server/metrics/counter.h"
 #include "server/pubsub/hub.h"
 #include "server/pubsub/topic_key.h"
 
@@ -51,10 +52,16 @@ public:
     // The client presence limit's window: pushes counted since windowEndMs - window started.
     int presencePushes = 0;
     qint64 presenceWindowEndMs = 0;
+    // The window's size, fixed at join (upstream): the tenant's values when > 0, else the
+    // CLIENT_PRESENCE_* defaults.
+    int presenceMaxCalls = 5;
+    int presenceWindowMs = 30'000;
 
     // The tenant's counters this channel adds to (limits::RateCounter, shared node-wide).
     std::shared_ptr<limits::RateCounter> events;
     std::shared_ptr<limits::RateCounter> presenceEvents;
+    // The tenant's messages-out metric (copies delivered by fan-out to the tenant's sockets).
+    std::shared_ptr<metrics::Counter> messagesOut;
     bool shutdownRequested = false; // shutDownChannelLater() was called
 
     // Pushes a channel message [join_ref, null, topic, event, payload].

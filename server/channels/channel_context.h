@@ -19,6 +19,9 @@ class LocalPubSub;
 namespace rt::presence {
 class PresenceStore;
 }
+namespace rt::metrics {
+class ServerMetrics;
+}
 
 namespace rt::channels {
 
@@ -44,6 +47,7 @@ struct ChannelContext
     presence::PresenceStore &presence;
     const Clock &clock;
     const std::atomic<bool> &shuttingDown;
+    metrics::ServerMetrics &metrics;
     ChannelSettings settings;
 };
 

@@ -6,6 +6,7 @@
 #include "server/channels/join_payload.h"
 #include "server/channels/logging.h"
 #include "server/channels/presence_handler.h"
+#include "server/metrics/catalog.h"
 #include "server/presence/presence_store.h"
 #include "server/pubsub/hub.h"
 #include "server/tenants/tenant_directory.h"
@@ -98,6 +99,7 @@ ChannelService::JoinResult ChannelService::join(SocketState &socket, ClientLink 
     }
     if (!socket.countedAsUser
         && socket.usage->connectedUsers.load() >= tenant->maxConcurrentUsers) {
+        countLimitRejection(m_context, socket.tenantId, metrics::label_values::ConcurrentUsers);
         replyJoinError(link, message,
                        QStringLiteral("ConnectionRateLimitReached: Too many connected users"));
         return result;
@@ -107,6 +109,7 @@ ChannelService::JoinResult ChannelService::join(SocketState &socket, ClientLink 
         socket.joins = m_context.rates.joins(*tenant);
     }
     if (socket.joins->isTriggered()) {
+        countLimitRejection(m_context, socket.tenantId, metrics::label_values::Joins);
         replyJoinError(link, message,
                        QStringLiteral("ClientJoinRateLimitReached: Too many joins per second"));
         result.closeSocket = true;
@@ -114,6 +117,7 @@ ChannelService::JoinResult ChannelService::join(SocketState &socket, ClientLink 
     }
     socket.joins->add(1);
     if (socket.channelCount >= tenant->maxChannelsPerClient) {
+        countLimitRejection(m_context, socket.tenantId, metrics::label_values::ChannelsPerClient);
         replyJoinError(link, message, QStringLiteral("ChannelRateLimitReached: Too many channels"));
         return result;
     }
@@ -151,6 +155,7 @@ ChannelService::JoinResult ChannelService::join(SocketState &socket, ClientLink 
 
     if (!socket.countedAsUser) {
         if (!tryCountUser(*socket.usage, tenant->maxConcurrentUsers)) {
+            countLimitRejection(m_context, socket.tenantId, metrics::label_values::ConcurrentUsers);
             replyJoinError(link, message,
                            QStringLiteral("ConnectionRateLimitReached: Too many connected users"));
             return result;
@@ -175,6 +180,14 @@ ChannelService::JoinResult ChannelService::join(SocketState &socket, ClientLink 
     channel->claims = verified->claims;
     channel->events = m_context.rates.events(*tenant);
     channel->presenceEvents = m_context.rates.presenceEvents(*tenant);
+    const auto positiveOr = [](const std::optional<int> &value, int fallback) {
+        return value && *value > 0 ? *value : fallback;
+    };
+    channel->presenceMaxCalls = positiveOr(tenant->maxClientPresenceEventsPerWindow,
+                                           m_context.settings.clientPresenceMaxCalls);
+    channel->presenceWindowMs =
+            positiveOr(tenant->clientPresenceWindowMs, m_context.settings.clientPresenceWindowMs);
+    channel->messagesOut = m_context.metrics.messagesOut.labels({ socket.tenantId });
     channel->tokenExp = verified->exp;
 
     QJsonArray changes = config.postgresChanges;
@@ -294,7 +307,8 @@ void ChannelService::requestPresenceState(Channel &channel)
                 target->awaitingPresenceState = false;
                 if (exceedsPresenceLimit(*target)) {
                     target->shutdownRequested = true;
-                    target->link().shutDownChannelLater(target->memberId(), PresenceLimitMessage);
+                    target->link().shutDownChannelLater(target->memberId(), PresenceLimitMessage,
+                                                        metrics::label_values::PresenceEvents);
                     return;
                 }
                 if (target->presenceEvents) {
@@ -313,7 +327,13 @@ bool exceedsPresenceLimit(const Channel &channel)
 
 pubsub::DeliveryCounting presenceCounting(const Channel &channel)
 {
-    return pubsub::DeliveryCounting{ channel.presenceEvents, false };
+    return pubsub::DeliveryCounting{ channel.presenceEvents, false, channel.messagesOut };
+}
+
+void countLimitRejection(const ChannelContext &context, const QByteArray &tenantId,
+                         const char *kind)
+{
+    context.metrics.rateLimitRejections.labels({ tenantId, QByteArrayView(kind) })->inc();
 }
 
 } // namespace rt::channels

@@ -70,5 +70,8 @@ bool exceedsPresenceLimit(const Channel &channel);
 inline const QString PresenceLimitMessage = QStringLiteral("Too many presence messages per second");
 // How a presence change of `channel` counts its presence_diff deliveries.
 pubsub::DeliveryCounting presenceCounting(const Channel &channel);
+// A request refused by one of the tenant's limits (kind: metrics::label_values).
+void countLimitRejection(const ChannelContext &context, const QByteArray &tenantId,
+                         const char *kind);
 
 } // namespace rt::channels

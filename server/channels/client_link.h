@@ -28,7 +28,9 @@ public:
     // Shuts the channel with `memberId` down (system error `message` + phx_close) once the
     // current delivery pass is over; a no-op if it left meanwhile. Fan-out cannot change
     // membership while it runs, so a limit hit during delivery goes through here.
-    virtual void shutDownChannelLater(quint64 memberId, const QString &message) = 0;
+    // `limitKind` names the limit for the rejection metrics (metrics::label_values).
+    virtual void shutDownChannelLater(quint64 memberId, const QString &message,
+                                      const char *limitKind) = 0;
     // A QObject on the socket's thread that dies with the socket: the context for callbacks
     // from other threads (e.g. presence snapshots).
     virtual QObject *context() = 0;

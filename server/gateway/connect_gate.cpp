@@ -1,6 +1,7 @@
 #include "server/gateway/connect_gate.h"
 
 #include "server/gateway/logging.h"
+#include "server/metrics/catalog.h"
 #include "server/tenants/host.h"
 #include "server/tenants/tenant_directory.h"
 #include "server/tenants/tenant_rates.h"
@@ -14,11 +15,12 @@ namespace rt::gateway {
 
 ConnectGate::ConnectGate(ConnectSettings settings, const tenants::TenantDirectory &tenants,
                          tenants::TenantUsageRegistry &usage, const tenants::TenantRates &rates,
-                         const Clock &clock)
+                         metrics::ServerMetrics &metrics, const Clock &clock)
     : m_settings(std::move(settings)),
       m_tenants(tenants),
       m_usage(usage),
       m_rates(rates),
+      m_metrics(metrics),
       m_clock(clock)
 { }
 
@@ -77,10 +79,16 @@ ConnectGate::Decision ConnectGate::check(const wire::HttpRequest &request) const
     }
     std::shared_ptr<tenants::TenantUsage> usage = m_usage.usage(tenantId);
     if (usage->connectedUsers.load() >= tenant->maxConcurrentUsers) {
+        m_metrics.rateLimitRejections
+                .labels({ tenantId, QByteArrayView(metrics::label_values::ConcurrentUsers) })
+                ->inc();
         return refuse(429, QStringLiteral("Too many connected users"));
     }
     const std::shared_ptr<limits::RateCounter> joins = m_rates.existingJoins(tenantId);
     if (joins && joins->isTriggered()) {
+        m_metrics.rateLimitRejections
+                .labels({ tenantId, QByteArrayView(metrics::label_values::Joins) })
+                ->inc();
         return refuse(429, QStringLiteral("Too many joins per second"));
     }
 

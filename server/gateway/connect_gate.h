@@ -16,6 +16,10 @@ class TenantUsageRegistry;
 class TenantRates;
 } // namespace rt::tenants
 
+namespace rt::metrics {
+class ServerMetrics;
+}
+
 namespace rt::gateway {
 
 struct ConnectSettings
@@ -34,7 +38,7 @@ class ConnectGate
 public:
     ConnectGate(ConnectSettings settings, const tenants::TenantDirectory &tenants,
                 tenants::TenantUsageRegistry &usage, const tenants::TenantRates &rates,
-                const Clock &clock);
+                metrics::ServerMetrics &metrics, const Clock &clock);
 
     struct Decision
     {
@@ -53,6 +57,7 @@ private:
     const tenants::TenantDirectory &m_tenants;
     tenants::TenantUsageRegistry &m_usage;
     const tenants::TenantRates &m_rates;
+    metrics::ServerMetrics &m_metrics;
     const Clock &m_clock;
 };
 

@@ -2,6 +2,7 @@
 
 #include "server/gateway/logging.h"
 #include "server/gateway/tenant_sessions.h"
+#include "server/metrics/catalog.h"
 #include "server/transport/io_loop.h"
 #include "shared/core/clock.h"
 #include "shared/protocol/phoenix_codec.h"
@@ -23,7 +24,8 @@ PhoenixSession::PhoenixSession(channels::ChannelService &service, channels::Sock
                                TenantSessions *sessions)
     : m_service(service),
       m_state(std::move(state)),
-      m_sessions(sessions)
+      m_sessions(sessions),
+      m_messagesIn(m_service.context().metrics.messagesIn.labels({ m_state.tenantId }))
 { }
 
 PhoenixSession::~PhoenixSession()
@@ -41,8 +43,10 @@ void PhoenixSession::onOpen(transport::WebSocketConnection &connection)
     }
 }
 
-void PhoenixSession::shutDownChannelLater(quint64 memberId, const QString &message)
+void PhoenixSession::shutDownChannelLater(quint64 memberId, const QString &message,
+                                          const char *limitKind)
 {
+    channels::countLimitRejection(m_service.context(), m_state.tenantId, limitKind);
     // Queued on this session's own thread: runs after the delivery pass that asked for it, and
     // never after the session is gone (Qt drops events of a deleted receiver).
     QMetaObject::invokeMethod(
@@ -178,6 +182,7 @@ void PhoenixSession::runDelayed()
 
 void PhoenixSession::onText(QByteArray message)
 {
+    m_messagesIn->inc();
     Result<protocol::InboundMessage> decoded = protocol::decodeText(message, m_state.vsn);
     if (!decoded) {
         // Phoenix drops undecodable frames and keeps the connection (MalformedWebSocketMessage).
@@ -189,6 +194,7 @@ void PhoenixSession::onText(QByteArray message)
 
 void PhoenixSession::onBinary(QByteArray message)
 {
+    m_messagesIn->inc();
     if (m_state.vsn != protocol::Vsn::V2) {
         qCDebug(lcGateway) << "MalformedWebSocketMessage: binary frame on a 1.0.0 socket";
         return;
@@ -307,6 +313,12 @@ void PhoenixSession::onClosed(quint16 code)
     }
     Q_UNUSED(code)
     m_closed = true;
+    if (m_tcp != nullptr && m_tcp->isSlowConsumer()) {
+        metrics::ServerMetrics &metrics = m_service.context().metrics;
+        metrics.slowConsumerDisconnects.labels({ m_state.tenantId })->inc();
+        metrics.slowConsumerDroppedMessages.labels({ m_state.tenantId })
+                ->inc(static_cast<quint64>(m_tcp->droppedFrames()));
+    }
     for (const auto &channel : m_channels) {
         m_service.release(m_state, *channel);
     }

@@ -12,6 +12,10 @@
 #include <memory>
 #include <vector>
 
+namespace rt::metrics {
+class Counter;
+}
+
 namespace rt::gateway {
 
 class TenantSessions;
@@ -45,7 +49,8 @@ public:
     void sendEncodedFrame(const QByteArray &webSocketFrame) override;
     void sendLater(int delayMs, const QByteArray &bytes) override;
     void closeSocket(quint16 code, const QByteArray &reason) override;
-    void shutDownChannelLater(quint64 memberId, const QString &message) override;
+    void shutDownChannelLater(quint64 memberId, const QString &message,
+                              const char *limitKind) override;
     QObject *context() override { return this; }
 
     qsizetype channelCount() const { return static_cast<qsizetype>(m_channels.size()); }
@@ -76,6 +81,7 @@ private:
     channels::ChannelService &m_service;
     channels::SocketState m_state;
     TenantSessions *m_sessions = nullptr;
+    std::shared_ptr<metrics::Counter> m_messagesIn; // the tenant's, node-wide
     transport::WebSocketConnection *m_connection = nullptr; // owns this session
     transport::TcpConnection *m_tcp = nullptr; // under m_connection; fan-out writes straight here
     std::vector<std::unique_ptr<channels::Channel>> m_channels; // few per socket: linear search

@@ -3,6 +3,7 @@
 #include "server/auth/jwt.h"
 #include "server/http/router.h"
 #include "server/limits/rate_limit_headers.h"
+#include "server/metrics/catalog.h"
 #include "server/tenants/host.h"
 #include "server/tenants/tenant_directory.h"
 #include "server/tenants/tenant_rates.h"
@@ -23,10 +24,12 @@ wire::HttpResponse messageResponse(int status, const QString &text)
 }
 
 TenantApiAuth::TenantApiAuth(const tenants::TenantDirectory &tenants,
-                             const tenants::TenantRates &rates, QByteArray selfHostTenant,
-                             QJsonObject claimValidators, const Clock &clock)
+                             const tenants::TenantRates &rates, metrics::ServerMetrics &metrics,
+                             QByteArray selfHostTenant, QJsonObject claimValidators,
+                             const Clock &clock)
     : m_tenants(tenants),
       m_rates(rates),
+      m_metrics(metrics),
       m_selfHostTenant(std::move(selfHostTenant)),
       m_claimValidators(std::move(claimValidators)),
       m_clock(clock)
@@ -35,6 +38,11 @@ TenantApiAuth::TenantApiAuth(const tenants::TenantDirectory &tenants,
 tenants::TenantPtr TenantApiAuth::tenantFor(const wire::HttpRequest &request) const
 {
     return m_tenants.find(tenants::tenantIdFromHost(request.header("host"), m_selfHostTenant));
+}
+
+void TenantApiAuth::countRejection(const QByteArray &tenantId, const char *kind) const
+{
+    m_metrics.rateLimitRejections.labels({ tenantId, QByteArrayView(kind) })->inc();
 }
 
 wire::HttpResponse TenantApiAuth::Outcome::withRateHeaders(wire::HttpResponse response) const
@@ -61,6 +69,7 @@ TenantApiAuth::Outcome TenantApiAuth::admit(const wire::HttpRequest &request) co
         outcome.rateHeaders.append({ header.first, header.second });
     }
     if (headers.isLimited) {
+        countRejection(tenant->externalId, metrics::label_values::HttpRequests);
         outcome.refusal =
                 outcome.withRateHeaders(messageResponse(429, QStringLiteral("Too many requests")));
         return outcome;

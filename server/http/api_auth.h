@@ -15,6 +15,10 @@ class TenantDirectory;
 class TenantRates;
 } // namespace rt::tenants
 
+namespace rt::metrics {
+class ServerMetrics;
+}
+
 namespace rt::http {
 
 // The tenant-scoped REST pipeline shared by /api/ping and the broadcast endpoints (spec §4.4,
@@ -28,7 +32,12 @@ class TenantApiAuth
 {
 public:
     TenantApiAuth(const tenants::TenantDirectory &tenants, const tenants::TenantRates &rates,
-                  QByteArray selfHostTenant, QJsonObject claimValidators, const Clock &clock);
+                  metrics::ServerMetrics &metrics, QByteArray selfHostTenant,
+                  QJsonObject claimValidators, const Clock &clock);
+
+    metrics::ServerMetrics &metrics() const { return m_metrics; }
+    // A request refused by one of the tenant's limits (kind: metrics::label_values).
+    void countRejection(const QByteArray &tenantId, const char *kind) const;
 
     struct Outcome
     {
@@ -49,6 +58,7 @@ public:
 private:
     const tenants::TenantDirectory &m_tenants;
     const tenants::TenantRates &m_rates;
+    metrics::ServerMetrics &m_metrics;
     QByteArray m_selfHostTenant;
     QJsonObject m_claimValidators;
     const Clock &m_clock;

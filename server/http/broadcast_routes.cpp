@@ -2,6 +2,7 @@
 
 #include "server/http/api_auth.h"
 #include "server/http/logging.h"
+#include "server/metrics/catalog.h"
 #include "server/pubsub/local_pubsub.h"
 #include "server/pubsub/outbound_message.h"
 #include "server/tenants/tenant_rates.h"
@@ -151,10 +152,12 @@ void BroadcastRoutes::handleBatch(const wire::HttpRequest &request,
     const std::shared_ptr<limits::RateCounter> events = m_rates.events(tenant);
     const double rate = events->average();
     if (rate > tenant.maxEventsPerSecond) {
+        m_auth.countRejection(tenant.externalId, metrics::label_values::Events);
         reply(messageResponse(429, ExceededRateLimit));
         return;
     }
     if (static_cast<double>(messages.size()) + rate > tenant.maxEventsPerSecond) {
+        m_auth.countRejection(tenant.externalId, metrics::label_values::Events);
         reply(messageResponse(
                 429,
                 QStringLiteral("Too many messages to broadcast, please reduce the batch size")));
@@ -184,7 +187,8 @@ void BroadcastRoutes::handleBatch(const wire::HttpRequest &request,
         m_pubsub.publish(pubsub::OutboundMessage::push(
                 pubsub::TopicKey(tenant.externalId, false, topic), QByteArrayLiteral("broadcast"),
                 QJsonDocument(broadcast).toJson(QJsonDocument::Compact),
-                pubsub::Audience::BroadcastReaders, 0, { events, true }));
+                pubsub::Audience::BroadcastReaders, 0,
+                { events, true, m_auth.metrics().messagesOut.labels({ tenant.externalId }) }));
     }
     reply(accepted());
 }
@@ -264,13 +268,14 @@ void BroadcastRoutes::handleSingle(const wire::HttpRequest &request, const Route
     }
     const std::shared_ptr<limits::RateCounter> events = m_rates.events(tenant);
     if (events->average() >= tenant.maxEventsPerSecond) {
+        m_auth.countRejection(tenant.externalId, metrics::label_values::Events);
         reply(messageResponse(429, ExceededRateLimit));
         return;
     }
     events->add(1);
     m_pubsub.publish(pubsub::OutboundMessage::userBroadcast(
             pubsub::TopicKey(tenant.externalId, false, topic), event, payload, isJson, QByteArray(),
-            0, { events, true }));
+            0, { events, true, m_auth.metrics().messagesOut.labels({ tenant.externalId }) }));
     reply(accepted());
 }
 

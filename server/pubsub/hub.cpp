@@ -1,6 +1,8 @@
 #include "server/pubsub/hub.h"
 
 #include "server/limits/rate_counter.h"
+#include "server/metrics/counter.h"
+#include "server/metrics/histogram.h"
 
 namespace rt::pubsub {
 
@@ -71,8 +73,21 @@ void Hub::deliver(const OutboundMessagePtr &message)
         }
     }
     m_delivering = false;
-    if (message->counting().counter && delivered > 0) {
-        message->counting().counter->add(delivered);
+    if (delivered > 0) {
+        const DeliveryCounting &counting = message->counting();
+        if (counting.counter) {
+            counting.counter->add(delivered);
+        }
+        if (counting.delivered) {
+            counting.delivered->inc(static_cast<quint64>(delivered));
+        }
+        // From publication to this worker's pass over its members: queueing across threads.
+        const std::shared_ptr<metrics::Histogram> &latency =
+                audience == Audience::PresenceReaders ? m_presenceLatency : m_broadcastLatency;
+        if (latency) {
+            const auto waited = std::chrono::steady_clock::now() - message->createdAt();
+            latency->observe(std::chrono::duration<double, std::milli>(waited).count());
+        }
     }
 }
 

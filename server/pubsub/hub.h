@@ -8,6 +8,10 @@
 
 #include <vector>
 
+namespace rt::metrics {
+class Histogram;
+}
+
 namespace rt::pubsub {
 
 // The receiving end of one joined channel. Implemented by the gateway's channel object; lives
@@ -51,6 +55,14 @@ public:
     // Sends `message` to every member of its topic that may read it, except the excluded one.
     void deliver(const OutboundMessagePtr &message);
 
+    // Where to record the fan-out latency of broadcasts and of presence diffs (set before use).
+    void setFanoutLatency(std::shared_ptr<metrics::Histogram> broadcasts,
+                          std::shared_ptr<metrics::Histogram> presence)
+    {
+        m_broadcastLatency = std::move(broadcasts);
+        m_presenceLatency = std::move(presence);
+    }
+
     qsizetype memberCount(const TopicKey &topic) const;
     qsizetype topicCount() const { return m_topics.size(); }
 
@@ -63,6 +75,8 @@ private:
         MemberRights rights;
     };
     QHash<QByteArray, std::vector<Member>> m_topics; // TopicKey::id() -> members
+    std::shared_ptr<metrics::Histogram> m_broadcastLatency;
+    std::shared_ptr<metrics::Histogram> m_presenceLatency;
     bool m_delivering = false; // guards the rule that delivery never changes membership
 };
 

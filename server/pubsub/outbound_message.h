@@ -5,11 +5,15 @@
 
 #include <QByteArray>
 
+#include <chrono>
 #include <memory>
 #include <mutex>
 
 namespace rt::limits {
 class RateCounter;
+}
+namespace rt::metrics {
+class Counter;
 }
 
 namespace rt::pubsub {
@@ -31,6 +35,8 @@ struct DeliveryCounting
     // A receiving channel shuts down ("Too many messages per second") while `counter` is
     // triggered: broadcasts yes, presence diffs no.
     bool shutsDownReceivers = false;
+    // The tenant's messages-out metric; each hub adds the copies it delivered.
+    std::shared_ptr<metrics::Counter> delivered;
 };
 
 // One message for every member of a topic, shared read-only by all recipients on all workers.
@@ -76,6 +82,8 @@ public:
     const Frame &frameFor(protocol::Vsn vsn) const;
 
     const DeliveryCounting &counting() const { return m_counting; }
+    // When the message was made (the start of its fan-out latency).
+    std::chrono::steady_clock::time_point createdAt() const { return m_createdAt; }
 
 private:
     OutboundMessage() = default;
@@ -88,6 +96,7 @@ private:
     QByteArray m_metadata;
     quint64 m_excludedMember = 0;
     DeliveryCounting m_counting;
+    std::chrono::steady_clock::time_point m_createdAt = std::chrono::steady_clock::now();
     Audience m_audience = Audience::BroadcastReaders;
     bool m_isUserBroadcast = false;
     bool m_payloadIsJson = true;

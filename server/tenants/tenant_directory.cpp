@@ -61,4 +61,17 @@ std::shared_ptr<TenantUsage> TenantUsageRegistry::usage(const QByteArray &extern
     return slot;
 }
 
+QList<QPair<QByteArray, int>> TenantUsageRegistry::connectedUsers() const
+{
+    QList<QPair<QByteArray, int>> result;
+    const QMutexLocker lock(&m_mutex);
+    for (auto it = m_usage.cbegin(); it != m_usage.cend(); ++it) {
+        const int users = it.value()->connectedUsers.load(std::memory_order_relaxed);
+        if (users > 0) {
+            result.append({ it.key(), users });
+        }
+    }
+    return result;
+}
+
 } // namespace rt::tenants

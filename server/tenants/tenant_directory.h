@@ -47,9 +47,11 @@ class TenantUsageRegistry
 {
 public:
     std::shared_ptr<TenantUsage> usage(const QByteArray &externalId);
+    // Tenant -> connected users, for every tenant with at least one (metrics, health).
+    QList<QPair<QByteArray, int>> connectedUsers() const;
 
 private:
-    QMutex m_mutex;
+    mutable QMutex m_mutex;
     QHash<QByteArray, std::shared_ptr<TenantUsage>> m_usage; // guarded by m_mutex
 };
 

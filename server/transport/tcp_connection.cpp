@@ -106,6 +106,7 @@ void TcpConnection::flush()
     if (m_slowConsumer) {
         qCWarning(lcTransport) << "closing slow consumer" << peerAddress() << "with"
                                << m_queuedBytes << "bytes queued";
+        m_droppedFrames = static_cast<qsizetype>(m_queue.size()) - m_queueHead;
         close();
         return;
     }

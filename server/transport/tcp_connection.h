@@ -47,6 +47,10 @@ public:
     ~TcpConnection() override;
 
     IoLoop &loop() const { return m_loop; }
+    // Whether the connection was (or is being) closed because its send queue outgrew the limit,
+    // and how many queued writes were discarded then (for the slow-consumer metrics).
+    bool isSlowConsumer() const { return m_slowConsumer; }
+    qsizetype droppedFrames() const { return m_droppedFrames; }
     bool isOpen() const { return m_state == State::Open; }
 
     void setHandler(std::unique_ptr<Handler> handler);
@@ -105,6 +109,7 @@ private:
     int m_lingerMs = 0;
     bool m_flushScheduled = false;
     bool m_slowConsumer = false;
+    qsizetype m_droppedFrames = 0; // chunks discarded when closed as a slow consumer
     bool m_closeAfterFlush = false;
 };
 

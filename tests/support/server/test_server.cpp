@@ -34,6 +34,7 @@ bool TestServer::start(int timeoutMs)
                 m_dataDir.filePath(QStringLiteral("control-plane.sqlite3"));
         config.controlPlane.keyFile = m_dataDir.filePath(QStringLiteral("db_enc_key"));
     }
+    config.metricsJwtSecret = m_options.metricsJwtSecret;
     config.workers = m_options.workers;
     config.connectErrorBackoffMs = m_options.connectErrorBackoffMs;
     config.channelErrorBackoffMs = m_options.channelErrorBackoffMs;

@@ -30,6 +30,7 @@ public:
         // The control plane to use instead of the SQLite file in the temporary directory, e.g.
         // PostgreSQL settings from rt::testsupport::PgEnv (integration tests).
         std::optional<tenants::ControlPlaneSettings> controlPlane;
+        QByteArray metricsJwtSecret; // METRICS_JWT_SECRET; empty: /metrics refuses everything
     };
 
     TestServer();
