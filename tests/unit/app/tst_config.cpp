@@ -30,6 +30,13 @@ const Documented DocumentedOptions[] = {
     { "LISTEN_ADDRESS", "listen-address" },
     { "API_JWT_SECRET", "api-jwt-secret" },
     { "API_JWT_JWKS", "api-jwt-jwks" },
+    { "API_JWT_SECRET_NEXT", "api-jwt-secret-next" },
+    { "API_TOKEN_BLOCKLIST", "api-token-blocklist" },
+    { "METRICS_JWT_SECRET", "metrics-jwt-secret" },
+    { "METRICS_TOKEN_BLOCKLIST", "metrics-token-blocklist" },
+    { "TENANT_CACHE_EXPIRATION_IN_MS", "tenant-cache-expiration-in-ms" },
+    { "REGION", "region" },
+    { "NODE_NAME", "node-name" },
     { "SEED_SELF_HOST", "seed-self-host" },
     { "SELF_HOST_TENANT_NAME", "self-host-tenant-name" },
     { "SEED_TENANTS_FILE", "seed-tenants-file" },
@@ -84,6 +91,20 @@ QString fieldOf(const ServerConfig &config, const QString &env)
         return QString::fromUtf8(config.apiJwtSecret);
     if (env == QLatin1String("API_JWT_JWKS"))
         return QString::fromUtf8(config.apiJwtJwks);
+    if (env == QLatin1String("API_JWT_SECRET_NEXT"))
+        return QString::fromUtf8(config.apiJwtSecretNext);
+    if (env == QLatin1String("API_TOKEN_BLOCKLIST"))
+        return QString::fromUtf8(config.apiTokenBlocklist);
+    if (env == QLatin1String("METRICS_JWT_SECRET"))
+        return QString::fromUtf8(config.metricsJwtSecret);
+    if (env == QLatin1String("METRICS_TOKEN_BLOCKLIST"))
+        return QString::fromUtf8(config.metricsTokenBlocklist);
+    if (env == QLatin1String("TENANT_CACHE_EXPIRATION_IN_MS"))
+        return number(config.tenantCacheExpirationMs);
+    if (env == QLatin1String("REGION"))
+        return config.region;
+    if (env == QLatin1String("NODE_NAME"))
+        return config.nodeName;
     if (env == QLatin1String("SEED_SELF_HOST"))
         return boolean(config.seedSelfHost);
     if (env == QLatin1String("SELF_HOST_TENANT_NAME"))
@@ -251,6 +272,10 @@ void ConfigTest::defaults()
     QCOMPARE(config.workers, 0);
     QCOMPARE(config.epollDispatcher, true);
     QCOMPARE(config.logLevel, QStringLiteral("info"));
+    QCOMPARE(config.tenantCacheExpirationMs, 30000);
+    QCOMPARE(config.region, QStringLiteral("local"));
+    QVERIFY(config.metricsJwtSecret.isEmpty());
+    QVERIFY(config.apiJwtSecretNext.isEmpty());
 }
 
 void ConfigTest::everyOption_data()
@@ -297,6 +322,13 @@ void ConfigTest::everyOption_data()
         QStringLiteral("other"), QStringLiteral("other"), none);
     row("SEED_TENANTS_FILE", seedsA, QStringLiteral("a"), seedsB, QStringLiteral("b1,b2"), none);
     same("DB_HOST", "db.env", "db.flag", withKey);
+    same("API_JWT_SECRET_NEXT", "next-env", "next-flag", none);
+    same("API_TOKEN_BLOCKLIST", "a,b", "c", none);
+    same("METRICS_JWT_SECRET", "metrics-env", "metrics-flag", none);
+    same("METRICS_TOKEN_BLOCKLIST", "m1", "m2,m3", none);
+    same("TENANT_CACHE_EXPIRATION_IN_MS", "1000", "2500", none);
+    same("REGION", "eu-west-1", "us-east-1", none);
+    same("NODE_NAME", "node-a", "node-b", none);
     same("DB_PORT", "6543", "5433", withDb);
     same("DB_NAME", "envdb", "flagdb", withDb);
     same("DB_USER", "envuser", "flaguser", withDb);
