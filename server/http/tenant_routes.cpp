@@ -216,6 +216,7 @@ void TenantRoutes::write(const wire::HttpRequest &request, QByteArray externalId
         return;
     }
     tenants::TenantPatchResult parsed = tenants::parseTenantPatch(tenantValue.toObject());
+    tenants::refuseFloatIntegers(tenants::floatLiteralTenantFields(request.body), parsed.errors);
     const bool creating = externalId.isEmpty(); // POST: the id comes from the body
     if (creating) {
         if (parsed.externalId) {

@@ -187,6 +187,100 @@ QJsonObject readExtension(const QJsonValue &value, Extension &extension)
 
 } // namespace
 
+QStringList floatLiteralTenantFields(QByteArrayView body)
+{
+    struct Level
+    {
+        bool isObject = false;
+        QByteArray key; // the member whose value is being read (objects)
+    };
+    QList<Level> stack;
+    QStringList fields;
+    QByteArray lastString;
+    bool expectKey = false;
+    const qsizetype size = body.size();
+    for (qsizetype i = 0; i < size; ++i) {
+        const char c = body[i];
+        switch (c) {
+        case '{':
+        case '[':
+            stack.append(Level{ c == '{', {} });
+            expectKey = c == '{';
+            break;
+        case '}':
+        case ']':
+            if (stack.isEmpty()) {
+                return fields;
+            }
+            stack.removeLast();
+            expectKey = false;
+            break;
+        case ',':
+            expectKey = !stack.isEmpty() && stack.last().isObject;
+            break;
+        case ':':
+            if (!stack.isEmpty()) {
+                stack.last().key = lastString;
+            }
+            expectKey = false;
+            break;
+        case '"': {
+            QByteArray text;
+            for (++i; i < size && body[i] != '"'; ++i) {
+                if (body[i] == '\\') {
+                    ++i; // the escaped character is part of the string, never its end
+                }
+                if (i < size) {
+                    text += body[i];
+                }
+            }
+            lastString = expectKey ? text : QByteArray();
+            break;
+        }
+        default:
+            if (c == '-' || (c >= '0' && c <= '9')) {
+                bool isFloat = false;
+                for (; i < size; ++i) {
+                    const char d = body[i];
+                    if (d == '.' || d == 'e' || d == 'E') {
+                        isFloat = true;
+                    } else if (!(d == '-' || d == '+' || (d >= '0' && d <= '9'))) {
+                        break;
+                    }
+                }
+                --i;
+                if (isFloat && stack.size() == 2 && stack[0].isObject && stack[1].isObject
+                    && stack[0].key == "tenant") {
+                    fields.append(QString::fromUtf8(stack[1].key));
+                }
+            }
+            break;
+        }
+    }
+    return fields;
+}
+
+void refuseFloatIntegers(const QStringList &fields, QJsonObject &errors)
+{
+    static const QStringList integerFields{
+        QStringLiteral("max_concurrent_users"),
+        QStringLiteral("max_events_per_second"),
+        QStringLiteral("max_bytes_per_second"),
+        QStringLiteral("max_channels_per_client"),
+        QStringLiteral("max_joins_per_second"),
+        QStringLiteral("max_presence_events_per_second"),
+        QStringLiteral("max_payload_size_in_kb"),
+        QStringLiteral("max_client_presence_events_per_window"),
+        QStringLiteral("client_presence_window_ms"),
+        QStringLiteral("migrations_ran"),
+    };
+    for (const QString &field : fields) {
+        if (integerFields.contains(field) && !errors.contains(field)) {
+            addError(errors, field, IsInvalid);
+        }
+    }
+}
+
 const QStringList &encryptedSettingKeys()
 {
     static const QStringList keys{ QStringLiteral("db_host"), QStringLiteral("db_port"),

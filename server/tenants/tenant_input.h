@@ -50,6 +50,15 @@ struct TenantPatchResult
 };
 TenantPatchResult parseTenantPatch(const QJsonObject &object);
 
+// The members of the top-level "tenant" object of a request body whose values are JSON numbers
+// written with a fraction or an exponent (1.0, 1e2). Parsed JSON cannot tell 1.0 from 1, but
+// upstream's integer casting refuses the former, so the API reads the raw text. Pure; stops
+// quietly on malformed input (the JSON parser reports that).
+QStringList floatLiteralTenantFields(QByteArrayView body);
+
+// Adds "is invalid" for every integer field of the tenant API among `fields`.
+void refuseFloatIntegers(const QStringList &fields, QJsonObject &errors);
+
 // A complete tenant as seeded at start (SEED_SELF_HOST, SEED_TENANTS_FILE): the same fields,
 // external_id required, and a JWT secret or JWKS required.
 struct TenantInput

@@ -48,6 +48,7 @@ class TenantInputTest : public QObject
     Q_OBJECT
 
 private Q_SLOTS:
+    void floatLiteralsAreFoundInTheRawBody();
     // parseTenantPatch
     void emptyPatchChangesNothing();
     void everyFieldIsRead();
@@ -550,6 +551,36 @@ void TenantInputTest::inputToPatchReplacesEverything()
     QCOMPARE(patch.presenceEnabled, std::optional<bool>(false));
     QVERIFY(patch.extensions && patch.extensions->isEmpty());
     QVERIFY(patch.maxClientPresenceEventsPerWindow && !*patch.maxClientPresenceEventsPerWindow);
+}
+
+void TenantInputTest::floatLiteralsAreFoundInTheRawBody()
+{
+    const QByteArray body =
+            "{\"tenant\":{\"max_concurrent_users\":1.0,\"name\":\"a:1.5,\\\"x\\\"\","
+            "\"max_events_per_second\":1e2,\"max_joins_per_second\":-3,"
+            "\"extensions\":[{\"settings\":{\"poll_interval_ms\":2.5}}],"
+            "\"feature_flags\":{\"deep\":0.5},\"client_presence_window_ms\":7E3}, "
+            "\"other\":{\"max_channels_per_client\":1.5}}";
+    using rt::tenants::floatLiteralTenantFields;
+    using rt::tenants::refuseFloatIntegers;
+    const QStringList fields = floatLiteralTenantFields(body);
+    // Only direct members of "tenant"; strings, nested objects and integers do not count.
+    QCOMPARE(fields,
+             (QStringList{ QStringLiteral("max_concurrent_users"),
+                           QStringLiteral("max_events_per_second"),
+                           QStringLiteral("client_presence_window_ms") }));
+    QJsonObject errors;
+    refuseFloatIntegers(fields + QStringList{ QStringLiteral("name") }, errors);
+    QCOMPARE(errors.keys(),
+             (QStringList{ QStringLiteral("client_presence_window_ms"),
+                           QStringLiteral("max_concurrent_users"),
+                           QStringLiteral("max_events_per_second") }));
+    QCOMPARE(errors.value(QLatin1String("max_concurrent_users")),
+             QJsonValue(QJsonArray{ QStringLiteral("is invalid") }));
+    // Malformed or truncated text ends the scan without a crash.
+    QVERIFY(floatLiteralTenantFields("{\"tenant\":{\"max_concurrent_users\":1.").size() == 1);
+    QVERIFY(floatLiteralTenantFields("}}]\"").isEmpty());
+    QVERIFY(floatLiteralTenantFields("").isEmpty());
 }
 
 QTEST_GUILESS_MAIN(TenantInputTest)
