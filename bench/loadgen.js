@@ -14,7 +14,9 @@
 //   * Phases: connect storm (N subscribers, --conc handshakes+joins in flight) -> idle --idle s
 //     (idle RSS) -> publisher connects -> warm-up -> measurement window -> drain.
 //   * Modes: `window` = closed loop, at most W publishes in flight, where in flight =
-//     published - delivered/N (saturation throughput); `rate` = open loop, R publishes/s.
+//     published - delivered/N (saturation throughput); `rate` = open loop, R publishes/s;
+//     `storm` = the connect storm and the idle RSS only (no publisher): connect + JWT verify +
+//     join rates and latencies, with the core usage of the storm itself.
 //   * Server probes from /proc/<pid>: stat (utime+stime), status (VmRSS), io (syscw).
 //
 // Output: ONE JSON line on stdout (metrics of performance.md §6.3); progress on stderr.
@@ -42,7 +44,7 @@ const DEFAULTS = {
   topic: 'realtime:bench', // phx topic; nats uses the subject "bench"
   subs: 1000,
   conc: 100,
-  mode: 'window', // window | rate
+  mode: 'window', // window | rate | storm
   window: 64,
   rate: 50,
   duration: 10,
@@ -89,7 +91,7 @@ function parseArgs(argv) {
     if (typeof DEFAULTS[key] === 'number' && !Number.isFinite(o[key])) throw new Error(`--${key}: not a number`);
   }
   if (!['phx', 'nats'].includes(o.adapter)) throw new Error('--adapter must be phx or nats');
-  if (!['window', 'rate'].includes(o.mode)) throw new Error('--mode must be window or rate');
+  if (!['window', 'rate', 'storm'].includes(o.mode)) throw new Error('--mode must be window, rate or storm');
   if (!['1.0.0', '2.0.0'].includes(o.vsn)) throw new Error('--vsn must be 1.0.0 or 2.0.0');
   o['hard-timeout'] = Math.min(60, Math.max(5, o['hard-timeout']));
   if (!o.path) o.path = o.adapter === 'phx' ? '/socket/websocket' : '/';
@@ -226,6 +228,19 @@ function clientFrame(opcode, payload) {
   return out;
 }
 
+// Sec-WebSocket-Key nonces, cut from one random block refilled every 1,024 connections (one
+// randomBytes call per connection was 4% of the loadgen's CPU in the connect storm).
+let keyPool = null;
+let keyPoolPos = 0;
+function wsKey() {
+  if (keyPool === null || keyPoolPos === keyPool.length) {
+    keyPool = crypto.randomBytes(16 * 1024);
+    keyPoolPos = 0;
+  }
+  keyPoolPos += 16;
+  return keyPool.toString('base64', keyPoolPos - 16, keyPoolPos);
+}
+
 let srcIndex = 0;
 /** Hook run after every socket read (window mode sets it to the publish pump). */
 let afterRead = null;
@@ -241,7 +256,7 @@ class WsConn {
     this.closed = false;
     this.pend = null; // unparsed bytes (copied) carried to the next read
     this.frag = null; // fragmented message parts
-    this.key = crypto.randomBytes(16).toString('base64');
+    this.key = wsKey();
     const k = OPT['src-addrs'] > 1 ? (srcIndex++ % OPT['src-addrs']) + 1 : 1;
     this.sock = net.connect({
       host: '127.0.0.1',
@@ -269,6 +284,11 @@ class WsConn {
 
   send(str) {
     if (!this.closed) this.sock.write(clientFrame(0x1, str));
+  }
+
+  /** Write a ready-made client frame (shared Buffer, not copied). */
+  sendFrame(frame) {
+    if (!this.closed) this.sock.write(frame);
   }
 
   onRead(n, readBuf) {
@@ -390,6 +410,9 @@ class BaseClient {
   }
 }
 
+/** The phx_join frame, identical for every client (built by the first one; never mutated). */
+let JOIN_FRAME = null;
+
 /** Phoenix channel client (realtime-js wire format, vsn 1.0.0 objects or 2.0.0 arrays). */
 class PhxClient extends BaseClient {
   constructor(role, hooks) {
@@ -413,17 +436,21 @@ class PhxClient extends BaseClient {
   onOpen() {
     this.tOpen = performance.now();
     this.joinRef = this.nextRef();
+    // Every client's join is the same frame (ref "1", the same token): encoded once.
+    if (JOIN_FRAME === null) {
+      const payload = {
+        config: {
+          broadcast: { self: false, ack: false },
+          presence: { key: '', enabled: false },
+          postgres_changes: [],
+          private: false,
+        },
+        access_token: OPT.token,
+      };
+      JOIN_FRAME = clientFrame(0x1, this.encode(this.joinRef, this.joinRef, OPT.topic, 'phx_join', payload));
+    }
     this.tJoinSent = performance.now();
-    const payload = {
-      config: {
-        broadcast: { self: false, ack: false },
-        presence: { key: '', enabled: false },
-        postgres_changes: [],
-        private: false,
-      },
-      access_token: OPT.token,
-    };
-    this.conn.send(this.encode(this.joinRef, this.joinRef, OPT.topic, 'phx_join', payload));
+    this.conn.sendFrame(JOIN_FRAME);
   }
 
   heartbeat() {
@@ -776,10 +803,36 @@ function makeBody(seq) {
 const PAD = 'x'.repeat(Math.max(0, OPT.payload - JSON.stringify({ seq: 100000, t: 12345.678, pad: '' }).length));
 
 function quantiles(values) {
-  if (values.length === 0) return { p50: null, p99: null };
+  if (values.length === 0) return { p50: null, p90: null, p99: null, max: null };
   const v = Float64Array.from(values).sort();
   const q = (x) => round(v[Math.min(v.length - 1, Math.ceil(x * v.length) - 1)], 2);
-  return { p50: q(0.5), p99: q(0.99) };
+  return { p50: q(0.5), p90: q(0.9), p99: q(0.99), max: round(v[v.length - 1], 2) };
+}
+
+/**
+ * TcpExt counters of this network namespace that explain slow connects: accept-queue overflows
+ * and drops (the listener's backlog was full; the client's SYN or ACK is retried after ~1 s) and
+ * SYN retransmissions. Namespace-wide: other processes' connects count too. null if unreadable.
+ */
+const TCP_EXT = ['ListenOverflows', 'ListenDrops', 'TCPSynRetrans', 'TCPReqQFullDrop', 'TCPReqQFullDoCookies'];
+function tcpExt() {
+  try {
+    const lines = fs.readFileSync('/proc/net/netstat', 'latin1').split('\n');
+    for (let i = 0; i + 1 < lines.length; i++) {
+      if (!lines[i].startsWith('TcpExt:') || !lines[i + 1].startsWith('TcpExt:')) continue;
+      const names = lines[i].split(/\s+/);
+      const vals = lines[i + 1].split(/\s+/);
+      const out = {};
+      for (const n of TCP_EXT) {
+        const k = names.indexOf(n);
+        out[n] = k > 0 ? Number(vals[k]) : null;
+      }
+      return out;
+    }
+  } catch {
+    /* not Linux or no procfs */
+  }
+  return null;
 }
 
 const T0 = performance.now();
@@ -813,28 +866,77 @@ async function main() {
 
   // 1. Connect storm.
   log(`${OPT.adapter}: connecting ${OPT.subs} subscribers to 127.0.0.1:${OPT.port} (conc ${OPT.conc})`);
+  const tcp0 = tcpExt();
   const storm0 = snapshot();
+  const cpu0 = process.cpuUsage();
   const subs = await connectStorm(OPT.subs, OPT.conc, 'sub');
+  const cpu1 = process.cpuUsage(cpu0);
   const storm1 = snapshot();
+  const tcp1 = tcpExt();
   if (subs.length === 0) throw new Error(`no subscriber became ready (${S.failureSamples.join(' | ')})`);
-  const lastOpen = Math.max(...subs.map((c) => c.tOpen));
-  const lastReady = Math.max(...subs.map((c) => c.tReady));
+  let lastOpen = 0;
+  let lastReady = 0;
+  for (const c of subs) {
+    if (c.tOpen > lastOpen) lastOpen = c.tOpen;
+    if (c.tReady > lastReady) lastReady = c.tReady;
+  }
   const stormSec = (storm1.t - storm0.t) / 1000;
+  const dSrvCpuStorm = storm0.srvCpu === null || storm1.srvCpu === null ? null : storm1.srvCpu - storm0.srvCpu;
+  const loadgenCpuPctStorm = round((100 * (storm1.selfCpu - storm0.selfCpu)) / stormSec, 0);
+  const stormUsage = coreUsage(storm0, storm1, stormSec, dSrvCpuStorm);
+  const waitPct = (a, b) => (a === null || b === null ? null : round((100 * (b - a)) / stormSec, 1));
   const storm = {
     stormSec: round(stormSec, 3),
+    // Rates over the whole storm: N / (time from the first connect() to the last upgrade or
+    // join reply). With --conc bounding handshakes + joins together, they are nearly equal.
     connectsPerSec: round(subs.length / ((lastOpen - storm0.t) / 1000), 0),
     joinsPerSec: round(subs.length / ((lastReady - storm0.t) / 1000), 0),
+    // connect: connect() called -> `101 Switching Protocols` parsed (TCP handshake, HTTP upgrade,
+    // the server's JWT check of the apikey); join: phx_join written -> phx_reply ok parsed.
     connectLatencyMs: quantiles(subs.map((c) => c.tOpen - c.tStart)),
     joinLatencyMs: quantiles(subs.map((c) => c.tReady - c.tJoinSent)),
-    serverCpuUsPerJoin:
-      storm0.srvCpu === null ? null : round(((storm1.srvCpu - storm0.srvCpu) * 1e6) / subs.length, 1),
-    loadgenCpuPctStorm: round((100 * (storm1.selfCpu - storm0.selfCpu)) / stormSec, 0),
+    serverCpuUsPerJoin: dSrvCpuStorm === null ? null : round((dSrvCpuStorm * 1e6) / subs.length, 1),
+    serverCpuPctStorm: dSrvCpuStorm === null ? null : round((100 * dSrvCpuStorm) / stormSec, 0),
+    loadgenCpuPctStorm,
+    // user (JavaScript, libuv) vs system (syscalls, loopback TCP) share of the loadgen's CPU
+    loadgenUserPctStorm: round(cpu1.user / 1e4 / stormSec, 0),
+    loadgenSysPctStorm: round(cpu1.system / 1e4 / stormSec, 0),
+    clientLimitedStorm: loadgenCpuPctStorm >= 90,
+    stormCores: stormUsage.cores,
+    serverRunqWaitPctStorm: waitPct(storm0.srvWait, storm1.srvWait),
+    loadgenRunqWaitPctStorm: waitPct(storm0.selfWait, storm1.selfWait),
+    stormTcpExt:
+      tcp0 && tcp1 ? Object.fromEntries(TCP_EXT.map((n) => [n, tcp1[n] === null ? null : tcp1[n] - tcp0[n]])) : null,
   };
   log(`${subs.length}/${OPT.subs} ready in ${stormSec.toFixed(2)} s; ${S.connectFailures} failures`);
 
   // 2. Idle footprint.
   await sleep(OPT.idle * 1000);
   const rssIdle = procRssKB(PID);
+  const serverBytesPerIdleConn =
+    rssBefore === null || rssIdle === null ? null : round(((rssIdle - rssBefore) * 1024) / subs.length, 0);
+
+  if (OPT.mode === 'storm') {
+    // Storm only: the storm's own core usage stands in for the measurement window's, so the
+    // contention flags (summarize.js) apply to it.
+    emit({
+      subsReady: subs.length,
+      ...storm,
+      serverBytesPerIdleConn,
+      serverRssKB: { beforeConnect: rssBefore, idle: rssIdle },
+      idleSec: OPT.idle,
+      loadgenCpuPct: loadgenCpuPctStorm,
+      clientLimited: loadgenCpuPctStorm >= 90,
+      serverCpuPct: storm.serverCpuPctStorm,
+      ...stormUsage,
+      serverRunqWaitPct: storm.serverRunqWaitPctStorm,
+      loadgenRunqWaitPct: storm.loadgenRunqWaitPctStorm,
+      contended:
+        ((stormUsage.othersOnServerCorePct ?? 0) > 5 && (storm.serverRunqWaitPctStorm ?? 0) > 15) ||
+        ((stormUsage.othersOnLoadgenCorePct ?? 0) > 5 && (storm.loadgenRunqWaitPctStorm ?? 0) > 20),
+    });
+    process.exit(0);
+  }
 
   // 3. Heartbeats (phx): every second, 1/heartbeat of the sockets, so each gets one per interval.
   const hbClients = subs.slice();
@@ -938,8 +1040,7 @@ async function main() {
     serverCpuUsPerDelivery: dSrvCpu === null || dDeliv === 0 ? null : round((dSrvCpu * 1e6) / dDeliv, 3),
     // Core 0 (the server's core) busy time incl. softirq, per delivery.
     core0UsPerDelivery: dCore0 === null || dDeliv === 0 ? null : round((dCore0 * 1e6) / dDeliv, 3),
-    serverBytesPerIdleConn:
-      rssBefore === null || rssIdle === null ? null : round(((rssIdle - rssBefore) * 1024) / nSubs, 0),
+    serverBytesPerIdleConn,
     serverRssKB: { beforeConnect: rssBefore, idle: rssIdle, endOfLoad: rssEnd },
     ...storm,
     // Write-family syscalls of the server in the window: from perf (all of write, writev,
@@ -972,11 +1073,12 @@ function emit(result) {
     subs: OPT.subs,
     conc: OPT.conc,
     mode: OPT.mode,
+    idle: OPT.idle,
     window: OPT.mode === 'window' ? OPT.window : undefined,
     rate: OPT.mode === 'rate' ? OPT.rate : undefined,
-    duration: OPT.duration,
-    warmup: OPT.warmup,
-    payload: OPT.payload,
+    duration: OPT.mode === 'storm' ? undefined : OPT.duration,
+    warmup: OPT.mode === 'storm' ? undefined : OPT.warmup,
+    payload: OPT.mode === 'storm' ? undefined : OPT.payload,
   };
   const out = {
     ...OPT.meta,

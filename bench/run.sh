@@ -20,6 +20,9 @@
 #         shows what 10x the subscribers cost (a window caps the frames one write can carry)
 #   e  S2  fan-out 1 -> 10,000, saturation with window 64: the settings of a at ten times the
 #         subscribers (e / a: "no collapse at 10,000")
+#   f  S1  connect + JWT verify + join storm: 10,000 sockets (apikey JWT checked at the upgrade,
+#         phx_join with access_token), 500 in flight, then 2 s idle for RSS per joined
+#         connection; no publisher. ours and ws-phx only (nats verifies no JWT and has no join)
 # --quick: each scenario once, 3 s window + 1 s warm-up (smoke test of the harness).
 #
 # Every loadgen run is bounded (hard self-exit at 60 s, plus `timeout` here); servers are
@@ -34,7 +37,7 @@ QUICK=0
 SERVER_BIN="$REPO_DIR/build/bin/realtime-server"
 REPS=3
 TARGETS="ours,ws-phx,nats"
-SCENARIOS="a,b,c,d,e"
+SCENARIOS="a,b,c,d,e,f"
 PROBE=1
 # Priority of the server and the loadgen. The machine is shared with other engineers' builds and
 # fuzzers; a high priority (root only; ignored otherwise) keeps them to the idle time so they
@@ -85,6 +88,7 @@ scenario_args() {
     c) echo "--subs 10000 --conc 500 --mode window --window 8 $TIMING" ;;
     d) echo "--subs 1000 --conc 100 --mode window --window 8 $TIMING" ;;
     e) echo "--subs 10000 --conc 500 --mode window --window 64 $TIMING" ;;
+    f) echo "--subs 10000 --conc 500 --mode storm --idle 2" ;;
     *) echo "run.sh: unknown scenario $1" >&2; exit 64 ;;
   esac
 }
@@ -95,6 +99,7 @@ scenario_name() {
     c) echo "1->10000: connect storm + idle RSS + saturation (window 8)" ;;
     d) echo "fan-out 1->1000, saturation (window 8, as c)" ;;
     e) echo "fan-out 1->10000, saturation (window 64, as a)" ;;
+    f) echo "connect + JWT verify + join storm, 10000 sockets (500 in flight) + idle RSS" ;;
   esac
 }
 
@@ -256,13 +261,18 @@ log "results -> $OUT (server logs in $LOG_DIR)"
 [[ $PROBE -eq 1 ]] && run_probe
 
 for scen in "${SCEN_LIST[@]}"; do
-  ARGS="$(scenario_args "$scen")"
+  # LOADGEN_EXTRA_ARGS="--conc 1000" is appended to every scenario's options (later options win;
+  # the loadgen records its parameters in each result line) for experiments.
+  ARGS="$(scenario_args "$scen") ${LOADGEN_EXTRA_ARGS:-}"
   NAME="$(scenario_name "$scen")"
   for rep in $(seq 1 "$REPS"); do
     for target in "${TARGET_LIST[@]}"; do
       meta=(target="\"$target\"" scenario="\"$scen\"" rep="$rep" session="\"$STAMP\"")
       if [[ $target == ours && $OURS_OK -eq 0 ]]; then
         append_json "${meta[@]}" skipped="\"binary missing: $SERVER_BIN\""; continue
+      fi
+      if [[ $target == nats && $scen == f ]]; then
+        append_json "${meta[@]}" skipped="\"not comparable: nats verifies no JWT and has no channel join\""; continue
       fi
       if [[ $target == nats && $NATS_OK -eq 0 ]]; then
         append_json "${meta[@]}" skipped="\"nats-server not installed\""; continue
@@ -292,7 +302,7 @@ for scen in "${SCEN_LIST[@]}"; do
       if [[ "$line" == \{* ]]; then
         echo "$line" >>"$OUT"
         # shellcheck disable=SC2016  # JavaScript template literals, not shell
-        node -e 'const r=JSON.parse(process.argv[1]);const f=(x)=>x==null?"-":x;console.error(r.error?`   error: ${r.error}`:`   ${f(r.deliveriesPerSec)} deliveries/s, p50 ${f(r.latencyMs&&r.latencyMs.p50)} ms, p99 ${f(r.latencyMs&&r.latencyMs.p99)} ms, ${f(r.serverCpuUsPerDelivery)} us/delivery, idle ${f(r.serverBytesPerIdleConn)} B/conn, loadgen ${f(r.loadgenCpuPct)}%, others ${f(r.otherProcsCpuPct)}%`)' "$line"
+        node -e 'const r=JSON.parse(process.argv[1]);const f=(x)=>x==null?"-":x;console.error(r.error?`   error: ${r.error}`:r.params&&r.params.mode==="storm"?`   ${f(r.connectsPerSec)} connects/s, ${f(r.joinsPerSec)} joins/s, join p50 ${f(r.joinLatencyMs&&r.joinLatencyMs.p50)} ms, p99 ${f(r.joinLatencyMs&&r.joinLatencyMs.p99)} ms, connect p99 ${f(r.connectLatencyMs&&r.connectLatencyMs.p99)} ms, ${f(r.serverCpuUsPerJoin)} us/join, idle ${f(r.serverBytesPerIdleConn)} B/conn, server ${f(r.serverCpuPct)}%, loadgen ${f(r.loadgenCpuPct)}%, failures ${f(r.connectFailures)}`:`   ${f(r.deliveriesPerSec)} deliveries/s, p50 ${f(r.latencyMs&&r.latencyMs.p50)} ms, p99 ${f(r.latencyMs&&r.latencyMs.p99)} ms, ${f(r.serverCpuUsPerDelivery)} us/delivery, idle ${f(r.serverBytesPerIdleConn)} B/conn, loadgen ${f(r.loadgenCpuPct)}%, others ${f(r.otherProcsCpuPct)}%`)' "$line"
       else
         log "$target: loadgen exited $rc without a result (see $logf.loadgen)"
         append_json "${meta[@]}" error="\"loadgen exited $rc without output\""

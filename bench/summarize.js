@@ -21,11 +21,14 @@ const SCENARIOS = {
   c: 'c: 1→10,000, connect storm (500 concurrent) + idle RSS + saturation (window 8)',
   d: 'd: fan-out 1→1,000, saturation (window 8, as c)',
   e: 'e: fan-out 1→10,000, saturation (window 64, as a)',
+  f: 'f: connect + JWT verify + join storm, 10,000 sockets (500 in flight) + idle RSS per joined connection',
 };
+// Scenarios without a publisher (loadgen --mode storm): their own columns, judged by joins/s.
+const STORM_SCENARIOS = new Set(['f']);
 const BUSY_PCT = 15;
 
 // Columns: [header, getter, digits, better ('hi' | 'lo'), in ratio section?]
-const COLUMNS = [
+const FANOUT_COLUMNS = [
   ['deliveries/s', (r) => r.deliveriesPerSec, 0, 'hi', true],
   ['server CPU %', (r) => r.serverCpuPct, 0, null, false],
   ['CPU µs/delivery', (r) => r.serverCpuUsPerDelivery, 2, 'lo', true],
@@ -39,6 +42,21 @@ const COLUMNS = [
   ['joins/s', (r) => r.joinsPerSec, 0, 'hi', false],
   ['join p99 ms', (r) => r.joinLatencyMs && r.joinLatencyMs.p99, 0, 'lo', false],
   ['loadgen CPU %', (r) => r.loadgenCpuPct, 0, null, false],
+];
+
+// Columns of the storm scenarios (all figures from the storm itself, except the idle RSS).
+const STORM_COLUMNS = [
+  ['connects/s', (r) => r.connectsPerSec, 0, 'hi', true],
+  ['joins/s', (r) => r.joinsPerSec, 0, 'hi', true],
+  ['connect p50 ms', (r) => r.connectLatencyMs && r.connectLatencyMs.p50, 1, 'lo', false],
+  ['connect p99 ms', (r) => r.connectLatencyMs && r.connectLatencyMs.p99, 1, 'lo', true],
+  ['join p50 ms', (r) => r.joinLatencyMs && r.joinLatencyMs.p50, 1, 'lo', true],
+  ['join p99 ms', (r) => r.joinLatencyMs && r.joinLatencyMs.p99, 1, 'lo', true],
+  ['CPU µs/join', (r) => r.serverCpuUsPerJoin, 0, 'lo', true],
+  ['server CPU %', (r) => r.serverCpuPctStorm, 0, null, false],
+  ['core0 busy %', (r) => r.stormCores && r.stormCores.cpu0 && r.stormCores.cpu0.busyPct, 0, null, false],
+  ['B/idle conn', (r) => r.serverBytesPerIdleConn, 0, 'lo', true],
+  ['loadgen CPU %', (r) => r.loadgenCpuPctStorm, 0, null, false],
 ];
 
 function readLines(files) {
@@ -85,11 +103,20 @@ function isBusy(r) {
   return typeof r.otherProcsCpuPct === 'number' && r.otherProcsCpuPct > BUSY_PCT;
 }
 
-/** Reps used for the medians of one (scenario, target): valid, and quiet ones if there are any. */
-function usable(runs) {
-  const ok = runs.filter((r) => !r.error && !r.skipped && typeof r.deliveriesPerSec === 'number');
+/**
+ * Reps used for the medians of one (scenario, target): valid, and quiet ones if there are any
+ * and `dropBusy` (every compared target of the scenario has a quiet rep; otherwise the ratios
+ * would set one target's quiet reps against another's disturbed ones, so all reps count).
+ */
+function usable(runs, dropBusy = true) {
+  const ok = runs.filter(
+    (r) =>
+      !r.error &&
+      !r.skipped &&
+      typeof (STORM_SCENARIOS.has(r.scenario) ? r.joinsPerSec : r.deliveriesPerSec) === 'number',
+  );
   const quiet = ok.filter((r) => !isBusy(r));
-  return quiet.length > 0 ? quiet : ok;
+  return dropBusy && quiet.length > 0 ? quiet : ok;
 }
 
 function stat(runs, get) {
@@ -138,16 +165,20 @@ function main() {
     const scenRows = rows.filter((r) => r.scenario === scen);
     if (scenRows.length === 0) continue;
     medians[scen] = {};
+    const COLUMNS = STORM_SCENARIOS.has(scen) ? STORM_COLUMNS : FANOUT_COLUMNS;
     out.push(`## ${title}`, '');
     out.push(`| target | reps | ${COLUMNS.map((c) => c[0]).join(' | ')} | flags |`);
     out.push(`|---|---|${COLUMNS.map(() => '---').join('|')}|---|`);
     const notes = [];
+    const measured = TARGETS.map((t) => scenRows.filter((r) => r.target === t)).filter((rs) => usable(rs).length > 0);
+    const dropBusy = measured.every((rs) => usable(rs).some((r) => !isBusy(r)));
     for (const t of TARGETS) {
       const runs = scenRows.filter((r) => r.target === t);
       if (runs.length === 0) continue;
-      const use = usable(runs);
+      const use = usable(runs, dropBusy);
       if (use.length === 0) {
-        const why = runs.find((r) => r.skipped) ? 'not yet measured' : 'failed';
+        const skip = runs.find((r) => r.skipped);
+        const why = skip ? (/not comparable/.test(skip.skipped) ? 'not comparable' : 'not yet measured') : 'failed';
         out.push(`| ${t} | 0 | ${COLUMNS.map(() => '–').join(' | ')} | ${why} |`);
       } else {
         const stats = {};
@@ -175,6 +206,9 @@ function main() {
     const rc = COLUMNS.filter((c) => c[4]);
     out.push(`| ratio | ${rc.map((c) => c[0]).join(' | ')} |`, `|---|${rc.map(() => '---').join('|')}|`);
     for (const peer of ['ws-phx', 'nats']) {
+      const peerRuns = scenRows.filter((r) => r.target === peer);
+      // No row for a peer that was not run here (--targets) or cannot be compared in this scenario.
+      if (peerRuns.every((r) => r.skipped && /not comparable/.test(r.skipped))) continue;
       const cells = rc.map((c) => (m.ours && m[peer] ? ratio(m.ours[c[0]], m[peer][c[0]]) : 'ours: not yet measured'));
       out.push(`| ours / ${peer} | ${cells.join(' | ')} |`);
     }
@@ -199,6 +233,8 @@ function main() {
     .filter((p) => p.scenario === 'probe' && p.framesPerWrite === 1 && p.senderUsPerWrite)
     .map((p) => p.senderUsPerWrite)[0];
   const idle = get('c', 'ours', 'B/idle conn');
+  const idleF = get('f', 'ours', 'B/idle conn');
+  const rjf = r(get('f', 'ours', 'joins/s'), get('f', 'ws-phx', 'joins/s'));
   const p99b = get('b', 'ours', 'p99 ms');
   const p99bPeer = get('b', 'ws-phx', 'p99 ms');
   const usb = get('b', 'ours', 'CPU µs/delivery');
@@ -209,6 +245,8 @@ function main() {
   out.push(check('c vs d: ours at 10,000 ≥ 0.7× ours at 1,000 (same window 8)', rcd && `${rcd.toFixed(2)}×`, rcd >= 0.7));
   out.push(check('c vs a: ours at 10,000 (window 8) ≥ 0.7× ours at 1,000 (window 64)', rc && `${rc.toFixed(2)}×`, rc >= 0.7));
   out.push(check('c: ≤ 10 KB per idle connection', idle && `${(idle / 1024).toFixed(1)} KB`, idle <= 10240));
+  out.push(check('f: ≤ 8 KB per idle joined connection (performance.md §6.4)', idleF && `${(idleF / 1024).toFixed(1)} KB`, idleF <= 8192));
+  out.push(check('f: connect + join storm joins/s ≥ ws-phx', rjf && `${rjf.toFixed(2)}×`, rjf >= 1));
   out.push(check('b: p99 ≤ ws-phx p99', p99b && p99bPeer && `${p99b.toFixed(1)} vs ${p99bPeer.toFixed(1)} ms`, p99b <= p99bPeer));
   out.push(check('b: CPU ≤ 8 µs per delivery (2× the 3.85 µs floor of performance.md)', usb && `${usb.toFixed(2)} µs`, usb <= 8));
   if (floor) {
@@ -218,7 +256,7 @@ function main() {
   out.push(
     'Flags: c = client-limited rep (loadgen ≥ 90% CPU); b = disturbed rep (other processes took > 5% of ' +
       "the server's core while its threads waited > 15% for a CPU, or the same on the loadgen's core " +
-      'with > 20%; dropped from the medians when undisturbed reps exist); ' +
+      'with > 20%; dropped from the medians when every target of the scenario has undisturbed reps); ' +
       '! = messages lost after the drain. ' +
       'Cells: median [min–max] over reps.',
   );
