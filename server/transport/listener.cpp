@@ -13,6 +13,9 @@ Listener::Listener(std::vector<IoLoop *> loops, QObject *parent)
       m_loops(std::move(loops))
 {
     setMaxPendingConnections(1024);
+    // Qt's default accept backlog is 50: a connect storm overflows it and clients wait ~1 s for
+    // SYN retransmits. The kernel caps this at net.core.somaxconn (4096 on Debian 12).
+    setListenBacklogSize(4096);
     m_resumeTimer.setSingleShot(true);
     m_resumeTimer.setInterval(100);
     connect(&m_resumeTimer, &QTimer::timeout, this, &QTcpServer::resumeAccepting);
