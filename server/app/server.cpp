@@ -290,9 +290,10 @@ QString Server::nodeName() const
 void Server::disconnectTenant(const QByteArray &externalId)
 {
     const QMutexLocker lock(&m_workerMailboxesMutex);
-    for (const auto &[mailbox, node] : m_workerMailboxes) {
+    for (const auto &worker : m_workerMailboxes) {
         // The mailbox belongs to the node's I/O loop: a post never outlives the node.
-        mailbox->post([node, externalId] { node->disconnectTenant(externalId); });
+        WorkerNode *node = worker.second;
+        worker.first->post([node, externalId] { node->disconnectTenant(externalId); });
     }
 }
 
