@@ -338,6 +338,7 @@ struct HttpRequestParser::State
         chunkedFraming = ChunkedFraming();
         headBytes = 0;
         headersComplete = false;
+        chunkedBody = false;
         messageComplete = false;
         lastCallbackWasValue = false;
         failed = false;
@@ -396,6 +397,10 @@ struct HttpRequestParser::State
     {
         State &s = of(p);
         s.headersComplete = true;
+        // Decided once, here: http-parser's F_CHUNKED flag changes while it parses a trailer
+        // field named Transfer-Encoding, so reading it live would skip trailer bytes past the
+        // framing check depending on where the input was split.
+        s.chunkedBody = (p->flags & F_CHUNKED) != 0;
         HttpRequest &r = s.request;
 
         // The non-strict build lets spaces into field names ("Content-Length : 5" would become
@@ -510,6 +515,7 @@ struct HttpRequestParser::State
     ChunkedFraming chunkedFraming;
     qsizetype headBytes = 0; // request line + headers seen so far (until headersComplete)
     bool headersComplete = false;
+    bool chunkedBody = false; // the body is chunked (fixed at the end of the head)
     bool messageComplete = false;
     bool lastCallbackWasValue = false;
     bool failed = false;
@@ -562,7 +568,7 @@ HttpRequestParser::Outcome HttpRequestParser::feed(QByteArrayView data)
                 size = passed;
                 refusal = 400;
             }
-        } else if ((s.parser.flags & F_CHUNKED) != 0) {
+        } else if (s.chunkedBody) {
             const qsizetype passed = s.chunkedFraming.scan(piece, size, s.limits.maxHeaderBytes);
             if (passed < size) {
                 size = passed;
