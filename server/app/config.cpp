@@ -93,6 +93,10 @@ const OptionSpec Options[] = {
       "Window of the per-channel presence limit.", "30000" },
     { "connect-error-backoff-ms", "CONNECT_ERROR_BACKOFF_MS", "ms",
       "Delay before a refused socket connect is answered.", "2000" },
+    { "no-channel-timeout-in-ms", "NO_CHANNEL_TIMEOUT_IN_MS", "ms",
+      "A socket that had channels and has had none for this long is dropped (checked every "
+      "second).",
+      "600000" },
     { "channel-error-backoff-ms", "CHANNEL_ERROR_BACKOFF_MS", "ms",
       "Delay before a join error is answered.", "5000" },
     { "jwt-claim-validators", "JWT_CLAIM_VALIDATORS", "json",
@@ -434,6 +438,7 @@ Result<ConfigRequest> parseConfig(const QStringList &arguments,
     defaults.clientPresenceWindowMs = read.integer(spec("client-presence-window-ms"), 1, Huge);
     config.connectErrorBackoffMs = read.integer(spec("connect-error-backoff-ms"), 0, 600'000);
     config.channelErrorBackoffMs = read.integer(spec("channel-error-backoff-ms"), 0, 600'000);
+    config.noChannelTimeoutMs = read.integer(spec("no-channel-timeout-in-ms"), 1, 86'400'000);
 
     const QString validators = read.text(spec("jwt-claim-validators")).trimmed();
     if (!validators.isEmpty()) {

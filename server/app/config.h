@@ -39,6 +39,7 @@ struct ServerConfig
     tenants::TenantDefaults tenantDefaults;
     int connectErrorBackoffMs = 2000;
     int channelErrorBackoffMs = 5000;
+    int noChannelTimeoutMs = 600'000; // NO_CHANNEL_TIMEOUT_IN_MS
     QJsonObject jwtClaimValidators;
     int workers = 0; // 0: one per available CPU
     bool epollDispatcher = true; // EVENT_DISPATCHER=epoll (default) or qt

@@ -159,6 +159,7 @@ void Server::onControlPlaneReady()
 
     channels::ChannelSettings settings;
     settings.channelErrorBackoffMs = m_config.channelErrorBackoffMs;
+    settings.noChannelTimeoutMs = m_config.noChannelTimeoutMs;
     settings.claimValidators = m_config.jwtClaimValidators;
     settings.clientPresenceMaxCalls = m_config.tenantDefaults.clientPresenceMaxCalls;
     settings.clientPresenceWindowMs = m_config.tenantDefaults.clientPresenceWindowMs;

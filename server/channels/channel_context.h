@@ -33,6 +33,9 @@ struct ChannelSettings
     // CLIENT_PRESENCE_WINDOW_MS).
     int clientPresenceMaxCalls = 5;
     int clientPresenceWindowMs = 30'000;
+    // NO_CHANNEL_TIMEOUT_IN_MS: a socket that had channels and has had none for this long is
+    // dropped without a close frame (upstream's empty-socket sweeper, spec §1.6).
+    int noChannelTimeoutMs = 600'000;
 };
 
 // The node services one worker's channels use. The references outlive the workers; the hub is

@@ -253,6 +253,7 @@ void PhoenixSession::join(const protocol::InboundMessage &message)
     channels::ChannelService::JoinResult result = m_service.join(m_state, *this, message);
     if (result.channel) {
         m_channels.push_back(std::move(result.channel));
+        m_hadChannels = true;
     }
     if (result.closeSocket) {
         closeSocket(1001, QByteArrayLiteral("tenant not found"));
@@ -330,10 +331,24 @@ void PhoenixSession::onClosed(quint16 code)
 
 void PhoenixSession::onTick(qint64 nowMs)
 {
-    Q_UNUSED(nowMs)
-    if (m_closed || m_channels.empty()) {
+    if (m_closed) {
         return;
     }
+    if (m_channels.empty()) {
+        // Sockets that never joined are left to the idle timeout, as upstream's sweeper does.
+        if (!m_hadChannels) {
+            return;
+        }
+        if (m_emptySinceMs < 0) {
+            m_emptySinceMs = nowMs;
+        } else if (nowMs - m_emptySinceMs >= m_service.context().settings.noChannelTimeoutMs) {
+            qCInfo(lcGateway) << "dropping a socket of tenant" << m_state.tenantId
+                              << "without channels for" << (nowMs - m_emptySinceMs) << "ms";
+            m_connection->abort();
+        }
+        return;
+    }
+    m_emptySinceMs = -1;
     const qint64 nowSeconds = m_service.context().clock.epochMs() / 1000;
     for (std::size_t i = 0; i < m_channels.size();) {
         channels::Channel *channel = m_channels[i].get();

@@ -88,6 +88,8 @@ private:
     std::deque<Delayed> m_delayed; // in due order
     std::unique_ptr<QTimer> m_delayTimer; // created on first use
     bool m_closed = false;
+    bool m_hadChannels = false; // joined at least once: the empty-socket sweeper applies
+    qint64 m_emptySinceMs = -1; // loop time since which it has no channels, -1 while it has
     bool m_closing = false; // a close is scheduled; further frames are ignored
 };
 

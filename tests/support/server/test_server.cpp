@@ -38,6 +38,7 @@ bool TestServer::start(int timeoutMs)
     config.workers = m_options.workers;
     config.connectErrorBackoffMs = m_options.connectErrorBackoffMs;
     config.channelErrorBackoffMs = m_options.channelErrorBackoffMs;
+    config.noChannelTimeoutMs = m_options.noChannelTimeoutMs;
     config.maxSendBufferBytes = m_options.maxSendBufferBytes;
     config.websocketIdleTimeoutMs = m_options.websocketIdleTimeoutMs;
     for (const QJsonObject &tenant : std::as_const(m_options.extraTenants)) {

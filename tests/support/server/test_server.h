@@ -25,6 +25,7 @@ public:
         int workers = 2;
         int connectErrorBackoffMs = 0;
         int channelErrorBackoffMs = 0;
+        int noChannelTimeoutMs = 600'000;
         qsizetype maxSendBufferBytes = 16 * 1024 * 1024;
         int websocketIdleTimeoutMs = 60'000;
         // The control plane to use instead of the SQLite file in the temporary directory, e.g.

@@ -60,6 +60,7 @@ const Documented DocumentedOptions[] = {
     { "CLIENT_PRESENCE_WINDOW_MS", "client-presence-window-ms" },
     { "CONNECT_ERROR_BACKOFF_MS", "connect-error-backoff-ms" },
     { "CHANNEL_ERROR_BACKOFF_MS", "channel-error-backoff-ms" },
+    { "NO_CHANNEL_TIMEOUT_IN_MS", "no-channel-timeout-in-ms" },
     { "JWT_CLAIM_VALIDATORS", "jwt-claim-validators" },
     { "WORKERS", "workers" },
     { "EVENT_DISPATCHER", "event-dispatcher" },
@@ -156,6 +157,8 @@ QString fieldOf(const ServerConfig &config, const QString &env)
         return number(config.connectErrorBackoffMs);
     if (env == QLatin1String("CHANNEL_ERROR_BACKOFF_MS"))
         return number(config.channelErrorBackoffMs);
+    if (env == QLatin1String("NO_CHANNEL_TIMEOUT_IN_MS"))
+        return number(config.noChannelTimeoutMs);
     if (env == QLatin1String("JWT_CLAIM_VALIDATORS"))
         return QString::fromUtf8(
                 QJsonDocument(config.jwtClaimValidators).toJson(QJsonDocument::Compact));
@@ -349,6 +352,7 @@ void ConfigTest::everyOption_data()
     same("CLIENT_PRESENCE_WINDOW_MS", "23", "24", none);
     same("CONNECT_ERROR_BACKOFF_MS", "100", "0", none);
     same("CHANNEL_ERROR_BACKOFF_MS", "100", "0", none);
+    same("NO_CHANNEL_TIMEOUT_IN_MS", "1000", "250", none);
     same("JWT_CLAIM_VALIDATORS", R"({"iss":"env"})", R"({"iss":"flag"})", none);
     same("WORKERS", "3", "1", none);
     same("EVENT_DISPATCHER", "qt", "epoll", none);
