@@ -123,11 +123,18 @@ describe('limits', { concurrency: true }, () => {
             // first tick is immediate: avg 20/1/5 = 4) or in the next (at 5 s: 20/2/5 = 2), the
             // limit of 1 is reached, and it stays reached for 15 s. The 2 successful joins alone
             // (at most 2/1/5 = 0.4) would not reach it.
-            const replies = await Promise.all(Array.from({ length: 20 }, () => pump.join(`realtime:${unique('pump')}`, { timeoutMs: 3000 })));
+            // On a loaded machine a tick can land inside the burst: it needs at least 5 counted joins
+            // (5/1/5 = 1), so the 2 that fit are always among them, and the joins after it get
+            // ClientJoinRateLimitReached, after which the socket closes and later replies never come.
+            const settled = await Promise.allSettled(Array.from({ length: 20 }, () => pump.join(`realtime:${unique('pump')}`, { timeoutMs: 3000 })));
+            const replies = settled.filter((r) => r.status === 'fulfilled').map((r) => r.value);
             assert.equal(replies.filter((r) => r.payload.status === 'ok').length, 2, 'two channels fit');
+            const limitedMidBurst = replies.some((r) => r.payload.response?.reason === 'ClientJoinRateLimitReached: Too many joins per second');
             for (const r of replies.filter((x) => x.payload.status !== 'ok')) {
-                assert.deepEqual(r.payload, { status: 'error', response: { reason: 'ChannelRateLimitReached: Too many channels' } });
+                assert.ok(['ChannelRateLimitReached: Too many channels', 'ClientJoinRateLimitReached: Too many joins per second']
+                    .includes(r.payload.response?.reason), `join error ${JSON.stringify(r.payload)}`);
             }
+            assert.ok(replies.length === 20 || limitedMidBurst, 'replies go missing only after the socket was closed for the joins limit');
 
             const refused = await pollUntil(() => connect(tenant), {
                 until: (res) => res.status !== 101, intervalMs: 150, timeoutMs: 8000, what: 'connect refused once the joins counter is triggered',
