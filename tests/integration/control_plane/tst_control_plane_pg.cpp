@@ -10,6 +10,7 @@
 #include "server/tenants/tenant_directory.h"
 #include "server/tenants/tenant_input.h"
 #include "tests/support/postgres/pg_env.h"
+#include "tests/support/tenants/control_plane_start.h"
 
 #include <QDateTime>
 #include <QDir>
@@ -142,31 +143,12 @@ private:
 };
 
 // One control-plane start, as the server does it: ready(count) or failed(message).
-struct StartOutcome
-{
-    int readyCount = -1; // -1: ready() was not emitted
-    QString failure; // empty: failed() was not emitted
-    int readySignals = 0;
-    int failedSignals = 0;
-};
+using rt::testsupport::StartOutcome;
 
 StartOutcome startOnce(const ControlPlaneSettings &settings, const QList<TenantInput> &seeds,
                        TenantDirectory &directory, TenantDefaults defaults = customDefaults())
 {
-    ControlPlane plane(settings, defaults, directory);
-    QSignalSpy ready(&plane, &ControlPlane::ready);
-    QSignalSpy failed(&plane, &ControlPlane::failed);
-    plane.start(seeds);
-    StartOutcome outcome;
-    outcome.readySignals = static_cast<int>(ready.size());
-    outcome.failedSignals = static_cast<int>(failed.size());
-    if (!ready.isEmpty()) {
-        outcome.readyCount = ready.constFirst().constFirst().toInt();
-    }
-    if (!failed.isEmpty()) {
-        outcome.failure = failed.constFirst().constFirst().toString();
-    }
-    return outcome;
+    return rt::testsupport::startControlPlane(settings, seeds, directory, defaults);
 }
 
 // A started control plane kept open, for writes through its API, with the signals it emits.

@@ -6,13 +6,13 @@
 #include "server/tenants/control_plane.h"
 #include "server/tenants/tenant_directory.h"
 #include "tests/support/postgres/pg_env.h"
+#include "tests/support/server/raw_http.h"
 #include "tests/support/server/test_server.h"
 
 #include <QDateTime>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLoggingCategory>
-#include <QTcpSocket>
 #include <QTest>
 
 #include <memory>
@@ -23,55 +23,10 @@ using rt::testsupport::PgEnv;
 using rt::testsupport::PgSession;
 using rt::testsupport::ScratchDatabase;
 
+using rt::testsupport::exchange;
+using rt::testsupport::RawResponse;
+
 namespace {
-
-struct RawResponse
-{
-    int status = 0;
-    QByteArray head;
-    QByteArray body;
-};
-
-// Sends `request` on a fresh connection and reads until the peer closes, a 101 head or a
-// complete response by content-length has arrived.
-RawResponse exchange(quint16 port, const QByteArray &request, int timeoutMs = 5000)
-{
-    QTcpSocket socket;
-    socket.connectToHost(QHostAddress::LocalHost, port);
-    RawResponse response;
-    if (!QTest::qWaitFor([&] { return socket.state() == QAbstractSocket::ConnectedState; },
-                         timeoutMs)) {
-        return response;
-    }
-    socket.write(request);
-    QByteArray data;
-    [[maybe_unused]] const bool complete = QTest::qWaitFor(
-            [&] {
-                data += socket.readAll();
-                const qsizetype end = data.indexOf("\r\n\r\n");
-                if (end < 0) {
-                    return socket.state() == QAbstractSocket::UnconnectedState;
-                }
-                const QByteArray head = data.left(end);
-                if (head.startsWith("HTTP/1.1 101")) {
-                    return true;
-                }
-                qsizetype length = 0;
-                for (const QByteArray &line : head.split('\n')) {
-                    if (line.toLower().startsWith("content-length:")) {
-                        length = line.mid(15).trimmed().toLongLong();
-                    }
-                }
-                return data.size() >= end + 4 + length;
-            },
-            timeoutMs);
-    const qsizetype end = data.indexOf("\r\n\r\n");
-    response.head = end < 0 ? data : data.left(end);
-    response.body = end < 0 ? QByteArray() : data.mid(end + 4);
-    const QList<QByteArray> statusLine = response.head.split(' ');
-    response.status = statusLine.size() > 1 ? statusLine.at(1).toInt() : 0;
-    return response;
-}
 
 QByteArray hsToken(const QByteArray &secret)
 {
