@@ -104,6 +104,16 @@ bool TenantRoutes::admit(const wire::HttpRequest &request, const HttpResponder &
 
 void TenantRoutes::registerOn(Router &router) const
 {
+    // Every route authenticates first; the per-tenant ones then act on the path's tenant id.
+    using TenantAction = void (TenantRoutes::*)(const QByteArray &, const HttpResponder &) const;
+    const auto onTenant = [this](TenantAction action) {
+        return [this, action](const wire::HttpRequest &request, const RouteParams &params,
+                              const HttpResponder &responder) {
+            if (admit(request, responder)) {
+                (this->*action)(tenantParam(params), responder);
+            }
+        };
+    };
     router.add("GET", "/api/tenants",
                [this](const wire::HttpRequest &request, const RouteParams &,
                       const HttpResponder &responder) {
@@ -118,13 +128,6 @@ void TenantRoutes::registerOn(Router &router) const
                        write(request, QByteArray(), responder);
                    }
                });
-    router.add("GET", "/api/tenants/:tenant_id",
-               [this](const wire::HttpRequest &request, const RouteParams &params,
-                      const HttpResponder &responder) {
-                   if (admit(request, responder)) {
-                       show(tenantParam(params), responder);
-                   }
-               });
     for (const char *method : { "PUT", "PATCH" }) {
         router.add(method, "/api/tenants/:tenant_id",
                    [this](const wire::HttpRequest &request, const RouteParams &params,
@@ -134,34 +137,11 @@ void TenantRoutes::registerOn(Router &router) const
                        }
                    });
     }
-    router.add("DELETE", "/api/tenants/:tenant_id",
-               [this](const wire::HttpRequest &request, const RouteParams &params,
-                      const HttpResponder &responder) {
-                   if (admit(request, responder)) {
-                       remove(tenantParam(params), responder);
-                   }
-               });
-    router.add("POST", "/api/tenants/:tenant_id/reload",
-               [this](const wire::HttpRequest &request, const RouteParams &params,
-                      const HttpResponder &responder) {
-                   if (admit(request, responder)) {
-                       reload(tenantParam(params), responder);
-                   }
-               });
-    router.add("POST", "/api/tenants/:tenant_id/shutdown",
-               [this](const wire::HttpRequest &request, const RouteParams &params,
-                      const HttpResponder &responder) {
-                   if (admit(request, responder)) {
-                       shutdown(tenantParam(params), responder);
-                   }
-               });
-    router.add("GET", "/api/tenants/:tenant_id/health",
-               [this](const wire::HttpRequest &request, const RouteParams &params,
-                      const HttpResponder &responder) {
-                   if (admit(request, responder)) {
-                       health(tenantParam(params), responder);
-                   }
-               });
+    router.add("GET", "/api/tenants/:tenant_id", onTenant(&TenantRoutes::show));
+    router.add("DELETE", "/api/tenants/:tenant_id", onTenant(&TenantRoutes::remove));
+    router.add("POST", "/api/tenants/:tenant_id/reload", onTenant(&TenantRoutes::reload));
+    router.add("POST", "/api/tenants/:tenant_id/shutdown", onTenant(&TenantRoutes::shutdown));
+    router.add("GET", "/api/tenants/:tenant_id/health", onTenant(&TenantRoutes::health));
 }
 
 void TenantRoutes::list(const HttpResponder &responder) const
