@@ -1,0 +1,7 @@
+#include "server/postgres/logging.h"
+
+namespace rt::postgres {
+
+Q_LOGGING_CATEGORY(lcPostgres, "rt.postgres")
+
+} // namespace rt::postgres
