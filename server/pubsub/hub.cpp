@@ -63,7 +63,8 @@ void Hub::deliver(const OutboundMessagePtr &message)
             continue;
         }
         if ((audience == Audience::BroadcastReaders && !member.rights.readsBroadcast)
-            || (audience == Audience::PresenceReaders && !member.rights.readsPresence)) {
+            || (audience == Audience::PresenceReaders && !member.rights.readsPresence)
+            || (audience == Audience::Members && !message->isAddressedTo(member.memberId))) {
             continue;
         }
         const OutboundMessage::Frame &frame = message->frameFor(member.vsn);

@@ -24,6 +24,21 @@ OutboundMessage::push(TopicKey topic, QByteArray event, QByteArray payloadJson, 
     return message;
 }
 
+std::shared_ptr<const OutboundMessage> OutboundMessage::pushTo(TopicKey topic, QByteArray event,
+                                                               QByteArray payloadJson,
+                                                               std::vector<quint64> members,
+                                                               DeliveryCounting counting)
+{
+    std::shared_ptr<OutboundMessage> message(new OutboundMessage);
+    message->m_topic = std::move(topic);
+    message->m_event = std::move(event);
+    message->m_payload = std::move(payloadJson);
+    message->m_audience = Audience::Members;
+    message->m_members = std::move(members);
+    message->m_counting = std::move(counting);
+    return message;
+}
+
 std::shared_ptr<const OutboundMessage>
 OutboundMessage::userBroadcast(TopicKey topic, QByteArray userEvent, QByteArray payload,
                                bool payloadIsJson, QByteArray metadataJson, quint64 excludedMember,

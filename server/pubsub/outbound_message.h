@@ -5,9 +5,11 @@
 
 #include <QByteArray>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 namespace rt::limits {
 class RateCounter;
@@ -24,6 +26,8 @@ enum class Audience : quint8 {
     BroadcastReaders,
     PresenceReaders,
     Everyone,
+    // Only the listed members of the topic (postgres_changes: each channel's own `ids`).
+    Members,
 };
 
 // How the deliveries of a message count against its tenant's limits (upstream counts every
@@ -63,6 +67,13 @@ public:
                                                        quint64 excludedMember = 0,
                                                        DeliveryCounting counting = {});
 
+    // A fastlane push for some members of the topic only (Audience::Members): postgres_changes,
+    // whose payload names the matching bindings of those channels. `members` must be sorted.
+    static std::shared_ptr<const OutboundMessage> pushTo(TopicKey topic, QByteArray event,
+                                                         QByteArray payloadJson,
+                                                         std::vector<quint64> members,
+                                                         DeliveryCounting counting = {});
+
     // A user broadcast (kind-3 push, HTTP single-event API, database broadcast): V2 members get a
     // binary kind-4 frame, V1 members the converted JSON object, or nothing for raw payloads.
     static std::shared_ptr<const OutboundMessage>
@@ -74,6 +85,11 @@ public:
     Audience audience() const { return m_audience; }
     // Member id that must not receive the message (a sender without broadcast.self), or 0.
     quint64 excludedMember() const { return m_excludedMember; }
+    // Audience::Members: whether `memberId` is one of them.
+    bool isAddressedTo(quint64 memberId) const
+    {
+        return std::binary_search(m_members.begin(), m_members.end(), memberId);
+    }
     bool isUserBroadcast() const { return m_isUserBroadcast; }
 
     // Size of the user payload, for payload-size accounting.
@@ -95,6 +111,7 @@ private:
     QByteArray m_payload;
     QByteArray m_metadata;
     quint64 m_excludedMember = 0;
+    std::vector<quint64> m_members; // Audience::Members, sorted
     DeliveryCounting m_counting;
     std::chrono::steady_clock::time_point m_createdAt = std::chrono::steady_clock::now();
     Audience m_audience = Audience::BroadcastReaders;

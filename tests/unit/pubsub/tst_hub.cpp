@@ -54,6 +54,7 @@ private Q_SLOTS:
     void audienceFiltering();
     void setRightsChangesFiltering();
     void excludedMemberGetsNothing();
+    void addressedPushReachesOnlyItsMembers();
     void eachMemberGetsItsSerializersSharedFrame();
     void rawUserBroadcastSkipsV1Members();
     void publicAndPrivateNamespacesAreSeparate();
@@ -300,6 +301,31 @@ void HubTest::excludedMemberGetsNothing()
     QCOMPARE(receiver.count(), 3);
     hub.unsubscribe(Room, &sender);
     hub.unsubscribe(Room, &receiver);
+}
+
+void HubTest::addressedPushReachesOnlyItsMembers()
+{
+    Hub hub;
+    RecordingSubscriber first;
+    RecordingSubscriber second;
+    RecordingSubscriber third;
+    hub.subscribe(Room, &first, 3, Vsn::V2, {});
+    hub.subscribe(Room, &second, 5, Vsn::V1, {});
+    hub.subscribe(Room, &third, 9, Vsn::V2, {});
+
+    // postgres_changes: only the channels whose bindings matched, whatever their serializer.
+    hub.deliver(OutboundMessage::pushTo(Room, "postgres_changes", "{}", { 3, 5 }));
+    QCOMPARE(first.count(), 1);
+    QCOMPARE(second.count(), 1);
+    QCOMPARE(third.count(), 0);
+    hub.deliver(OutboundMessage::pushTo(Room, "postgres_changes", "{}", { 9 }));
+    QCOMPARE(first.count(), 1);
+    QCOMPARE(third.count(), 1);
+    hub.deliver(OutboundMessage::pushTo(Room, "postgres_changes", "{}", {}));
+    QCOMPARE(first.count() + second.count() + third.count(), 3);
+    hub.unsubscribe(Room, &first);
+    hub.unsubscribe(Room, &second);
+    hub.unsubscribe(Room, &third);
 }
 
 void HubTest::eachMemberGetsItsSerializersSharedFrame()
