@@ -1,5 +1,7 @@
 #include "server/postgres/connection_settings.h"
 
+#include "server/postgres/sql_text.h"
+
 #include <QJsonValue>
 
 namespace rt::postgres {
@@ -12,14 +14,7 @@ void appendPair(QByteArray &out, const char *key, const QByteArray &value)
     if (!out.isEmpty()) {
         out.append(' ');
     }
-    out.append(key).append("='");
-    for (const char c : value) {
-        if (c == '\'' || c == '\\') {
-            out.append('\\');
-        }
-        out.append(c);
-    }
-    out.append('\'');
+    out.append(key).append('=').append(quoteConninfoValue(value));
 }
 
 } // namespace
