@@ -577,7 +577,7 @@ void Connection::teardown(const PgError &cause, bool emitFailed)
 {
     PgError error = cause;
     error.connectionLost = true;
-    if (m_state == State::Ready || m_current) {
+    if (emitFailed && (m_state == State::Ready || m_current)) {
         qCWarning(lcPostgres, "connection to %s lost: %s", qPrintable(m_settings.describe()),
                   qPrintable(error.text()));
     } else {
@@ -616,7 +616,8 @@ void Connection::teardown(const PgError &cause, bool emitFailed)
 
 PgError Connection::connectionError() const
 {
-    QString message = m_conn ? QString::fromUtf8(PQerrorMessage(m_conn)).trimmed() : QString();
+    // libpq's messages span lines ("...\n\tThis probably means..."); logs want one line.
+    QString message = m_conn ? QString::fromUtf8(PQerrorMessage(m_conn)).simplified() : QString();
     if (message.isEmpty()) {
         message = QStringLiteral("connection to %1 failed").arg(m_settings.describe());
     }
