@@ -1,7 +1,10 @@
 #include "server/replication/replication_stream.h"
 
+#include "server/postgres/sql_text.h"
 #include "server/replication/logging.h"
 
+#include <QHostAddress>
+#include <QHostInfo>
 #include <QSocketNotifier>
 #include <QTimer>
 
@@ -16,6 +19,9 @@ namespace {
 constexpr int kCoalesceMs = 50;
 constexpr int kFirstBackoffMs = 1000;
 constexpr int kMaxBackoffMs = 30000;
+// A stream that failed after streaming at least this long starts its backoff afresh; one that
+// fails sooner (e.g. a missing publication, reported at the first change) keeps backing off.
+constexpr qint64 kStableStreamingMs = 30000;
 // SQLSTATE duplicate_object: CREATE_REPLICATION_SLOT of a slot that exists (created between our
 // check and the command, e.g. by another node that lost the ownership race).
 const QByteArray kDuplicateObject = QByteArrayLiteral("42710");
@@ -56,13 +62,26 @@ QString trimmedMessage(const char *message)
     return text.isEmpty() ? QStringLiteral("unknown libpq error") : text;
 }
 
-// TCP keepalives: a tenant database that vanishes without a FIN (network partition) is noticed
-// within about a minute even when the stream is idle.
+// A host that libpq would look up with a blocking getaddrinfo(): not empty, not a Unix socket
+// directory ('/' or '@'), not an IP address literal, not a list of hosts.
+bool needsLookup(const QString &host)
+{
+    if (host.isEmpty() || host.startsWith(QLatin1Char('/')) || host.startsWith(QLatin1Char('@'))
+        || host.contains(QLatin1Char(','))) {
+        return false;
+    }
+    return QHostAddress(host).isNull();
+}
+
+// The conninfo of a walsender connection. TCP keepalives: a tenant database that vanishes
+// without a FIN (network partition) is noticed within about a minute even on an idle stream.
+// GSSAPI encryption is off: its negotiation could block in the Kerberos library.
 QByteArray conninfoFor(rt::postgres::ConnectionSettings settings)
 {
     settings.replication = true;
     return settings.conninfo()
-            + " keepalives='1' keepalives_idle='30' keepalives_interval='10' keepalives_count='3'";
+            + " keepalives='1' keepalives_idle='30' keepalives_interval='10' keepalives_count='3'"
+              " gssencmode='disable'";
 }
 
 } // namespace
@@ -166,7 +185,47 @@ void ReplicationStream::connectNow()
     m_phase = Phase::Connecting;
     qCDebug(lcReplication) << "connecting to" << m_options.settings.describe() << "slot"
                            << m_options.slotName << "from" << formatLsn(m_confirmedLsn);
-    m_conn = PQconnectStart(conninfoFor(m_options.settings).constData());
+    if (m_options.settings.connectTimeoutSeconds > 0) {
+        m_connectTimer->start(m_options.settings.connectTimeoutSeconds * 1000);
+    }
+    QByteArray conninfo = conninfoFor(m_options.settings);
+    if (!needsLookup(m_options.settings.host)) {
+        startConnect(conninfo);
+        return;
+    }
+    // libpq would resolve the name with a blocking getaddrinfo() inside PQconnectPoll.
+    const quint64 generation = m_generation;
+    m_lookupId = QHostInfo::lookupHost(
+            m_options.settings.host, this,
+            [this, generation, conninfo](const QHostInfo &info) mutable {
+                if (generation != m_generation) {
+                    return; // stopped or restarted meanwhile
+                }
+                m_lookupId = -1;
+                if (info.error() != QHostInfo::NoError || info.addresses().isEmpty()) {
+                    fail(QStringLiteral("could not resolve host %1: %2")
+                                 .arg(m_options.settings.host, info.errorString()));
+                    return;
+                }
+                // libpq tries the addresses in order, as after its own lookup; host stays the
+                // name (once per address) for TLS verification and messages. Later keywords
+                // override earlier ones in a conninfo string.
+                QByteArrayList hosts;
+                QByteArrayList addresses;
+                const QList<QHostAddress> resolved = info.addresses();
+                for (const QHostAddress &address : resolved) {
+                    hosts.append(m_options.settings.host.toUtf8());
+                    addresses.append(address.toString().toUtf8());
+                }
+                conninfo += " host=" + rt::postgres::quoteConninfoValue(hosts.join(','))
+                        + " hostaddr=" + rt::postgres::quoteConninfoValue(addresses.join(','));
+                startConnect(conninfo);
+            });
+}
+
+void ReplicationStream::startConnect(const QByteArray &conninfo)
+{
+    m_conn = PQconnectStart(conninfo.constData());
     if (m_conn == nullptr) {
         fail(QStringLiteral("out of memory creating a libpq connection"));
         return;
@@ -174,9 +233,6 @@ void ReplicationStream::connectNow()
     if (PQstatus(m_conn) == CONNECTION_BAD) {
         fail(trimmedMessage(PQerrorMessage(m_conn)));
         return;
-    }
-    if (m_options.settings.connectTimeoutSeconds > 0) {
-        m_connectTimer->start(m_options.settings.connectTimeoutSeconds * 1000);
     }
     // libpq: after PQconnectStart, act as if PQconnectPoll had returned PGRES_POLLING_WRITING.
     watchSocket(false, true);
@@ -405,7 +461,7 @@ void ReplicationStream::enterCopy()
 {
     m_phase = Phase::Copy;
     m_state = State::Streaming;
-    m_attempt = 0;
+    m_streamingSince.start();
     m_sentLsn = 0;
     m_receivedLsn = m_confirmedLsn;
     m_sinceStatus.invalidate();
@@ -562,7 +618,12 @@ void ReplicationStream::failLater(const QString &reason)
 
 void ReplicationStream::fail(const QString &reason, bool retry)
 {
+    const bool wasStable =
+            m_streamingSince.isValid() && m_streamingSince.elapsed() >= kStableStreamingMs;
     teardown();
+    if (wasStable) {
+        m_attempt = 0;
+    }
     if (retry) {
         const int delay = std::min(kMaxBackoffMs, kFirstBackoffMs << std::min(m_attempt, 5));
         ++m_attempt;
@@ -582,6 +643,11 @@ void ReplicationStream::fail(const QString &reason, bool retry)
 void ReplicationStream::teardown()
 {
     ++m_generation;
+    if (m_lookupId >= 0) {
+        QHostInfo::abortHostLookup(m_lookupId);
+        m_lookupId = -1;
+    }
+    m_streamingSince.invalidate();
     dropNotifiers();
     m_connectTimer->stop();
     m_statusTimer->stop();

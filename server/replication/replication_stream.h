@@ -100,7 +100,7 @@ Q_SIGNALS:
 private:
     enum class Phase {
         Idle,
-        Connecting, // PQconnectPoll
+        Connecting, // host name lookup, then PQconnectPoll
         IdentifySystem,
         CheckSlot,
         CreateSlot,
@@ -109,6 +109,7 @@ private:
     };
 
     void connectNow();
+    void startConnect(const QByteArray &conninfo);
     void continueConnect();
     void watchSocket(bool read, bool write);
     void dropNotifiers();
@@ -140,7 +141,9 @@ private:
     // Bumped by every teardown: code that emitted a signal checks it to see whether a slot
     // stopped or restarted the stream meanwhile (and then touches nothing of the old connection).
     quint64 m_generation = 0;
-    int m_attempt = 0; // failures since the last successful START_REPLICATION
+    int m_attempt = 0; // failures since start() or since the last stable stream
+    int m_lookupId = -1; // running QHostInfo lookup
+    QElapsedTimer m_streamingSince; // valid while in COPY BOTH
 
     // Result of the running command.
     QString m_commandError;

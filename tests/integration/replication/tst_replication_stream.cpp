@@ -128,6 +128,7 @@ private Q_SLOTS:
     void idleWalAdvancesConfirmedPosition();
     void smallBatchesKeepOrder();
     void wrongPasswordFails();
+    void unresolvableHostFails();
     void invalidOptionsFailWithoutRetry();
     void eventLoopTurnsWhileConnecting();
 
@@ -327,7 +328,11 @@ void ReplicationStreamTest::reconnectsAfterWalsenderTerminated()
     Received received(stream);
     QSignalSpy streaming(&stream, &ReplicationStream::streaming);
     QSignalSpy failed(&stream, &ReplicationStream::failed);
-    stream.start(options(slot.name(), { QByteArrayLiteral("rt_pub") }));
+    // By name: resolved with QHostInfo first (libpq's own lookup would block); "localhost"
+    // may also yield ::1, where nothing listens, and libpq moves on to the next address.
+    StreamOptions byName = options(slot.name(), { QByteArrayLiteral("rt_pub") });
+    byName.settings.host = QStringLiteral("localhost");
+    stream.start(byName);
     QVERIFY(streaming.wait(kTimeoutMs));
     QVERIFY(m_owner->exec(QStringLiteral("INSERT INTO items VALUES (1, 'before')")));
     QTRY_COMPARE_WITH_TIMEOUT(received.tags(), QByteArrayLiteral("BRIC"), kTimeoutMs);
@@ -436,6 +441,22 @@ void ReplicationStreamTest::wrongPasswordFails()
     QCOMPARE(failed.count(), 1);
     QCOMPARE(streaming.count(), 0);
     QCOMPARE(slotColumn(slot.name(), QStringLiteral("slot_name")), QString());
+}
+
+void ReplicationStreamTest::unresolvableHostFails()
+{
+    ReplicationStream stream;
+    QSignalSpy failed(&stream, &ReplicationStream::failed);
+    StreamOptions nowhere = options(slotName(), { QByteArrayLiteral("rt_pub") });
+    nowhere.settings.host = QStringLiteral("no-such-host.invalid");
+    stream.start(nowhere);
+    QCOMPARE(stream.state(), ReplicationStream::State::Connecting);
+    QVERIFY(failed.wait(kTimeoutMs));
+    QVERIFY2(failed.at(0).at(0).toString().contains(QLatin1String("could not resolve host")),
+             qPrintable(failed.at(0).at(0).toString()));
+    QCOMPARE(failed.at(0).at(1).toBool(), true);
+    QCOMPARE(stream.state(), ReplicationStream::State::Backoff);
+    stream.stop();
 }
 
 void ReplicationStreamTest::invalidOptionsFailWithoutRetry()
