@@ -21,11 +21,12 @@ using postgres::Statement;
 
 // §7.1: the JWT role first, then the values policies read. Transaction-local (is_local = true),
 // so the ROLLBACK that ends every check also ends them.
-const QByteArray SettingsSql = QByteArrayLiteral(
-        "SELECT set_config('role', $1, true), set_config('realtime.topic', $2, true), "
-        "set_config('request.jwt.claims', $3, true), set_config('request.jwt.claim.sub', $4, "
-        "true), "
-        "set_config('request.jwt.claim.role', $5, true), set_config('request.headers', $6, true)");
+const QByteArray SettingsSql = QByteArrayLiteral("SELECT set_config('role', $1, true), "
+                                                 "set_config('realtime.topic', $2, true), "
+                                                 "set_config('request.jwt.claims', $3, true), "
+                                                 "set_config('request.jwt.claim.sub', $4, true), "
+                                                 "set_config('request.jwt.claim.role', $5, true), "
+                                                 "set_config('request.headers', $6, true)");
 
 const QString UnableToConnect =
         QStringLiteral("Realtime was unable to connect to the project database");
@@ -128,7 +129,9 @@ AuthorizationError classifyError(const PgError &error)
         // Upstream matches check_violation whose table is "messages": PostgreSQL's "no partition
         // of relation \"messages\" found for row" (a CHECK failing on a partition names the
         // partition, and a policy raising check_violation names no table). libpq's table field
-        // is not carried by PgError, so the relation is read from the message.
+        // is not carried by PgError, so the relation is read from the (English) message; the
+        // read check also maps any check_violation of its privileged probe insert, where no
+        // policy runs.
         out.kind = AuthorizationFailure::MissingPartition;
     } else {
         // Upstream: every other Postgrex error (invalid role, a policy raising, permission
@@ -156,17 +159,18 @@ void checkRead(postgres::Pool &pool, const AuthorizationRequest &request, bool c
     // would apply the SELECT policies to the privileged insert) and the answer maps back to
     // extensions by id.
     Statement insert = checkPresence
-            ? statement(
-                    "INSERT INTO realtime.messages (id, topic, extension, inserted_at, updated_at) "
-                    "VALUES ($1::uuid, $3, 'broadcast', timezone('utc', now()), timezone('utc', "
-                    "now())), "
-                    "($2::uuid, $3, 'presence', timezone('utc', now()), timezone('utc', now()))",
-                    { broadcastId, presenceId, request.topic })
-            : statement(
-                    "INSERT INTO realtime.messages (id, topic, extension, inserted_at, updated_at) "
-                    "VALUES ($1::uuid, $2, 'broadcast', timezone('utc', now()), timezone('utc', "
-                    "now()))",
-                    { broadcastId, request.topic });
+            ? statement("INSERT INTO realtime.messages "
+                        "(id, topic, extension, inserted_at, updated_at) VALUES "
+                        "($1::uuid, $3, 'broadcast', "
+                        "timezone('utc', now()), timezone('utc', now())), "
+                        "($2::uuid, $3, 'presence', "
+                        "timezone('utc', now()), timezone('utc', now()))",
+                        { broadcastId, presenceId, request.topic })
+            : statement("INSERT INTO realtime.messages "
+                        "(id, topic, extension, inserted_at, updated_at) VALUES "
+                        "($1::uuid, $2, 'broadcast', "
+                        "timezone('utc', now()), timezone('utc', now()))",
+                        { broadcastId, request.topic });
     const QByteArray ids = checkPresence ? QByteArray('{' + broadcastId + ',' + presenceId + '}')
                                          : QByteArray('{' + broadcastId + '}');
 
@@ -181,13 +185,22 @@ void checkRead(postgres::Pool &pool, const AuthorizationRequest &request, bool c
         statement("SELECT id::text FROM realtime.messages WHERE id = ANY($1::uuid[])", { ids }),
         statement("ROLLBACK"),
     };
+    constexpr int InsertIndex = 1;
     constexpr int SelectIndex = 3;
 
     pool.run(std::move(segment),
              [done = std::move(done), broadcastId, presenceId,
               checkPresence](const SegmentResult &result) {
                  if (!result.ok() || result.results.size() <= SelectIndex) {
-                     done(segmentError(result));
+                     AuthorizationError error = segmentError(result);
+                     // The probe insert runs before the role switch, so no policy can raise
+                     // there: its check_violation is the partition (or the table) itself,
+                     // whatever language the server writes its messages in.
+                     if (result.results.size() > InsertIndex && !result.results[InsertIndex].ok()
+                         && result.results[InsertIndex].error().sqlState == "23514") {
+                         error.kind = AuthorizationFailure::MissingPartition;
+                     }
+                     done(std::move(error));
                      return;
                  }
                  const postgres::QueryResult &rows = result.results[SelectIndex].value();

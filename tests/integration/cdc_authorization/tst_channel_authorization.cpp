@@ -53,6 +53,11 @@ BEGIN
     RAISE EXCEPTION 'canceling statement due to user request' USING ERRCODE = 'query_canceled';
 END $$;
 
+CREATE FUNCTION public.authz_check_violation() RETURNS boolean LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+    RAISE EXCEPTION 'policy says no' USING ERRCODE = 'check_violation';
+END $$;
+
 CREATE POLICY "authenticated receive on topic" ON realtime.messages FOR SELECT TO authenticated
     USING (realtime.topic() LIKE 'topic:%');
 CREATE POLICY "authenticated broadcast on topic" ON realtime.messages FOR INSERT TO authenticated
@@ -75,10 +80,12 @@ CREATE POLICY "header gated" ON realtime.messages FOR SELECT TO anon
 CREATE POLICY "exploding read" ON realtime.messages FOR SELECT TO authenticated
     USING (CASE WHEN realtime.topic() = 'boom' THEN public.authz_boom()
                 WHEN realtime.topic() = 'cancel' THEN public.authz_cancel()
+                WHEN realtime.topic() = 'check' THEN public.authz_check_violation()
                 ELSE false END);
 CREATE POLICY "exploding write" ON realtime.messages FOR INSERT TO authenticated
     WITH CHECK (CASE WHEN realtime.topic() = 'boom' THEN public.authz_boom()
                      WHEN realtime.topic() = 'cancel' THEN public.authz_cancel()
+                     WHEN realtime.topic() = 'check' THEN public.authz_check_violation()
                      ELSE false END);
 
 -- A write-only topic: insert allowed, nothing readable (write must not need read).
@@ -412,6 +419,13 @@ void TestChannelAuthorization::policyErrorIsPolicyError()
              qPrintable(readResult->error().detail));
     auto writeResult = write(request("boom"), "broadcast");
     VERIFY_FAILURE(writeResult, AuthorizationFailure::RlsPolicyError);
+    // A policy raising check_violation is a policy error, not a missing partition.
+    auto readCheck = read(request("check"));
+    VERIFY_FAILURE(readCheck, AuthorizationFailure::RlsPolicyError);
+    QCOMPARE(readCheck->error().sqlState, QByteArray("23514"));
+    auto writeCheck = write(request("check"), "broadcast");
+    VERIFY_FAILURE(writeCheck, AuthorizationFailure::RlsPolicyError);
+    QCOMPARE(writeCheck->error().sqlState, QByteArray("23514"));
     // The connections stay usable after the failed transactions.
     auto after = read(request("topic:after-boom"));
     VERIFY_PERMISSIONS(after, true, true);
