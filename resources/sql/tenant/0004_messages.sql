@@ -21,7 +21,8 @@
 -- missing binary_payload column/constraint added; partitions are created only when missing (and
 -- skipped with a NOTICE if an existing partition overlaps the day); an existing publication
 -- missing realtime.messages gets it added and is switched to publish_via_partition_root when we
--- own it (Supabase's server accepts both partition and root names).
+-- own it (Supabase's server accepts both partition and root names). A user without CREATE on the
+-- database gets a NOTICE instead of the publications, not a failed migration.
 
 CREATE TABLE IF NOT EXISTS realtime.messages (
     topic text NOT NULL,
@@ -163,8 +164,15 @@ BEGIN
       FROM pg_catalog.pg_publication p
      WHERE p.pubname = 'supabase_realtime_messages_publication';
     IF NOT FOUND THEN
-        CREATE PUBLICATION supabase_realtime_messages_publication
-            FOR TABLE realtime.messages WITH (publish_via_partition_root = true);
+        BEGIN
+            CREATE PUBLICATION supabase_realtime_messages_publication
+                FOR TABLE realtime.messages WITH (publish_via_partition_root = true);
+        EXCEPTION
+            WHEN insufficient_privilege THEN
+                -- Needs CREATE on the database and ownership of realtime.messages; broadcast from
+                -- the database stays off until someone who may creates it.
+                RAISE NOTICE 'cannot create publication supabase_realtime_messages_publication: %', SQLERRM;
+        END;
     ELSIF NOT publication.ours THEN
         RAISE NOTICE 'publication supabase_realtime_messages_publication belongs to another role; left as is';
     ELSE
@@ -180,7 +188,12 @@ BEGIN
     END IF;
 
     IF NOT EXISTS (SELECT FROM pg_catalog.pg_publication WHERE pubname = 'supabase_realtime') THEN
-        CREATE PUBLICATION supabase_realtime;
+        BEGIN
+            CREATE PUBLICATION supabase_realtime;
+        EXCEPTION
+            WHEN insufficient_privilege THEN
+                RAISE NOTICE 'cannot create publication supabase_realtime: %', SQLERRM;
+        END;
     END IF;
 END
 $publications$;
