@@ -204,7 +204,7 @@ private Q_SLOTS:
     void origin();
     void relation();
     void relationReplicaIdentities();
-    void relationInPgCatalog();
+    void typeInPgCatalog();
     void type();
     void insert();
     void updateWithoutIdentity();
@@ -287,7 +287,7 @@ void PgoutputDecoderTest::relationReplicaIdentities()
     QVERIFY(flags.nspname.isEmpty());
 }
 
-void PgoutputDecoderTest::relationInPgCatalog()
+void PgoutputDecoderTest::typeInPgCatalog()
 {
     // The namespace is sent empty for pg_catalog; the decoder keeps it as sent.
     const Type decoded = decodeAs<Type>(Bytes('Y').u32(16).str("").str("bool").bytes());
