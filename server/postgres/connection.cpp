@@ -15,10 +15,18 @@ namespace rt::postgres {
 
 namespace {
 
-// libpq prints notices to stderr unless told otherwise; they belong in our log.
-void logNotice(void *, const char *message)
+// libpq prints notices to stderr unless told otherwise; they belong in our log. An ErrorResponse
+// that arrives while no query runs also comes here: it is the server saying why it is about to
+// close the session (e.g. 57P01 after pg_terminate_backend), kept for the lost-connection error.
+void receiveNotice(void *context, const PGresult *notice)
 {
-    qCDebug(lcPostgres, "server notice: %s", QByteArray(message).trimmed().constData());
+    const char *severity = PQresultErrorField(notice, PG_DIAG_SEVERITY_NONLOCALIZED);
+    const char *primary = PQresultErrorField(notice, PG_DIAG_MESSAGE_PRIMARY);
+    const QByteArray level = severity ? QByteArray(severity) : QByteArray("NOTICE");
+    qCDebug(lcPostgres, "server %s: %s", level.constData(), primary ? primary : "");
+    if (level == "FATAL" || level == "PANIC") {
+        *static_cast<std::optional<PgError> *>(context) = PgError::fromResult(notice);
+    }
 }
 
 // A host that libpq would look up with a blocking getaddrinfo(): not empty, not a Unix socket
@@ -138,7 +146,8 @@ void Connection::startConnect(const QByteArray &conninfoIn)
         teardown(clientError(QStringLiteral("out of memory starting a connection")), true);
         return;
     }
-    PQsetNoticeProcessor(m_conn, logNotice, nullptr);
+    m_serverFarewell.reset();
+    PQsetNoticeReceiver(m_conn, receiveNotice, &m_serverFarewell);
     if (PQstatus(m_conn) == CONNECTION_BAD) {
         teardown(connectionError(), true);
         return;
@@ -235,6 +244,11 @@ void Connection::onReadable()
         if (!m_conn) {
             return;
         }
+    }
+    if (!m_current) {
+        // PQconsumeInput() only reads; PQisBusy() parses. Idle, that hands the server's
+        // unsolicited messages (its reason before closing the session) to receiveNotice().
+        PQisBusy(m_conn);
     }
     drainResults();
     if (m_conn && PQstatus(m_conn) == CONNECTION_BAD) {
@@ -389,6 +403,9 @@ void Connection::flush()
         teardown(connectionError(), true);
         return;
     }
+    if (result == 1 && !m_flushPending) {
+        qCDebug(lcPostgres, "send buffer full, flushing when the socket is writable");
+    }
     m_flushPending = result == 1;
     watchSocket(true, m_flushPending);
 }
@@ -454,6 +471,7 @@ void Connection::handleSegmentResult(pg_result *result)
     case PGRES_NONFATAL_ERROR:
         return; // a notice
     case PGRES_FATAL_ERROR:
+        noteFarewell(result);
         if (!haveError) {
             m_statementResult = PgError::fromResult(result);
         }
@@ -485,6 +503,7 @@ void Connection::handleScriptResult(pg_result *result)
     case PGRES_NONFATAL_ERROR:
         return;
     case PGRES_FATAL_ERROR:
+        noteFarewell(result);
         if (!haveError) {
             m_scriptResult = PgError::fromResult(result);
         }
@@ -494,6 +513,16 @@ void Connection::handleScriptResult(pg_result *result)
                                      .arg(QString::fromUtf8(PQresStatus(PQresultStatus(result))))),
                  true);
         return;
+    }
+}
+
+void Connection::noteFarewell(const pg_result *result)
+{
+    // Severity FATAL/PANIC: the server ends the session after this error (admin shutdown,
+    // pg_terminate_backend, idle timeouts); it explains the connection loss that follows.
+    const char *severity = PQresultErrorField(result, PG_DIAG_SEVERITY_NONLOCALIZED);
+    if (severity && (qstrcmp(severity, "FATAL") == 0 || qstrcmp(severity, "PANIC") == 0)) {
+        m_serverFarewell = PgError::fromResult(result);
     }
 }
 
@@ -622,6 +651,11 @@ PgError Connection::connectionError() const
         message = QStringLiteral("connection to %1 failed").arg(m_settings.describe());
     }
     PgError error = clientError(message);
+    if (m_serverFarewell) {
+        // The server's own reason is the better message; libpq's goes to the detail.
+        error = *m_serverFarewell;
+        error.detail = message;
+    }
     error.connectionLost = true;
     return error;
 }

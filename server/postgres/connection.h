@@ -107,6 +107,7 @@ private:
     void drainResults();
     void handleSegmentResult(pg_result *result);
     void handleScriptResult(pg_result *result);
+    void noteFarewell(const pg_result *result);
     void finishCurrent();
     void fail(Work &work, const PgError &error);
     void teardown(const PgError &error, bool emitFailed);
@@ -130,6 +131,8 @@ private:
     QList<StatementResult> m_results;
     std::optional<StatementResult> m_statementResult; // the statement being received
     std::optional<StatementResult> m_scriptResult;
+    // An error the server sent outside any query (its reason for closing the session).
+    std::optional<PgError> m_serverFarewell;
 };
 
 } // namespace rt::postgres

@@ -10,6 +10,7 @@
 #include "server/postgres/sql_text.h"
 #include "tests/support/postgres/pg_env.h"
 
+#include <QCryptographicHash>
 #include <QElapsedTimer>
 #include <QSignalSpy>
 #include <QTcpServer>
@@ -78,6 +79,11 @@ QString describe(const StatementResult &result)
     return result.ok() ? QStringLiteral("ok") : QStringLiteral("error: ") + result.error().text();
 }
 
+QString describe(const SegmentResult &segment)
+{
+    return segment.ok() ? QStringLiteral("ok") : segment.firstError()->text();
+}
+
 } // namespace
 
 class TestPostgresConnection : public QObject
@@ -93,6 +99,8 @@ private Q_SLOTS:
     void badPasswordFailsWithServerMessage();
     void refusedPortFails();
     void silentServerTimesOutWithoutBlocking();
+    void hostNameTriesEveryAddress();
+    void largePayloadsFlowThroughNotifiers();
     void paramsNullAndUnicode();
     void quotingRoundTrips();
     void segmentsComeBackInOrder();
@@ -286,6 +294,57 @@ void TestPostgresConnection::silentServerTimesOutWithoutBlocking()
     const PgError error = failed.first().first().value<PgError>();
     QVERIFY2(error.message.contains(QLatin1String("timeout")), qPrintable(error.message));
     QCOMPARE(connection.state(), Connection::State::Closed);
+}
+
+void TestPostgresConnection::hostNameTriesEveryAddress()
+{
+    // "localhost" is looked up asynchronously; it usually resolves to ::1 as well as 127.0.0.1
+    // while the cluster listens on 127.0.0.1 only, so libpq moves on to a new socket mid-connect.
+    Connection connection;
+    QSignalSpy ready(&connection, &Connection::ready);
+    QSignalSpy failed(&connection, &Connection::failed);
+    ConnectionSettings s = settings();
+    s.host = QStringLiteral("localhost");
+    connection.open(s);
+    QVERIFY2(ready.wait(kWait),
+             failed.isEmpty() ? "timeout"
+                              : qPrintable(failed.first().first().value<PgError>().text()));
+    QVERIFY(exec(connection, "SELECT 1"));
+    Slot host;
+    connection.run(sql("SELECT inet_client_addr()::text"), host.callback());
+    QTRY_VERIFY_WITH_TIMEOUT(host.result.has_value(), kWait);
+    QCOMPARE(host.value(), QByteArray("127.0.0.1/32"));
+}
+
+void TestPostgresConnection::largePayloadsFlowThroughNotifiers()
+{
+    // Bigger than the socket buffers both ways: PQflush() returns 1 and the write notifier has
+    // to finish the send; the answer arrives over many reads.
+    Connection connection;
+    QVERIFY(openConnection(connection));
+    QByteArray big(24 * 1024 * 1024, 'x');
+    for (qsizetype index = 0; index < big.size(); index += 4096) {
+        big[index] = char('a' + (index / 4096) % 26);
+    }
+    int ticks = 0;
+    QTimer ticker;
+    ticker.setInterval(10);
+    connect(&ticker, &QTimer::timeout, this, [&ticks] { ++ticks; });
+    ticker.start();
+    Collector collector;
+    connection.run({ sql("SELECT length($1::text), md5($1::text)", { big }),
+                     sql("SELECT repeat('ab', 8 * 1024 * 1024)") },
+                   collector.segment(1));
+    QTRY_COMPARE_WITH_TIMEOUT(collector.order.size(), 1, 60000);
+    const SegmentResult &segment = collector.segments.first();
+    QVERIFY2(segment.ok(), qPrintable(describe(segment)));
+    QCOMPARE(segment.results.at(0)->value(0, 0), QByteArray::number(big.size()));
+    QCOMPARE(segment.results.at(0)->value(0, 1),
+             QCryptographicHash::hash(big, QCryptographicHash::Md5).toHex());
+    const QByteArray echoed = segment.results.at(1)->value(0, 0);
+    QCOMPARE(echoed.size(), 16 * 1024 * 1024);
+    QVERIFY(echoed.startsWith("abab") && echoed.endsWith("abab"));
+    QVERIFY2(ticks > 0, "the event loop kept running");
 }
 
 void TestPostgresConnection::paramsNullAndUnicode()
@@ -634,8 +693,8 @@ void TestPostgresConnection::terminatedBackendFailsPendingWork()
     }
     const PgError error = failed.first().first().value<PgError>();
     QVERIFY(error.connectionLost);
-    QVERIFY2(error.message.contains(QLatin1String("terminat"))
-                     || error.message.contains(QLatin1String("closed")),
+    QCOMPARE(error.sqlState, QByteArray("57P01")); // admin_shutdown: the server's own reason
+    QVERIFY2(error.message.contains(QLatin1String("terminating connection")),
              qPrintable(error.message));
     QCOMPARE(connection.state(), Connection::State::Closed);
 }
@@ -651,6 +710,12 @@ void TestPostgresConnection::terminatedIdleConnectionIsNoticed()
                     .toBool());
     QVERIFY(failed.wait(kWait));
     QCOMPARE(connection.state(), Connection::State::Closed);
+    // The server's reason (sent just before it closed the idle session) is reported.
+    const PgError error = failed.first().first().value<PgError>();
+    QCOMPARE(error.sqlState, QByteArray("57P01"));
+    QVERIFY2(error.message.contains(QLatin1String("terminating connection")),
+             qPrintable(error.message));
+    QVERIFY(error.connectionLost);
 }
 
 void TestPostgresConnection::migrationsApplyOnce()
