@@ -112,6 +112,7 @@ private Q_SLOTS:
     void closeFailsPendingWork();
     void destructorDropsCallbacks();
     void poolSpreadsLoad();
+    void poolFailsWhenEveryConnectionFails();
     void terminatedBackendFailsPendingWork();
     void terminatedIdleConnectionIsNoticed();
     void migrationsApplyOnce();
@@ -665,6 +666,28 @@ void TestPostgresConnection::poolSpreadsLoad()
     pool.run(sql("SELECT 1"), closed.callback());
     QTRY_VERIFY_WITH_TIMEOUT(closed.result.has_value(), kWait);
     QVERIFY(closed.result->error().connectionLost);
+}
+
+void TestPostgresConnection::poolFailsWhenEveryConnectionFails()
+{
+    Pool pool;
+    QSignalSpy ready(&pool, &Pool::ready);
+    QSignalSpy failed(&pool, &Pool::failed);
+    ConnectionSettings s = settings();
+    s.password = "wrong";
+    Slot backlog; // given before any connection is ready: waits in the pool, then fails
+    pool.open(s, 3);
+    pool.run(sql("SELECT 1"), backlog.callback());
+    QVERIFY(failed.wait(kWait));
+    QTest::qWait(200); // no second failed() from the other connections
+    QCOMPARE(failed.count(), 1);
+    QCOMPARE(ready.count(), 0);
+    QVERIFY(!pool.isReady());
+    const PgError error = failed.first().first().value<PgError>();
+    QVERIFY2(error.message.contains(QLatin1String("password authentication failed")),
+             qPrintable(error.message));
+    QTRY_VERIFY_WITH_TIMEOUT(backlog.result.has_value(), kWait);
+    QVERIFY(backlog.result->error().connectionLost);
 }
 
 void TestPostgresConnection::terminatedBackendFailsPendingWork()
