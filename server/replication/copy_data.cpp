@@ -2,6 +2,7 @@
 
 #include <QtEndian>
 
+#include <array>
 #include <chrono>
 
 namespace rt::replication {
@@ -9,7 +10,7 @@ namespace rt::replication {
 namespace {
 
 // 2000-01-01 00:00 UTC in Unix epoch microseconds (PostgreSQL's POSTGRES_EPOCH_JDATE).
-constexpr qint64 kPostgresEpochUnixMicros = 946'684'800'000'000;
+constexpr qint64 PostgresEpochUnixMicros = 946'684'800'000'000;
 
 // Callers check the size first; qFromBigEndian reads unaligned bytes.
 quint64 readUInt64(QByteArrayView bytes, qsizetype offset)
@@ -24,9 +25,9 @@ qint64 readInt64(QByteArrayView bytes, qsizetype offset)
 
 void appendUInt64(QByteArray &out, quint64 value)
 {
-    char buffer[8];
-    qToBigEndian<quint64>(value, buffer);
-    out.append(buffer, sizeof buffer);
+    std::array<char, 8> buffer{};
+    qToBigEndian<quint64>(value, buffer.data());
+    out.append(buffer.data(), static_cast<qsizetype>(buffer.size()));
 }
 
 CopyDataError truncated(char type, qsizetype size, qsizetype needed)
@@ -72,19 +73,19 @@ Result<CopyDataMessage, CopyDataError> parseCopyData(QByteArrayView bytes)
     const char type = bytes.front();
     switch (type) {
     case 'w': {
-        if (bytes.size() < kXLogDataHeaderSize) {
-            return truncated(type, bytes.size(), kXLogDataHeaderSize);
+        if (bytes.size() < XLogDataHeaderSize) {
+            return truncated(type, bytes.size(), XLogDataHeaderSize);
         }
         XLogData data;
         data.walStart = readUInt64(bytes, 1);
         data.walEnd = readUInt64(bytes, 9);
         data.serverTimeMicros = readInt64(bytes, 17);
-        data.payload = bytes.sliced(kXLogDataHeaderSize);
+        data.payload = bytes.sliced(XLogDataHeaderSize);
         return CopyDataMessage{ data };
     }
     case 'k': {
-        if (bytes.size() < kKeepaliveSize) {
-            return truncated(type, bytes.size(), kKeepaliveSize);
+        if (bytes.size() < KeepaliveSize) {
+            return truncated(type, bytes.size(), KeepaliveSize);
         }
         PrimaryKeepalive keepalive;
         keepalive.walEnd = readUInt64(bytes, 1);
@@ -103,7 +104,7 @@ Result<CopyDataMessage, CopyDataError> parseCopyData(QByteArrayView bytes)
 QByteArray buildStandbyStatusUpdate(const StandbyStatusUpdate &update)
 {
     QByteArray out;
-    out.reserve(kStandbyStatusUpdateSize);
+    out.reserve(StandbyStatusUpdateSize);
     out.append('r');
     appendUInt64(out, update.writeLsn);
     appendUInt64(out, update.flushLsn);
@@ -117,12 +118,12 @@ qint64 postgresEpochMicros()
 {
     const auto sinceUnix = std::chrono::duration_cast<std::chrono::microseconds>(
             std::chrono::system_clock::now().time_since_epoch());
-    return static_cast<qint64>(sinceUnix.count()) - kPostgresEpochUnixMicros;
+    return static_cast<qint64>(sinceUnix.count()) - PostgresEpochUnixMicros;
 }
 
 qint64 postgresEpochMicrosFromUnixMs(qint64 unixMs)
 {
-    return unixMs * 1000 - kPostgresEpochUnixMicros;
+    return unixMs * 1000 - PostgresEpochUnixMicros;
 }
 
 QByteArray formatLsn(Lsn lsn)

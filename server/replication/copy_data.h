@@ -56,16 +56,16 @@ struct CopyDataError
 };
 
 // Header sizes: type byte + fields; XLogData's payload starts at offset 25.
-inline constexpr qsizetype kXLogDataHeaderSize = 1 + 8 + 8 + 8;
-inline constexpr qsizetype kKeepaliveSize = 1 + 8 + 8 + 1;
-inline constexpr qsizetype kStandbyStatusUpdateSize = 1 + 8 + 8 + 8 + 8 + 1;
+inline constexpr qsizetype XLogDataHeaderSize = 1 + 8 + 8 + 8;
+inline constexpr qsizetype KeepaliveSize = 1 + 8 + 8 + 1;
+inline constexpr qsizetype StandbyStatusUpdateSize = 1 + 8 + 8 + 8 + 8 + 1;
 
 // Parses one CopyData message body (what PQgetCopyData returns). A keepalive longer than 18 bytes
 // is accepted and the extra bytes ignored, so that a later server adding fields does not break
 // the stream; a shorter one is Truncated.
 Result<CopyDataMessage, CopyDataError> parseCopyData(QByteArrayView bytes);
 
-// 'r': the standby status update, always kStandbyStatusUpdateSize bytes. For logical replication
+// 'r': the standby status update, always StandbyStatusUpdateSize bytes. For logical replication
 // the flush position is what the server keeps as the slot's confirmed_flush_lsn: everything
 // committed before it is never sent again.
 struct StandbyStatusUpdate

@@ -16,15 +16,15 @@ namespace rt::replication {
 
 namespace {
 
-constexpr int kCoalesceMs = 50;
-constexpr int kFirstBackoffMs = 1000;
-constexpr int kMaxBackoffMs = 30000;
+constexpr int CoalesceMs = 50;
+constexpr int FirstBackoffMs = 1000;
+constexpr int MaxBackoffMs = 30000;
 // A stream that failed after streaming at least this long starts its backoff afresh; one that
 // fails sooner (e.g. a missing publication, reported at the first change) keeps backing off.
-constexpr qint64 kStableStreamingMs = 30000;
+constexpr qint64 StableStreamingMs = 30000;
 // SQLSTATE duplicate_object: CREATE_REPLICATION_SLOT of a slot that exists (created between our
 // check and the command, e.g. by another node that lost the ownership race).
-const QByteArray kDuplicateObject = QByteArrayLiteral("42710");
+const QByteArray duplicateObjectState = QByteArrayLiteral("42710");
 
 // PostgreSQL's rule for slot names (ReplicationSlotValidateName): it also makes the name safe to
 // place unquoted in replication commands and inside a SQL string literal.
@@ -92,13 +92,16 @@ ReplicationStream::ReplicationStream(QObject *parent)
       m_backoffTimer(new QTimer(this)),
       m_statusTimer(new QTimer(this)),
       m_coalesceTimer(new QTimer(this)),
-      m_continueTimer(new QTimer(this))
+      m_continueTimer(new QTimer(this)),
+      m_failTimer(new QTimer(this))
 {
     m_connectTimer->setSingleShot(true);
     m_backoffTimer->setSingleShot(true);
     m_coalesceTimer->setSingleShot(true);
     m_continueTimer->setSingleShot(true);
     m_continueTimer->setInterval(0);
+    m_failTimer->setSingleShot(true);
+    m_failTimer->setInterval(0);
     connect(m_connectTimer, &QTimer::timeout, this, [this] {
         fail(QStringLiteral("could not connect to %1 within %2 s")
                      .arg(m_options.settings.describe())
@@ -108,6 +111,8 @@ ReplicationStream::ReplicationStream(QObject *parent)
     connect(m_statusTimer, &QTimer::timeout, this, [this] { sendStatusUpdate(false); });
     connect(m_coalesceTimer, &QTimer::timeout, this, [this] { sendStatusUpdate(false); });
     connect(m_continueTimer, &QTimer::timeout, this, &ReplicationStream::readCopyData);
+    connect(m_failTimer, &QTimer::timeout, this,
+            [this] { fail(m_deferredFailure, m_deferredRetry); });
 }
 
 ReplicationStream::~ReplicationStream()
@@ -142,12 +147,7 @@ void ReplicationStream::start(StreamOptions options)
     }
     if (!invalid.isEmpty()) {
         // From the event loop, as promised: the caller may connect to failed() after start().
-        const quint64 generation = m_generation;
-        QTimer::singleShot(0, this, [this, generation, invalid] {
-            if (generation == m_generation) {
-                fail(invalid, false);
-            }
-        });
+        failLater(invalid, false);
         return;
     }
     m_options.statusIntervalMs = std::max(m_options.statusIntervalMs, 100);
@@ -407,7 +407,7 @@ void ReplicationStream::commandFinished()
 {
     const Phase finished = m_phase;
     if (!m_commandError.isEmpty()
-        && !(finished == Phase::CreateSlot && m_commandSqlState == kDuplicateObject)) {
+        && !(finished == Phase::CreateSlot && m_commandSqlState == duplicateObjectState)) {
         fail(m_commandError);
         return;
     }
@@ -560,10 +560,10 @@ void ReplicationStream::handleKeepalive(const PrimaryKeepalive &keepalive)
 
 void ReplicationStream::scheduleStatusUpdate()
 {
-    if (!m_sinceStatus.isValid() || m_sinceStatus.elapsed() >= kCoalesceMs) {
+    if (!m_sinceStatus.isValid() || m_sinceStatus.elapsed() >= CoalesceMs) {
         sendStatusUpdate(false);
     } else if (!m_coalesceTimer->isActive()) {
-        m_coalesceTimer->start(static_cast<int>(kCoalesceMs - m_sinceStatus.elapsed()));
+        m_coalesceTimer->start(static_cast<int>(CoalesceMs - m_sinceStatus.elapsed()));
     }
 }
 
@@ -606,26 +606,26 @@ bool ReplicationStream::sendStatusUpdate(bool replyRequested)
     return true;
 }
 
-void ReplicationStream::failLater(const QString &reason)
+// The first reported failure wins; teardown() (stop, restart, another failure) cancels it.
+void ReplicationStream::failLater(const QString &reason, bool retry)
 {
-    const quint64 generation = m_generation;
-    QTimer::singleShot(0, this, [this, generation, reason] {
-        if (generation == m_generation) {
-            fail(reason);
-        }
-    });
+    if (!m_failTimer->isActive()) {
+        m_deferredFailure = reason;
+        m_deferredRetry = retry;
+        m_failTimer->start();
+    }
 }
 
 void ReplicationStream::fail(const QString &reason, bool retry)
 {
     const bool wasStable =
-            m_streamingSince.isValid() && m_streamingSince.elapsed() >= kStableStreamingMs;
+            m_streamingSince.isValid() && m_streamingSince.elapsed() >= StableStreamingMs;
     teardown();
     if (wasStable) {
         m_attempt = 0;
     }
     if (retry) {
-        const int delay = std::min(kMaxBackoffMs, kFirstBackoffMs << std::min(m_attempt, 5));
+        const int delay = std::min(MaxBackoffMs, FirstBackoffMs << std::min(m_attempt, 5));
         ++m_attempt;
         m_state = State::Backoff;
         m_backoffTimer->start(delay);
@@ -653,6 +653,7 @@ void ReplicationStream::teardown()
     m_statusTimer->stop();
     m_coalesceTimer->stop();
     m_continueTimer->stop();
+    m_failTimer->stop();
     if (m_conn != nullptr) {
         PQfinish(m_conn);
         m_conn = nullptr;

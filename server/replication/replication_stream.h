@@ -12,7 +12,7 @@
 class QSocketNotifier;
 class QTimer;
 
-typedef struct pg_conn PGconn; // libpq-fe.h, kept out of our headers
+using PGconn = struct pg_conn; // as libpq-fe.h declares it, kept out of our headers
 
 namespace rt::replication {
 
@@ -125,7 +125,7 @@ private:
     void scheduleStatusUpdate();
     bool sendStatusUpdate(bool replyRequested);
     void fail(const QString &reason, bool retry = true);
-    void failLater(const QString &reason);
+    void failLater(const QString &reason, bool retry = true);
     void teardown();
     QByteArray startReplicationCommand() const;
 
@@ -160,6 +160,9 @@ private:
     QTimer *m_statusTimer = nullptr; // periodic status update (statusIntervalMs)
     QTimer *m_coalesceTimer = nullptr; // a confirm() within 50 ms of the last update
     QTimer *m_continueTimer = nullptr; // zero timer: more buffered CopyData after a full batch
+    QTimer *m_failTimer = nullptr; // zero timer: a failure reported from the event loop
+    QString m_deferredFailure;
+    bool m_deferredRetry = true;
 };
 
 } // namespace rt::replication

@@ -29,13 +29,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (parsed.ok()) {
         if (const auto *xlog = std::get_if<rt::replication::XLogData>(&*parsed)) {
             require(input.front() == 'w');
-            require(xlog->payload.data() == input.data() + rt::replication::kXLogDataHeaderSize);
-            require(xlog->payload.size() == input.size() - rt::replication::kXLogDataHeaderSize);
+            require(xlog->payload.data() == input.data() + rt::replication::XLogDataHeaderSize);
+            require(xlog->payload.size() == input.size() - rt::replication::XLogDataHeaderSize);
             require(xlog->walStart == qFromBigEndian<quint64>(input.data() + 1));
         } else {
             const auto &keepalive = std::get<rt::replication::PrimaryKeepalive>(*parsed);
             require(input.front() == 'k');
-            require(input.size() >= rt::replication::kKeepaliveSize);
+            require(input.size() >= rt::replication::KeepaliveSize);
             require(keepalive.walEnd == qFromBigEndian<quint64>(input.data() + 1));
             require(keepalive.replyRequested == (input.at(17) != 0));
         }

@@ -28,7 +28,7 @@ using rt::testsupport::ScratchDatabase;
 
 namespace {
 
-constexpr int kTimeoutMs = 15000;
+constexpr int TimeoutMs = 15000;
 
 QString slotName()
 {
@@ -43,8 +43,8 @@ QString slotName()
 class SlotGuard
 {
 public:
-    SlotGuard(const PgEnv &env, QString database, QString slot)
-        : m_env(env),
+    SlotGuard(PgEnv env, QString database, QString slot)
+        : m_env(std::move(env)),
           m_database(std::move(database)),
           m_slot(std::move(slot))
     { }
@@ -56,7 +56,7 @@ public:
                                                "WHERE slot_name = ?"),
                                 { m_slot });
         };
-        if (!QTest::qWaitFor([&] { return !active().toBool(); }, kTimeoutMs)) {
+        if (!QTest::qWaitFor([&] { return !active().toBool(); }, TimeoutMs)) {
             qWarning("replication slot %s is still active", qPrintable(m_slot));
         }
         if (!super.exec(QStringLiteral("SELECT pg_drop_replication_slot(slot_name) FROM "
@@ -223,7 +223,7 @@ void ReplicationStreamTest::streamsChangesInOrder()
     QSignalSpy failed(&stream, &ReplicationStream::failed);
     stream.start(options(slot.name(), { QByteArrayLiteral("rt_pub"), oddName }));
     QCOMPARE(stream.state(), ReplicationStream::State::Connecting);
-    QVERIFY(streaming.wait(kTimeoutMs));
+    QVERIFY(streaming.wait(TimeoutMs));
     QCOMPARE(stream.state(), ReplicationStream::State::Streaming);
     QCOMPARE(failed.count(), 0);
     // A persistent slot was created.
@@ -235,22 +235,22 @@ void ReplicationStreamTest::streamsChangesInOrder()
     QVERIFY(m_owner->exec(QStringLiteral("UPDATE items SET name = 'uno' WHERE id = 1")));
     QVERIFY(m_owner->exec(QStringLiteral("DELETE FROM items WHERE id = 1")));
     QVERIFY(m_owner->exec(QStringLiteral("COMMIT")));
-    QTRY_COMPARE_WITH_TIMEOUT(received.tags(), QByteArrayLiteral("BRIUDC"), kTimeoutMs);
+    QTRY_COMPARE_WITH_TIMEOUT(received.tags(), QByteArrayLiteral("BRIUDC"), TimeoutMs);
     QVERIFY(received.messages.at(2).payload.contains("one"));
     QVERIFY(received.messages.at(3).payload.contains("uno"));
 
     // Logical messages: transactional (inside B..C) and not.
     QVERIFY2(m_super->exec(QStringLiteral("SELECT pg_logical_emit_message(true, 'rt', 'hello')")),
              qPrintable(m_super->lastError()));
-    QTRY_COMPARE_WITH_TIMEOUT(received.tags(), QByteArrayLiteral("BRIUDCBMC"), kTimeoutMs);
+    QTRY_COMPARE_WITH_TIMEOUT(received.tags(), QByteArrayLiteral("BRIUDCBMC"), TimeoutMs);
     QVERIFY(received.messages.at(7).payload.contains("hello"));
     QVERIFY(m_super->exec(QStringLiteral("SELECT pg_logical_emit_message(false, 'rt', 'bye')")));
-    QTRY_COMPARE_WITH_TIMEOUT(received.tags(), QByteArrayLiteral("BRIUDCBMCM"), kTimeoutMs);
+    QTRY_COMPARE_WITH_TIMEOUT(received.tags(), QByteArrayLiteral("BRIUDCBMCM"), TimeoutMs);
     QVERIFY(received.messages.last().payload.contains("bye"));
 
     // The table of the oddly named publication streams too.
     QVERIFY(m_owner->exec(QStringLiteral("INSERT INTO other_items VALUES (7)")));
-    QTRY_COMPARE_WITH_TIMEOUT(received.tags(), QByteArrayLiteral("BRIUDCBMCMBRIC"), kTimeoutMs);
+    QTRY_COMPARE_WITH_TIMEOUT(received.tags(), QByteArrayLiteral("BRIUDCBMCMBRIC"), TimeoutMs);
 
     // Commits carry increasing positions (what a consumer confirms).
     const QList<WalMessage> commits = received.withTag('C');
@@ -275,10 +275,10 @@ void ReplicationStreamTest::confirmedPositionSurvivesRestart()
         Received received(stream);
         QSignalSpy streaming(&stream, &ReplicationStream::streaming);
         stream.start(options(slot.name(), { QByteArrayLiteral("rt_pub") }));
-        QVERIFY(streaming.wait(kTimeoutMs));
+        QVERIFY(streaming.wait(TimeoutMs));
         QVERIFY(m_owner->exec(QStringLiteral("INSERT INTO items VALUES (1, 'first')")));
         QVERIFY(m_owner->exec(QStringLiteral("INSERT INTO items VALUES (2, 'second')")));
-        QTRY_COMPARE_WITH_TIMEOUT(received.tags(), QByteArrayLiteral("BRICBIC"), kTimeoutMs);
+        QTRY_COMPARE_WITH_TIMEOUT(received.tags(), QByteArrayLiteral("BRICBIC"), TimeoutMs);
         firstCommit = received.withTag('C').at(0).walEnd;
         secondCommit = received.withTag('C').at(1).walEnd;
         QVERIFY(firstCommit < secondCommit);
@@ -292,7 +292,7 @@ void ReplicationStreamTest::confirmedPositionSurvivesRestart()
     }
     // The server took the confirmation (sent before the connection closed).
     QTRY_COMPARE_WITH_TIMEOUT(slotColumn(slot.name(), QStringLiteral("active")),
-                              QStringLiteral("false"), kTimeoutMs);
+                              QStringLiteral("false"), TimeoutMs);
     QCOMPARE(slotColumn(slot.name(), QStringLiteral("confirmed_flush_lsn")),
              QString::fromLatin1(rt::replication::formatLsn(firstCommit)));
 
@@ -303,8 +303,8 @@ void ReplicationStreamTest::confirmedPositionSurvivesRestart()
     QSignalSpy streaming(&restarted, &ReplicationStream::streaming);
     restarted.start(options(slot.name(), { QByteArrayLiteral("rt_pub") }));
     QCOMPARE(restarted.confirmedLsn(), quint64(0));
-    QVERIFY(streaming.wait(kTimeoutMs));
-    QTRY_COMPARE_WITH_TIMEOUT(again.tags(), QByteArrayLiteral("BRIC"), kTimeoutMs);
+    QVERIFY(streaming.wait(TimeoutMs));
+    QTRY_COMPARE_WITH_TIMEOUT(again.tags(), QByteArrayLiteral("BRIC"), TimeoutMs);
     QVERIFY(again.messages.at(2).payload.contains("second"));
     QCOMPARE(again.messages.at(3).walEnd, secondCommit);
     // (The 'B' of the second transaction may sit exactly at the first commit's end.)
@@ -316,7 +316,7 @@ void ReplicationStreamTest::confirmedPositionSurvivesRestart()
     }
     // Later changes follow.
     QVERIFY(m_owner->exec(QStringLiteral("INSERT INTO items VALUES (3, 'third')")));
-    QTRY_COMPARE_WITH_TIMEOUT(again.tags(), QByteArrayLiteral("BRICBIC"), kTimeoutMs);
+    QTRY_COMPARE_WITH_TIMEOUT(again.tags(), QByteArrayLiteral("BRICBIC"), TimeoutMs);
     QVERIFY(again.messages.at(5).payload.contains("third"));
 }
 
@@ -333,9 +333,9 @@ void ReplicationStreamTest::reconnectsAfterWalsenderTerminated()
     StreamOptions byName = options(slot.name(), { QByteArrayLiteral("rt_pub") });
     byName.settings.host = QStringLiteral("localhost");
     stream.start(byName);
-    QVERIFY(streaming.wait(kTimeoutMs));
+    QVERIFY(streaming.wait(TimeoutMs));
     QVERIFY(m_owner->exec(QStringLiteral("INSERT INTO items VALUES (1, 'before')")));
-    QTRY_COMPARE_WITH_TIMEOUT(received.tags(), QByteArrayLiteral("BRIC"), kTimeoutMs);
+    QTRY_COMPARE_WITH_TIMEOUT(received.tags(), QByteArrayLiteral("BRIC"), TimeoutMs);
     stream.confirm(received.messages.last().walEnd);
 
     const QString pid = slotColumn(slot.name(), QStringLiteral("active_pid"));
@@ -343,7 +343,7 @@ void ReplicationStreamTest::reconnectsAfterWalsenderTerminated()
     QVERIFY2(m_super->exec(QStringLiteral("SELECT pg_terminate_backend(%1)").arg(pid)),
              qPrintable(m_super->lastError()));
 
-    QVERIFY(failed.wait(kTimeoutMs));
+    QVERIFY(failed.wait(TimeoutMs));
     const QString reason = failed.at(0).at(0).toString();
     QVERIFY(!reason.isEmpty());
     QCOMPARE(failed.at(0).at(1).toBool(), true);
@@ -351,10 +351,10 @@ void ReplicationStreamTest::reconnectsAfterWalsenderTerminated()
     qInfo("failure reported: %s", qPrintable(reason));
 
     // Back after the first backoff (1 s), from the confirmed position: nothing is repeated.
-    QTRY_COMPARE_WITH_TIMEOUT(streaming.count(), 2, kTimeoutMs);
+    QTRY_COMPARE_WITH_TIMEOUT(streaming.count(), 2, TimeoutMs);
     QCOMPARE(stream.state(), ReplicationStream::State::Streaming);
     QVERIFY(m_owner->exec(QStringLiteral("INSERT INTO items VALUES (2, 'after')")));
-    QTRY_COMPARE_WITH_TIMEOUT(received.tags(), QByteArrayLiteral("BRICBRIC"), kTimeoutMs);
+    QTRY_COMPARE_WITH_TIMEOUT(received.tags(), QByteArrayLiteral("BRICBRIC"), TimeoutMs);
     QVERIFY(received.messages.at(6).payload.contains("after"));
     QVERIFY(slotColumn(slot.name(), QStringLiteral("active_pid")) != pid);
 }
@@ -368,9 +368,9 @@ void ReplicationStreamTest::idleWalAdvancesConfirmedPosition()
     Received received(stream);
     QSignalSpy streaming(&stream, &ReplicationStream::streaming);
     stream.start(options(slot.name(), { QByteArrayLiteral("rt_pub") }));
-    QVERIFY(streaming.wait(kTimeoutMs));
+    QVERIFY(streaming.wait(TimeoutMs));
     QVERIFY(m_owner->exec(QStringLiteral("INSERT INTO items VALUES (1, 'x')")));
-    QTRY_COMPARE_WITH_TIMEOUT(received.tags(), QByteArrayLiteral("BRIC"), kTimeoutMs);
+    QTRY_COMPARE_WITH_TIMEOUT(received.tags(), QByteArrayLiteral("BRIC"), TimeoutMs);
     const quint64 commit = received.messages.last().walEnd;
 
     // While a delivered transaction is unconfirmed, keepalives do not move the position.
@@ -381,14 +381,14 @@ void ReplicationStreamTest::idleWalAdvancesConfirmedPosition()
     stream.confirm(commit);
     QVERIFY(m_owner->exec(
             QStringLiteral("INSERT INTO unpublished SELECT generate_series(1, 100)")));
-    QTRY_VERIFY_WITH_TIMEOUT(stream.confirmedLsn() > commit, kTimeoutMs);
+    QTRY_VERIFY_WITH_TIMEOUT(stream.confirmedLsn() > commit, TimeoutMs);
     // ... and the server's slot follows, so WAL of unpublished tables is not pinned.
     QTRY_VERIFY_WITH_TIMEOUT(
             rt::replication::parseLsn(
                     slotColumn(slot.name(), QStringLiteral("confirmed_flush_lsn")).toLatin1())
                             .value_or(0)
                     > commit,
-            kTimeoutMs);
+            TimeoutMs);
     QCOMPARE(received.tags(), QByteArrayLiteral("BRIC"));
 }
 
@@ -407,11 +407,11 @@ void ReplicationStreamTest::smallBatchesKeepOrder()
                 largest = std::max(largest, static_cast<int>(batch.size()));
             });
     stream.start(small);
-    QVERIFY(streaming.wait(kTimeoutMs));
+    QVERIFY(streaming.wait(TimeoutMs));
     // One transaction of 200 inserts: B R I*200 C, read in batches of at most 3.
     QVERIFY(m_owner->exec(QStringLiteral(
             "INSERT INTO items SELECT i, 'n' || i FROM generate_series(1, 200) AS i")));
-    QTRY_COMPARE_WITH_TIMEOUT(received.messages.size(), 203, kTimeoutMs);
+    QTRY_COMPARE_WITH_TIMEOUT(received.messages.size(), 203, TimeoutMs);
     QCOMPARE(largest, 3);
     QVERIFY(received.batches >= 68);
     const QByteArray expected = "BR" + QByteArray(200, 'I') + 'C';
@@ -427,7 +427,7 @@ void ReplicationStreamTest::wrongPasswordFails()
     StreamOptions wrong = options(slot.name(), { QByteArrayLiteral("rt_pub") });
     wrong.settings.password = QByteArrayLiteral("not-the-password");
     stream.start(wrong);
-    QVERIFY(failed.wait(kTimeoutMs));
+    QVERIFY(failed.wait(TimeoutMs));
     const QString reason = failed.at(0).at(0).toString();
     QVERIFY2(reason.contains(QLatin1String("password authentication failed")), qPrintable(reason));
     QVERIFY2(!reason.contains(QLatin1String("not-the-password")), qPrintable(reason));
@@ -451,7 +451,7 @@ void ReplicationStreamTest::unresolvableHostFails()
     nowhere.settings.host = QStringLiteral("no-such-host.invalid");
     stream.start(nowhere);
     QCOMPARE(stream.state(), ReplicationStream::State::Connecting);
-    QVERIFY(failed.wait(kTimeoutMs));
+    QVERIFY(failed.wait(TimeoutMs));
     QVERIFY2(failed.at(0).at(0).toString().contains(QLatin1String("could not resolve host")),
              qPrintable(failed.at(0).at(0).toString()));
     QCOMPARE(failed.at(0).at(1).toBool(), true);
@@ -465,14 +465,14 @@ void ReplicationStreamTest::invalidOptionsFailWithoutRetry()
     QSignalSpy failed(&stream, &ReplicationStream::failed);
     stream.start(options(QStringLiteral("Bad-Slot"), { QByteArrayLiteral("rt_pub") }));
     QCOMPARE(failed.count(), 0); // reported from the event loop, not from inside start()
-    QVERIFY(failed.wait(kTimeoutMs));
+    QVERIFY(failed.wait(TimeoutMs));
     QVERIFY2(failed.at(0).at(0).toString().contains(QLatin1String("Bad-Slot")),
              qPrintable(failed.at(0).at(0).toString()));
     QCOMPARE(failed.at(0).at(1).toBool(), false);
     QCOMPARE(stream.state(), ReplicationStream::State::Stopped);
 
     stream.start(options(QStringLiteral("good_slot"), {}));
-    QVERIFY(failed.wait(kTimeoutMs));
+    QVERIFY(failed.wait(TimeoutMs));
     QCOMPARE(failed.at(1).at(1).toBool(), false);
     QCOMPARE(stream.state(), ReplicationStream::State::Stopped);
 
@@ -510,7 +510,7 @@ void ReplicationStreamTest::eventLoopTurnsWhileConnecting()
     QCOMPARE(stream.state(), ReplicationStream::State::Connecting);
     QCOMPARE(failed.count(), 0);
 
-    QVERIFY(failed.wait(kTimeoutMs));
+    QVERIFY(failed.wait(TimeoutMs));
     QVERIFY2(clock.elapsed() >= 1900, qPrintable(QString::number(clock.elapsed())));
     QVERIFY2(failed.at(0).at(0).toString().contains(QLatin1String("within 2 s")),
              qPrintable(failed.at(0).at(0).toString()));

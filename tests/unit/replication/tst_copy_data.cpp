@@ -151,7 +151,7 @@ void CopyDataTest::buildsStandbyStatusUpdate()
     update.clockMicros = 0x0002B3F1A2C5D6E7;
     update.replyRequested = false;
     const QByteArray bytes = rt::replication::buildStandbyStatusUpdate(update);
-    QCOMPARE(bytes.size(), rt::replication::kStandbyStatusUpdateSize);
+    QCOMPARE(bytes.size(), rt::replication::StandbyStatusUpdateSize);
     QCOMPARE(bytes.size(), 34);
     QCOMPARE(bytes.toHex(),
              QByteArrayLiteral("72"
