@@ -3,6 +3,9 @@
 #include "server/wire/websocket_frame.h"
 #include "shared/protocol/phoenix_codec.h"
 
+#include <QJsonDocument>
+#include <QJsonObject>
+
 namespace rt::pubsub {
 
 namespace {
@@ -55,6 +58,18 @@ OutboundMessage::userBroadcast(TopicKey topic, QByteArray userEvent, QByteArray 
     message->m_excludedMember = excludedMember;
     message->m_counting = std::move(counting);
     return message;
+}
+
+QByteArray OutboundMessage::metadataId() const
+{
+    if (m_metadata.isEmpty()) {
+        return {};
+    }
+    return QJsonDocument::fromJson(m_metadata)
+            .object()
+            .value(QLatin1String("id"))
+            .toString()
+            .toUtf8();
 }
 
 const OutboundMessage::Frame &OutboundMessage::frameFor(protocol::Vsn vsn) const

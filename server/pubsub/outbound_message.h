@@ -92,6 +92,9 @@ public:
     }
     bool isUserBroadcast() const { return m_isUserBroadcast; }
 
+    // The "id" of a user broadcast's metadata (database broadcasts), or empty.
+    QByteArray metadataId() const;
+
     // Size of the user payload, for payload-size accounting.
     qsizetype payloadBytes() const { return m_payload.size(); }
 

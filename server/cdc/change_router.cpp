@@ -1,0 +1,311 @@
+#include "server/cdc/change_router.h"
+
+#include "server/cdc/row_filter.h"
+#include "server/pgoutput/values.h"
+#include "server/postgres/sql_text.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+#include <map>
+
+namespace rt::cdc {
+
+const char *changeTypeName(ChangeType type)
+{
+    switch (type) {
+    case ChangeType::Insert:
+        return "INSERT";
+    case ChangeType::Update:
+        return "UPDATE";
+    case ChangeType::Delete:
+        return "DELETE";
+    }
+    return "INSERT";
+}
+
+QByteArray RelationInfo::qualifiedName() const
+{
+    QByteArray name = postgres::quoteIdentifier(schema);
+    name.append('.');
+    name.append(postgres::quoteIdentifier(table));
+    return name;
+}
+
+namespace router {
+
+namespace {
+
+bool actionMatches(const QByteArray &action, ChangeType type)
+{
+    return action == "*" || action == changeTypeName(type);
+}
+
+} // namespace
+
+Matched match(const QList<Change> &changes, const SubscriptionRegistry &registry)
+{
+    Matched matched;
+    for (const Change &change : changes) {
+        const std::vector<SubscriptionRegistry::Entry> *entries =
+                registry.bindingsOn(change.relation->schema, change.relation->table);
+        if (entries == nullptr) {
+            continue;
+        }
+        MatchedChange current{ change, {} };
+        // Filters see the new row, a DELETE its old key or row (spec §6.5 step 5).
+        const bool useOld = change.type == ChangeType::Delete;
+        const RowFilterView row(*change.relation, useOld ? change.oldTuple : change.newTuple,
+                                useOld ? QList<TupleValue>() : change.oldTuple);
+        for (const SubscriptionRegistry::Entry &entry : *entries) {
+            if (!actionMatches(entry.binding->action, change.type)
+                || !row.passes(entry.binding->filters)) {
+                continue;
+            }
+            auto candidate = std::find_if(
+                    current.candidates.begin(), current.candidates.end(),
+                    [&entry](const Candidate &c) { return c.subscriber == entry.subscriber; });
+            if (candidate == current.candidates.end()) {
+                current.candidates.push_back(Candidate{ entry.subscriber, {}, false, {} });
+                candidate = std::prev(current.candidates.end());
+            }
+            if (!candidate->ids.contains(entry.binding->id)) {
+                candidate->ids.append(entry.binding->id);
+            }
+            if (entry.binding->select) {
+                candidate->projection = true;
+                for (const QString &column : *entry.binding->select) {
+                    if (!candidate->select.contains(column)) {
+                        candidate->select.append(column);
+                    }
+                }
+            }
+        }
+        if (current.candidates.empty()) {
+            continue;
+        }
+        const int index = static_cast<int>(matched.changes.size());
+        const bool needsRls = change.relation->rlsEnabled && change.type != ChangeType::Delete;
+        for (const Candidate &candidate : current.candidates) {
+            const Subscriber &subscriber = *candidate.subscriber;
+            matched.privilegesNeeded.insert(qMakePair(subscriber.role, change.relation->oid));
+            if (needsRls) {
+                VisibilityCheck &check = matched.checks[subscriber.claimsJson];
+                if (check.role.isEmpty()) {
+                    check.role = subscriber.role;
+                    check.claimsJson = subscriber.claimsJson;
+                    check.sub = subscriber.sub;
+                }
+                QList<int> &indices = check.changesByRelation[change.relation->oid];
+                if (indices.isEmpty() || indices.last() != index) {
+                    indices.append(index);
+                }
+            }
+        }
+        matched.changes.append(std::move(current));
+    }
+    return matched;
+}
+
+namespace {
+
+QJsonObject tupleObject(const RelationInfo &relation, const QList<TupleValue> &tuple,
+                        const QList<TupleValue> &fallback, const QSet<QByteArray> &columns,
+                        bool keysOnly)
+{
+    QJsonObject object;
+    for (qsizetype i = 0; i < relation.columns.size() && i < tuple.size(); ++i) {
+        const ColumnInfo &column = relation.columns[i];
+        if (!columns.contains(column.name) || (keysOnly && !column.isPrimaryKey)) {
+            continue;
+        }
+        const TupleValue *value = &tuple[i];
+        if (value->kind == TupleValue::Kind::UnchangedToast) {
+            // Unchanged TOAST values are not in the new tuple: take the old row's when known.
+            if (i < fallback.size() && fallback[i].kind == TupleValue::Kind::Text) {
+                value = &fallback[i];
+            } else {
+                continue;
+            }
+        }
+        const QString name = QString::fromUtf8(column.name);
+        if (value->kind == TupleValue::Kind::Null) {
+            object.insert(name, QJsonValue::Null);
+        } else {
+            object.insert(name, pgoutput::jsonValue(column.typeName, value->text));
+        }
+    }
+    return object;
+}
+
+QByteArray errorData(const Change &change, const QString &error)
+{
+    QJsonObject data;
+    data.insert(QLatin1String("schema"), QString::fromUtf8(change.relation->schema));
+    data.insert(QLatin1String("table"), QString::fromUtf8(change.relation->table));
+    data.insert(QLatin1String("type"), QLatin1String(changeTypeName(change.type)));
+    data.insert(QLatin1String("commit_timestamp"), QJsonValue::Null);
+    data.insert(QLatin1String("columns"), QJsonArray());
+    if (change.type != ChangeType::Delete) {
+        data.insert(QLatin1String("record"), QJsonObject());
+    }
+    if (change.type != ChangeType::Insert) {
+        data.insert(QLatin1String("old_record"), QJsonObject());
+    }
+    data.insert(QLatin1String("errors"), QJsonArray{ error });
+    return QJsonDocument(data).toJson(QJsonDocument::Compact);
+}
+
+} // namespace
+
+QByteArray renderData(const Change &change, const QSet<QByteArray> &selectable,
+                      const QStringList *select)
+{
+    const RelationInfo &relation = *change.relation;
+    QSet<QByteArray> shown;
+    QJsonArray columns;
+    for (const ColumnInfo &column : relation.columns) {
+        if (!selectable.contains(column.name)) {
+            continue;
+        }
+        if (select != nullptr && !column.isPrimaryKey
+            && !select->contains(QString::fromUtf8(column.name))) {
+            continue;
+        }
+        shown.insert(column.name);
+        QJsonObject entry;
+        entry.insert(QLatin1String("name"), QString::fromUtf8(column.name));
+        entry.insert(QLatin1String("type"), QString::fromUtf8(column.typeName));
+        columns.append(entry);
+    }
+    QJsonObject data;
+    data.insert(QLatin1String("schema"), QString::fromUtf8(relation.schema));
+    data.insert(QLatin1String("table"), QString::fromUtf8(relation.table));
+    data.insert(QLatin1String("commit_timestamp"), QString::fromLatin1(change.commitTimestamp));
+    data.insert(QLatin1String("type"), QLatin1String(changeTypeName(change.type)));
+    data.insert(QLatin1String("columns"), columns);
+    switch (change.type) {
+    case ChangeType::Insert:
+        data.insert(QLatin1String("record"),
+                    tupleObject(relation, change.newTuple, {}, shown, false));
+        break;
+    case ChangeType::Update: {
+        data.insert(QLatin1String("record"),
+                    tupleObject(relation, change.newTuple, change.oldTuple, shown, false));
+        // Without an old row (default replica identity) the key is the new row's primary key.
+        const bool hasOld = !change.oldTuple.isEmpty();
+        data.insert(QLatin1String("old_record"),
+                    tupleObject(relation, hasOld ? change.oldTuple : change.newTuple, {}, shown,
+                                !hasOld || !change.oldIsFullRow));
+        break;
+    }
+    case ChangeType::Delete:
+        // With RLS on, a DELETE shows its primary key only: nobody checked the old row's
+        // visibility (spec §6.5).
+        data.insert(QLatin1String("old_record"),
+                    tupleObject(relation, change.oldTuple, {}, shown,
+                                !change.oldIsFullRow || relation.rlsEnabled));
+        break;
+    }
+    data.insert(QLatin1String("errors"), QJsonValue::Null);
+    return QJsonDocument(data).toJson(QJsonDocument::Compact);
+}
+
+std::vector<Delivery> render(const Matched &matched,
+                             const QHash<QByteArray, Visibility> &visibility,
+                             const Privileges &privileges, const pubsub::DeliveryCounting &counting)
+{
+    std::vector<Delivery> deliveries;
+    for (int index = 0; index < matched.changes.size(); ++index) {
+        const MatchedChange &current = matched.changes[index];
+        const Change &change = current.change;
+        const RelationInfo &relation = *change.relation;
+        const bool needsRls = relation.rlsEnabled && change.type != ChangeType::Delete;
+        // data bytes per (role, projection): most subscribers share one rendering.
+        QHash<QByteArray, QByteArray> dataCache;
+        // (topic, legacy, ids, data) -> members: channels that receive identical bytes.
+        std::map<std::tuple<QByteArray, bool, QByteArray, QByteArray>,
+                 std::pair<pubsub::TopicKey, std::vector<quint64>>>
+                groups;
+        for (const Candidate &candidate : current.candidates) {
+            const Subscriber &subscriber = *candidate.subscriber;
+            QByteArray data;
+            if (needsRls) {
+                const auto answer = visibility.constFind(subscriber.claimsJson);
+                if (answer == visibility.constEnd()) {
+                    continue;
+                }
+                if (const QString *error = std::get_if<QString>(&answer.value())) {
+                    data = errorData(change, *error);
+                } else if (!std::get<QSet<int>>(answer.value()).contains(index)) {
+                    continue;
+                }
+            }
+            if (data.isEmpty()) {
+                const QSet<QByteArray> selectable =
+                        privileges.value(qMakePair(subscriber.role, relation.oid));
+                if (change.type != ChangeType::Delete && !relation.hasPrimaryKey()) {
+                    data = errorData(change,
+                                     QStringLiteral("Error 400: Bad Request, no primary key"));
+                } else {
+                    bool keysSelectable = true;
+                    for (const ColumnInfo &column : relation.columns) {
+                        if (column.isPrimaryKey && !selectable.contains(column.name)) {
+                            keysSelectable = false;
+                        }
+                    }
+                    if (change.type != ChangeType::Delete && !keysSelectable) {
+                        data = errorData(change, QStringLiteral("Error 401: Unauthorized"));
+                    } else {
+                        const QByteArray cacheKey = subscriber.role + '\x1f'
+                                + (candidate.projection
+                                           ? candidate.select.join(QLatin1Char(',')).toUtf8()
+                                           : QByteArray("*"));
+                        auto cached = dataCache.constFind(cacheKey);
+                        if (cached == dataCache.constEnd()) {
+                            cached = dataCache.insert(
+                                    cacheKey,
+                                    renderData(change, selectable,
+                                               candidate.projection ? &candidate.select : nullptr));
+                        }
+                        data = cached.value();
+                    }
+                }
+            }
+            QByteArray ids;
+            for (const qint64 id : candidate.ids) {
+                ids.append(QByteArray::number(id)).append(',');
+            }
+            auto &group =
+                    groups[std::make_tuple(subscriber.topic.id(), subscriber.legacy, ids, data)];
+            group.first = subscriber.topic;
+            group.second.push_back(subscriber.memberId);
+        }
+        for (auto &[key, group] : groups) {
+            const bool legacy = std::get<1>(key);
+            const QByteArray &ids = std::get<2>(key);
+            const QByteArray &data = std::get<3>(key);
+            std::sort(group.second.begin(), group.second.end());
+            QByteArray payload;
+            QByteArray event;
+            if (legacy) {
+                event = changeTypeName(change.type);
+                payload = data;
+            } else {
+                event = QByteArrayLiteral("postgres_changes");
+                payload = "{\"ids\":[" + ids.chopped(1) + "],\"data\":" + data + '}';
+            }
+            const int recipients = static_cast<int>(group.second.size());
+            deliveries.push_back(
+                    Delivery{ pubsub::OutboundMessage::pushTo(group.first, event, payload,
+                                                              std::move(group.second), counting),
+                              recipients });
+        }
+    }
+    return deliveries;
+}
+
+} // namespace router
+
+} // namespace rt::cdc

@@ -1,0 +1,72 @@
+#pragma once
+
+#include "server/pubsub/topic_key.h"
+#include "server/subscriptions/filter.h"
+
+#include <QByteArray>
+#include <QHash>
+#include <QList>
+#include <QStringList>
+#include <QUuid>
+
+#include <optional>
+#include <vector>
+
+namespace rt::cdc {
+
+// The postgres_changes bindings of one channel on one table: a row of realtime.subscription.
+struct Binding
+{
+    QUuid subscriptionId;
+    qint64 id = 0; // the id echoed in the join reply and sent in `ids`
+    QByteArray schema;
+    QByteArray table;
+    QByteArray action; // "*", "INSERT", "UPDATE", "DELETE"
+    QList<subscriptions::Filter> filters;
+    std::optional<QStringList> select; // selected columns (the primary key is always kept)
+};
+
+// A channel subscribed to postgres_changes: where its changes go and as whom RLS is evaluated.
+struct Subscriber
+{
+    quint64 memberId = 0;
+    pubsub::TopicKey topic;
+    bool legacy = false; // join without `config`: event = change type, bare payload (§6.7)
+    QByteArray role; // the JWT `role` claim
+    QByteArray claimsJson; // all claims, compact JSON: the RLS identity (one query per distinct)
+    QByteArray sub; // the `sub` claim, for request.jwt.claim.sub
+    QList<Binding> bindings;
+};
+
+// The subscribers of one tenant's change stream, indexed by table. Lives on the cdc thread.
+// What must stay true: a subscriber is in the index from the moment its "Subscribed to
+// PostgreSQL" is sent until its channel leaves, so every change decoded after that is matched.
+class SubscriptionRegistry
+{
+public:
+    struct Entry
+    {
+        const Subscriber *subscriber;
+        const Binding *binding;
+    };
+
+    // Adds or replaces (token refresh) the subscriber of `memberId`.
+    void add(Subscriber subscriber);
+    // Removes it; returns its subscription ids (for deleting the rows), empty if unknown.
+    QList<QUuid> remove(quint64 memberId);
+    const Subscriber *find(quint64 memberId) const;
+
+    // The bindings on schema.table, or nullptr when none.
+    const std::vector<Entry> *bindingsOn(const QByteArray &schema, const QByteArray &table) const;
+    bool isEmpty() const { return m_subscribers.isEmpty(); }
+    qsizetype subscriberCount() const { return m_subscribers.size(); }
+
+private:
+    void rebuildIndex();
+
+    // unique_ptr: entries of the index point into subscribers, which must not move.
+    QHash<quint64, std::shared_ptr<Subscriber>> m_subscribers;
+    QHash<QByteArray, std::vector<Entry>> m_byTable; // "schema\x1ftable"
+};
+
+} // namespace rt::cdc

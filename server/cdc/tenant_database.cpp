@@ -1,0 +1,866 @@
+#include "server/cdc/tenant_database.h"
+
+#include "server/cdc/logging.h"
+#include "server/pgoutput/decoder.h"
+#include "server/pgoutput/types.h"
+#include "server/postgres/connection.h"
+#include "server/postgres/migrations.h"
+#include "server/postgres/pool.h"
+#include "server/postgres/sql_text.h"
+#include "server/pubsub/local_pubsub.h"
+#include "server/replication/replication_stream.h"
+#include "server/subscriptions/params.h"
+
+#include <QDateTime>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QLoggingCategory>
+#include <QTimer>
+
+namespace rt::cdc {
+
+namespace {
+
+const QByteArray MessagesPublication = QByteArrayLiteral("supabase_realtime_messages_publication");
+const QString UnableToConnect = QStringLiteral(
+        "UnableToConnectToProject: Realtime was unable to connect to the project database");
+const QString LackOfConnections = QStringLiteral(
+        "DatabaseLackOfConnections: Database can't accept more connections, Realtime won't "
+        "connect");
+// How long a role's column privileges are trusted before they are read again.
+constexpr qint64 PrivilegesTtlMs = 30'000;
+
+qint64 nowMs()
+{
+    return QDateTime::currentMSecsSinceEpoch();
+}
+
+// A PostgreSQL array literal of text elements: {"a","b\"c"}.
+QByteArray textArrayLiteral(const QList<QByteArray> &elements)
+{
+    QByteArray out = "{";
+    for (qsizetype i = 0; i < elements.size(); ++i) {
+        if (i > 0) {
+            out.append(',');
+        }
+        out.append('"');
+        for (const char c : elements[i]) {
+            if (c == '"' || c == '\\') {
+                out.append('\\');
+            }
+            out.append(c);
+        }
+        out.append('"');
+    }
+    return out + '}';
+}
+
+QList<TupleValue> tupleValues(const pgoutput::TupleData &tuple)
+{
+    QList<TupleValue> values;
+    values.reserve(tuple.values.size());
+    for (const pgoutput::Value &value : tuple.values) {
+        switch (value.kind) {
+        case pgoutput::Value::Kind::Null:
+            values.append(TupleValue{ TupleValue::Kind::Null, {} });
+            break;
+        case pgoutput::Value::Kind::UnchangedToast:
+            values.append(TupleValue{ TupleValue::Kind::UnchangedToast, {} });
+            break;
+        case pgoutput::Value::Kind::Text:
+        case pgoutput::Value::Kind::Binary:
+            values.append(TupleValue{ TupleValue::Kind::Text, value.bytes });
+            break;
+        }
+    }
+    return values;
+}
+
+// A realtime.messages row inserted by realtime.send(), a trigger or a plain insert: a broadcast
+// when it has everything the spec requires (§4.6), else nothing.
+std::optional<DatabaseBroadcast> broadcastFromRow(const RelationInfo &relation,
+                                                  const QList<TupleValue> &row)
+{
+    QHash<QByteArray, const TupleValue *> byName;
+    for (qsizetype i = 0; i < relation.columns.size() && i < row.size(); ++i) {
+        byName.insert(relation.columns[i].name, &row[i]);
+    }
+    const auto text = [&byName](const char *name) -> std::optional<QByteArray> {
+        const TupleValue *value = byName.value(QByteArray(name));
+        if (value == nullptr || value->kind != TupleValue::Kind::Text) {
+            return std::nullopt;
+        }
+        return value->text;
+    };
+    const auto id = text("id");
+    const auto topic = text("topic");
+    const auto event = text("event");
+    const auto isPrivate = text("private");
+    const auto insertedAt = text("inserted_at");
+    if (!id || !topic || !event || !isPrivate || !insertedAt) {
+        return std::nullopt;
+    }
+    const auto extension = text("extension");
+    if (extension && *extension != "broadcast") {
+        return std::nullopt;
+    }
+    DatabaseBroadcast broadcast;
+    broadcast.id = *id;
+    broadcast.topic = *topic;
+    broadcast.event = *event;
+    broadcast.isPrivate = *isPrivate == "t";
+    if (const auto payload = text("payload")) {
+        broadcast.payload = *payload;
+    } else if (const auto binary = text("binary_payload")) {
+        // bytea in hex output form: \x0102...
+        broadcast.payload = QByteArray::fromHex(binary->mid(binary->startsWith("\\x") ? 2 : 0));
+        broadcast.isBinary = true;
+    } else {
+        return std::nullopt;
+    }
+    return broadcast;
+}
+
+} // namespace
+
+TenantDatabase::TenantDatabase(TenantDatabaseOptions options, pubsub::LocalPubSub &pubsub,
+                               pubsub::DeliveryCounting counting, QObject *parent)
+    : QObject(parent),
+      m_options(std::move(options)),
+      m_pubsub(pubsub),
+      m_counting(counting)
+{ }
+
+TenantDatabase::~TenantDatabase()
+{
+    // Children (pool, stream) close their connections; the persistent slot stays, so a later
+    // start resumes where this one confirmed.
+}
+
+void TenantDatabase::connect(std::function<void(ConnectOutcome)> done)
+{
+    switch (m_state) {
+    case State::Ready:
+        done(std::nullopt);
+        return;
+    case State::Connecting:
+    case State::Migrating:
+        m_connectWaiters.push_back(std::move(done));
+        return;
+    case State::Failed:
+        if (nowMs() - m_failedAtMs < m_options.connectRetryMs) {
+            done(m_failure);
+            return;
+        }
+        break;
+    case State::Idle:
+        break;
+    }
+    m_connectWaiters.push_back(std::move(done));
+    m_state = State::Connecting;
+    qCInfo(lcCdc) << "connecting to the database of tenant" << m_options.tenantId << "at"
+                  << m_options.settings.describe();
+
+    // Migrations first, on a connection of their own, then the pool.
+    auto *migrationConnection = new postgres::Connection(this);
+    QObject::connect(migrationConnection, &postgres::Connection::failed, this,
+                     [this, migrationConnection](const postgres::PgError &error) {
+                         migrationConnection->deleteLater();
+                         fail(error.text(), error.sqlState);
+                     });
+    QObject::connect(
+            migrationConnection, &postgres::Connection::ready, this, [this, migrationConnection] {
+                m_state = State::Migrating;
+                auto *runner = new postgres::MigrationRunner(this);
+                QObject::connect(runner, &postgres::MigrationRunner::done, this,
+                                 [this, runner, migrationConnection](int applied) {
+                                     runner->deleteLater();
+                                     migrationConnection->deleteLater();
+                                     qCInfo(lcCdc) << "tenant" << m_options.tenantId
+                                                   << "migrations applied:" << applied;
+                                     m_pool = new postgres::Pool(this);
+                                     QObject::connect(m_pool, &postgres::Pool::ready, this, [this] {
+                                         if (m_state == State::Migrating) {
+                                             m_state = State::Ready;
+                                             finishConnect(std::nullopt);
+                                             startStream();
+                                         }
+                                     });
+                                     QObject::connect(m_pool, &postgres::Pool::failed, this,
+                                                      [this](const postgres::PgError &error) {
+                                                          fail(error.text(), error.sqlState);
+                                                      });
+                                     m_pool->open(m_options.settings, m_options.poolSize);
+                                 });
+                QObject::connect(
+                        runner, &postgres::MigrationRunner::failed, this,
+                        [this, runner, migrationConnection](const postgres::PgError &error) {
+                            runner->deleteLater();
+                            migrationConnection->deleteLater();
+                            qCWarning(lcCdc) << "tenant" << m_options.tenantId
+                                             << "migrations failed:" << error.text();
+                            fail(error.text(), error.sqlState);
+                        });
+                runner->start(migrationConnection, postgres::tenantMigrations());
+            });
+    migrationConnection->open(m_options.settings);
+}
+
+void TenantDatabase::fail(const QString &reason, const QByteArray &sqlState)
+{
+    if (m_state == State::Failed) {
+        return;
+    }
+    qCWarning(lcCdc) << "database of tenant" << m_options.tenantId << "unavailable:" << reason;
+    m_state = State::Failed;
+    m_failedAtMs = nowMs();
+    // 53300 too_many_connections
+    m_failure = sqlState == "53300" ? LackOfConnections : UnableToConnect;
+    if (m_stream != nullptr) {
+        m_stream->stop();
+        m_stream->deleteLater();
+        m_stream = nullptr;
+    }
+    if (m_pool != nullptr) {
+        m_pool->close();
+        m_pool->deleteLater();
+        m_pool = nullptr;
+    }
+    m_streaming = false;
+    finishConnect(m_failure);
+    Q_EMIT connectionLost(reason);
+}
+
+void TenantDatabase::finishConnect(const ConnectOutcome &outcome)
+{
+    auto waiters = std::move(m_connectWaiters);
+    m_connectWaiters.clear();
+    for (auto &waiter : waiters) {
+        waiter(outcome);
+    }
+}
+
+void TenantDatabase::startStream()
+{
+    replication::StreamOptions options;
+    options.settings = m_options.settings;
+    options.settings.replication = true;
+    options.slotName = m_options.slotName;
+    options.publications = { m_options.publication, MessagesPublication };
+    m_stream = new replication::ReplicationStream(this);
+    QObject::connect(m_stream, &replication::ReplicationStream::streaming, this, [this] {
+        qCInfo(lcCdc) << "tenant" << m_options.tenantId << "change stream running";
+        m_streaming = true;
+        auto waiters = std::move(m_streamWaiters);
+        m_streamWaiters.clear();
+        for (auto &waiter : waiters) {
+            waiter();
+        }
+    });
+    QObject::connect(m_stream, &replication::ReplicationStream::messages, this,
+                     &TenantDatabase::onWalMessages);
+    QObject::connect(m_stream, &replication::ReplicationStream::failed, this,
+                     [this](const QString &reason, bool willRetry) {
+                         qCWarning(lcCdc) << "tenant" << m_options.tenantId
+                                          << "change stream failed:" << reason
+                                          << (willRetry ? "(retrying)" : "");
+                         m_streaming = false;
+                         // A half-read transaction is sent again from the confirmed position.
+                         m_openTransaction.reset();
+                         if (!willRetry) {
+                             fail(reason, QByteArray());
+                         }
+                     });
+    m_stream->start(options);
+}
+
+void TenantDatabase::whenStreaming(std::function<void()> done)
+{
+    if (m_streaming) {
+        done();
+        return;
+    }
+    m_streamWaiters.push_back(std::move(done));
+}
+
+void TenantDatabase::onWalMessages(const QList<replication::WalMessage> &batch)
+{
+    std::optional<PendingBatch> completed;
+    for (const replication::WalMessage &wal : batch) {
+        rt::Result<pgoutput::Message, pgoutput::DecodeError> decoded =
+                pgoutput::decode(wal.payload);
+        if (!decoded) {
+            // Never silently: the message is logged with its position. It cannot be decoded
+            // again either, so skipping is the only way forward.
+            qCCritical(lcCdc) << "tenant" << m_options.tenantId << "undecodable WAL message at"
+                              << pgoutput::formatLsn(wal.walStart) << ":"
+                              << decoded.error().message;
+            continue;
+        }
+        std::visit(
+                [this, &completed](auto &&message) {
+                    using T = std::decay_t<decltype(message)>;
+                    if constexpr (std::is_same_v<T, pgoutput::Begin>) {
+                        m_openTransaction = PendingBatch{};
+                        m_openCommitTimestamp = pgoutput::commitTimestampText(message.commitTime);
+                    } else if constexpr (std::is_same_v<T, pgoutput::Commit>) {
+                        if (!m_openTransaction) {
+                            return;
+                        }
+                        if (!completed) {
+                            completed = PendingBatch{};
+                        }
+                        completed->changes.append(std::move(m_openTransaction->changes));
+                        completed->broadcasts.append(std::move(m_openTransaction->broadcasts));
+                        completed->endLsn = message.endLsn;
+                        m_openTransaction.reset();
+                    } else if constexpr (std::is_same_v<T, pgoutput::Type>) {
+                        m_typeNames.insert(message.oid, message.name);
+                    } else if constexpr (std::is_same_v<T, pgoutput::Relation>) {
+                        auto relation = std::make_shared<RelationInfo>();
+                        relation->oid = message.oid;
+                        relation->schema = message.nspname.isEmpty() ? QByteArray("pg_catalog")
+                                                                     : message.nspname;
+                        relation->table = message.relname;
+                        relation->replicaIdentity = message.replicaIdentity;
+                        for (const pgoutput::Column &column : message.columns) {
+                            ColumnInfo info;
+                            info.name = column.name;
+                            info.typeOid = column.typeOid;
+                            info.typeName = pgoutput::builtinTypeName(column.typeOid);
+                            if (info.typeName.isEmpty()) {
+                                info.typeName = m_typeNames.value(column.typeOid, "unknown");
+                            }
+                            relation->columns.append(info);
+                        }
+                        m_relations.insert(message.oid, relation);
+                        // A new description may come with new grants: read privileges again.
+                        m_privileges.clear();
+                    } else if constexpr (
+                            std::is_same_v<
+                                    T,
+                                    pgoutput::
+                                            Insert> || std::is_same_v<T, pgoutput::Update> || std::is_same_v<T, pgoutput::Delete>) {
+                        if (!m_openTransaction) {
+                            return;
+                        }
+                        const RelationPtr relation = m_relations.value(message.relOid);
+                        if (!relation) {
+                            qCWarning(lcCdc)
+                                    << "change of an undescribed relation" << message.relOid;
+                            return;
+                        }
+                        if (relation->schema == "realtime" && relation->table == "messages") {
+                            if constexpr (std::is_same_v<T, pgoutput::Insert>) {
+                                if (auto broadcast = broadcastFromRow(
+                                            *relation, tupleValues(message.newTuple))) {
+                                    m_openTransaction->broadcasts.append(std::move(*broadcast));
+                                }
+                            }
+                            return;
+                        }
+                        if (m_registry.bindingsOn(relation->schema, relation->table) == nullptr) {
+                            return; // nobody listens: nothing to keep
+                        }
+                        Change change;
+                        change.relation = relation;
+                        change.commitTimestamp = m_openCommitTimestamp;
+                        if constexpr (std::is_same_v<T, pgoutput::Insert>) {
+                            change.type = ChangeType::Insert;
+                            change.newTuple = tupleValues(message.newTuple);
+                        } else if constexpr (std::is_same_v<T, pgoutput::Update>) {
+                            change.type = ChangeType::Update;
+                            change.newTuple = tupleValues(message.newTuple);
+                            if (message.old) {
+                                change.oldTuple = tupleValues(*message.old);
+                                change.oldIsFullRow = true;
+                            } else if (message.key) {
+                                change.oldTuple = tupleValues(*message.key);
+                            }
+                        } else {
+                            change.type = ChangeType::Delete;
+                            if (message.old) {
+                                change.oldTuple = tupleValues(*message.old);
+                                change.oldIsFullRow = true;
+                            } else if (message.key) {
+                                change.oldTuple = tupleValues(*message.key);
+                            }
+                        }
+                        m_openTransaction->changes.append(std::move(change));
+                    }
+                    // Origin, Truncate (never delivered, spec §6.4), LogicalMessage: nothing.
+                },
+                decoded.value());
+    }
+    if (completed) {
+        m_queue.push_back(std::move(*completed));
+        processNext();
+    }
+}
+
+void TenantDatabase::processNext()
+{
+    if (m_processing || m_queue.empty()) {
+        return;
+    }
+    m_processing = true;
+    PendingBatch batch = std::move(m_queue.front());
+    m_queue.pop_front();
+    if (batch.changes.isEmpty() && batch.broadcasts.isEmpty()) {
+        finishBatch(batch.endLsn);
+        return;
+    }
+    completeCatalog(std::move(batch));
+}
+
+void TenantDatabase::completeCatalog(PendingBatch batch)
+{
+    QList<QByteArray> unknown;
+    for (const Change &change : std::as_const(batch.changes)) {
+        if (!change.relation->catalogKnown) {
+            const QByteArray oid = QByteArray::number(change.relation->oid);
+            if (!unknown.contains(oid)) {
+                unknown.append(oid);
+            }
+        }
+    }
+    if (unknown.isEmpty() || m_pool == nullptr) {
+        evaluate(std::move(batch));
+        return;
+    }
+    postgres::Statement statement;
+    statement.sql = QByteArrayLiteral(
+            "SELECT c.oid, c.relrowsecurity, a.attname, format_type(a.atttypid, a.atttypmod), "
+            "coalesce(a.attnum = ANY(i.indkey), false) "
+            "FROM pg_class c "
+            "JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped "
+            "LEFT JOIN pg_index i ON i.indrelid = c.oid AND i.indisprimary "
+            "WHERE c.oid = ANY($1::oid[])");
+    statement.params = { "{" + unknown.join(',') + "}" };
+    auto shared = std::make_shared<PendingBatch>(std::move(batch));
+    m_pool->run(statement,
+                [this, guard = QPointer<TenantDatabase>(this),
+                 shared](rt::Result<postgres::QueryResult, postgres::PgError> result) {
+                    if (!guard) {
+                        return;
+                    }
+                    if (!result) {
+                        qCWarning(lcCdc) << "reading the catalog failed:" << result.error().text();
+                        evaluate(std::move(*shared));
+                        return;
+                    }
+                    // oid -> (rls, column -> (sqlType, isPrimaryKey))
+                    QHash<quint32, std::pair<bool, QHash<QByteArray, std::pair<QByteArray, bool>>>>
+                            catalog;
+                    for (int row = 0; row < result->rowCount(); ++row) {
+                        auto &entry = catalog[result->value(row, 0).toUInt()];
+                        entry.first = result->value(row, 1) == "t";
+                        entry.second.insert(
+                                result->value(row, 2),
+                                { result->value(row, 3), result->value(row, 4) == "t" });
+                    }
+                    QHash<quint32, RelationPtr> completed;
+                    for (Change &change : shared->changes) {
+                        const quint32 oid = change.relation->oid;
+                        if (change.relation->catalogKnown || !catalog.contains(oid)) {
+                            continue;
+                        }
+                        auto done = completed.constFind(oid);
+                        if (done == completed.constEnd()) {
+                            auto relation = std::make_shared<RelationInfo>(*change.relation);
+                            const auto &entry = catalog.value(oid);
+                            relation->rlsEnabled = entry.first;
+                            for (ColumnInfo &column : relation->columns) {
+                                const auto info = entry.second.value(column.name);
+                                column.sqlType = info.first;
+                                column.isPrimaryKey = info.second;
+                            }
+                            relation->catalogKnown = true;
+                            // Later changes of the same description reuse it.
+                            if (m_relations.value(oid) == change.relation) {
+                                m_relations.insert(oid, relation);
+                            }
+                            done = completed.insert(oid, relation);
+                        }
+                        change.relation = done.value();
+                    }
+                    evaluate(std::move(*shared));
+                });
+}
+
+void TenantDatabase::evaluate(PendingBatch batch)
+{
+    auto shared = std::make_shared<PendingBatch>(std::move(batch));
+    auto matched = std::make_shared<router::Matched>(router::match(shared->changes, m_registry));
+    auto visibility = std::make_shared<QHash<QByteArray, router::Visibility>>();
+    auto outstanding = std::make_shared<int>(1); // released at the end of this function
+
+    const auto finishOne = [this, guard = QPointer<TenantDatabase>(this), shared, matched,
+                            visibility, outstanding] {
+        if (!guard || --*outstanding > 0) {
+            return;
+        }
+        publish(*shared, *matched, *visibility);
+    };
+
+    if (m_pool != nullptr) {
+        // Column privileges of each role on each table, read once and kept a while.
+        if (nowMs() - m_privilegesReadAtMs > PrivilegesTtlMs) {
+            m_privileges.clear();
+            m_privilegesReadAtMs = nowMs();
+        }
+        for (const auto &needed : std::as_const(matched->privilegesNeeded)) {
+            if (m_privileges.contains(needed)) {
+                continue;
+            }
+            m_privileges.insert(needed, {}); // until answered: nothing selectable
+            ++*outstanding;
+            postgres::Statement statement;
+            statement.sql = QByteArrayLiteral(
+                    "SELECT a.attname FROM pg_attribute a WHERE a.attrelid = $2::oid "
+                    "AND a.attnum > 0 AND NOT a.attisdropped "
+                    "AND has_column_privilege($1::text, a.attrelid, a.attname::text, 'SELECT')");
+            statement.params = { needed.first, QByteArray::number(needed.second) };
+            m_pool->run(statement,
+                        [this, guard = QPointer<TenantDatabase>(this), needed,
+                         finishOne](rt::Result<postgres::QueryResult, postgres::PgError> result) {
+                            if (!guard) {
+                                return;
+                            }
+                            QSet<QByteArray> columns;
+                            if (result) {
+                                for (int row = 0; row < result->rowCount(); ++row) {
+                                    columns.insert(result->value(row, 0));
+                                }
+                            } else {
+                                // An unknown role: it may select nothing (401 for its subscribers).
+                                qCInfo(lcCdc) << "column privileges of role" << needed.first
+                                              << "unavailable:" << result.error().text();
+                            }
+                            m_privileges.insert(needed, columns);
+                            finishOne();
+                        });
+        }
+        // Row level security: one segment per distinct claims set, covering every change of the
+        // batch those subscribers are candidates for.
+        for (auto check = matched->checks.cbegin(); check != matched->checks.cend(); ++check) {
+            QList<postgres::Statement> segment;
+            postgres::Statement identity;
+            identity.sql = QByteArrayLiteral("SELECT set_config('role', $1, true), "
+                                             "set_config('request.jwt.claims', $2, true), "
+                                             "set_config('request.jwt.claim.sub', $3, true), "
+                                             "set_config('request.jwt.claim.role', $1, true)");
+            identity.params = { check->role, check->claimsJson, check->sub };
+            segment.append(identity);
+            for (auto relation = check->changesByRelation.cbegin();
+                 relation != check->changesByRelation.cend(); ++relation) {
+                const RelationInfo &info = *matched->changes[relation->first()].change.relation;
+                QByteArray sql = "SELECT c.k FROM unnest($1::int4[]";
+                QByteArray columns = "k";
+                QByteArray condition;
+                QList<int> keyColumns;
+                for (qsizetype i = 0; i < info.columns.size(); ++i) {
+                    if (!info.columns[i].isPrimaryKey) {
+                        continue;
+                    }
+                    const int n = static_cast<int>(keyColumns.size());
+                    keyColumns.append(static_cast<int>(i));
+                    sql += ", $" + QByteArray::number(n + 2) + "::text[]";
+                    columns += ", p" + QByteArray::number(n);
+                    if (!condition.isEmpty()) {
+                        condition += " AND ";
+                    }
+                    condition += "t." + postgres::quoteIdentifier(info.columns[i].name) + " = c.p"
+                            + QByteArray::number(n) + "::" + info.columns[i].sqlType;
+                }
+                if (keyColumns.isEmpty()) {
+                    continue; // no primary key: the router reports Error 400 without asking
+                }
+                sql += ") AS c(" + columns + ") WHERE EXISTS (SELECT 1 FROM " + info.qualifiedName()
+                        + " t WHERE " + condition + ")";
+                QList<QByteArray> indices;
+                QList<QList<QByteArray>> keys(keyColumns.size());
+                for (const int index : relation.value()) {
+                    const Change &change = matched->changes[index].change;
+                    indices.append(QByteArray::number(index));
+                    for (qsizetype k = 0; k < keyColumns.size(); ++k) {
+                        const int column = keyColumns[k];
+                        keys[k].append(column < change.newTuple.size()
+                                               ? change.newTuple[column].text
+                                               : QByteArray());
+                    }
+                }
+                postgres::Statement query;
+                query.sql = sql;
+                query.params.append("{" + indices.join(',') + "}");
+                for (const QList<QByteArray> &values : keys) {
+                    query.params.append(textArrayLiteral(values));
+                }
+                segment.append(query);
+            }
+            ++*outstanding;
+            const QByteArray claimsJson = check.key();
+            m_pool->run(segment,
+                        [guard = QPointer<TenantDatabase>(this), claimsJson, visibility,
+                         finishOne](postgres::SegmentResult result) {
+                            if (!guard) {
+                                return;
+                            }
+                            if (const postgres::PgError *error = result.firstError()) {
+                                // This claims set only: its subscribers see the error.
+                                visibility->insert(claimsJson, error->text());
+                            } else {
+                                QSet<int> visible;
+                                for (qsizetype s = 1; s < result.results.size(); ++s) {
+                                    const postgres::QueryResult &rows = result.results[s].value();
+                                    for (int row = 0; row < rows.rowCount(); ++row) {
+                                        visible.insert(rows.value(row, 0).toInt());
+                                    }
+                                }
+                                visibility->insert(claimsJson, visible);
+                            }
+                            finishOne();
+                        });
+        }
+    }
+    finishOne();
+}
+
+void TenantDatabase::publish(PendingBatch &batch, const router::Matched &matched,
+                             const QHash<QByteArray, router::Visibility> &visibility)
+{
+    for (const router::Delivery &delivery :
+         router::render(matched, visibility, m_privileges, m_counting)) {
+        m_pubsub.publish(delivery.message);
+    }
+    for (const DatabaseBroadcast &broadcast : std::as_const(batch.broadcasts)) {
+        const QByteArray metadata = "{\"id\":\"" + broadcast.id + "\"}";
+        m_pubsub.publish(pubsub::OutboundMessage::userBroadcast(
+                pubsub::TopicKey(m_options.tenantId, broadcast.isPrivate, broadcast.topic),
+                broadcast.event, broadcast.payload, !broadcast.isBinary, metadata, 0, m_counting));
+    }
+    finishBatch(batch.endLsn);
+}
+
+void TenantDatabase::finishBatch(quint64 endLsn)
+{
+    // Everything up to endLsn is with fan-out now: PostgreSQL may forget it.
+    if (m_stream != nullptr && endLsn != 0) {
+        m_stream->confirm(endLsn);
+    }
+    m_processing = false;
+    processNext();
+}
+
+void TenantDatabase::subscribe(SubscribeRequest request, std::function<void(SubscribeOutcome)> done)
+{
+    connect([this, guard = QPointer<TenantDatabase>(this), request = std::move(request),
+             done = std::move(done)](const ConnectOutcome &outcome) mutable {
+        if (!guard) {
+            return;
+        }
+        if (outcome) {
+            done(SubscribeOutcome{ false, *outcome });
+            return;
+        }
+        subscribeNow(std::move(request), std::move(done));
+    });
+}
+
+void TenantDatabase::subscribeNow(SubscribeRequest request,
+                                  std::function<void(SubscribeOutcome)> done)
+{
+    QList<subscriptions::SubscriptionParams> params;
+    for (const SubscribeRequest::Element &element : std::as_const(request.elements)) {
+        auto parsed = subscriptions::parseParams(element.params);
+        if (!parsed) {
+            done(SubscribeOutcome{ false, parsed.error() });
+            return;
+        }
+        params.append(std::move(parsed).value());
+    }
+    postgres::Statement published;
+    published.sql = QByteArrayLiteral(
+            "SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = $1");
+    published.params = { m_options.publication };
+    m_pool->run(
+            published,
+            [this, guard = QPointer<TenantDatabase>(this), request = std::move(request),
+             params = std::move(params), done = std::move(done)](
+                    rt::Result<postgres::QueryResult, postgres::PgError> tables) mutable {
+                if (!guard) {
+                    return;
+                }
+                if (!tables) {
+                    done(SubscribeOutcome{ false,
+                                           subscriptions::exceptionMessage(
+                                                   params.value(0), tables.error().message) });
+                    return;
+                }
+                Subscriber subscriber;
+                subscriber.memberId = request.memberId;
+                subscriber.topic = request.topic;
+                subscriber.legacy = request.legacy;
+                const QJsonValue role = request.claims.value(QLatin1String("role"));
+                subscriber.role = role.toString().toUtf8();
+                subscriber.claimsJson =
+                        QJsonDocument(request.claims).toJson(QJsonDocument::Compact);
+                const QJsonValue sub = request.claims.value(QLatin1String("sub"));
+                subscriber.sub = sub.isString() ? sub.toString().toUtf8()
+                                                : QJsonDocument(QJsonArray{ sub })
+                                                          .toJson(QJsonDocument::Compact)
+                                                          .mid(1)
+                                                          .chopped(1);
+                QList<postgres::Statement> inserts;
+                QList<int> insertParams; // which params element each insert belongs to
+                for (qsizetype p = 0; p < params.size(); ++p) {
+                    const subscriptions::SubscriptionParams &param = params[p];
+                    bool any = false;
+                    for (int row = 0; row < tables->rowCount(); ++row) {
+                        const QByteArray schema = tables->value(row, 0);
+                        const QByteArray table = tables->value(row, 1);
+                        if ((param.schema != QLatin1String("*") && param.schema.toUtf8() != schema)
+                            || (param.table != QLatin1String("*")
+                                && param.table.toUtf8() != table)) {
+                            continue;
+                        }
+                        any = true;
+                        Binding binding;
+                        binding.subscriptionId = QUuid::createUuid();
+                        binding.id = request.elements[p].id;
+                        binding.schema = schema;
+                        binding.table = table;
+                        binding.action = param.event.toUtf8();
+                        binding.filters = param.filters;
+                        binding.select = param.select;
+                        QJsonArray filters;
+                        for (const subscriptions::Filter &filter : param.filters) {
+                            QJsonObject object;
+                            object.insert(QLatin1String("column_name"), filter.column);
+                            object.insert(QLatin1String("op"),
+                                          QLatin1String(subscriptions::opName(filter.op)));
+                            object.insert(QLatin1String("value"), filter.value);
+                            object.insert(QLatin1String("negate"), filter.negate);
+                            filters.append(object);
+                        }
+                        postgres::Statement insert;
+                        insert.sql = QByteArrayLiteral(
+                                "INSERT INTO realtime.subscription (subscription_id, entity, "
+                                "filters, "
+                                "claims, action_filter, selected_columns) VALUES ($1::uuid, "
+                                "$2::regclass, coalesce((SELECT array_agg(ROW(f->>'column_name', "
+                                "(f->>'op')::realtime.equality_op, f->>'value', "
+                                "(f->>'negate')::boolean)"
+                                "::realtime.user_defined_filter) FROM "
+                                "jsonb_array_elements($3::jsonb) f), "
+                                "'{}'), $4::jsonb, $5, $6::text[])");
+                        QList<QByteArray> selected;
+                        if (param.select) {
+                            for (const QString &column : *param.select) {
+                                selected.append(column.toUtf8());
+                            }
+                        }
+                        insert.params = {
+                            binding.subscriptionId.toByteArray(QUuid::WithoutBraces),
+                            postgres::quoteIdentifier(schema) + '.'
+                                    + postgres::quoteIdentifier(table),
+                            QJsonDocument(filters).toJson(QJsonDocument::Compact),
+                            subscriber.claimsJson,
+                            binding.action,
+                            param.select ? std::optional<QByteArray>(textArrayLiteral(selected))
+                                         : std::nullopt,
+                        };
+                        inserts.append(insert);
+                        insertParams.append(static_cast<int>(p));
+                        subscriber.bindings.append(std::move(binding));
+                    }
+                    if (!any) {
+                        done(SubscribeOutcome{ false,
+                                               subscriptions::notInPublicationMessage(param) });
+                        return;
+                    }
+                }
+                // A token refresh replaces the channel's rows in the same transaction.
+                if (const Subscriber *previous = m_registry.find(request.memberId)) {
+                    QList<QByteArray> ids;
+                    for (const Binding &binding : previous->bindings) {
+                        ids.append(binding.subscriptionId.toByteArray(QUuid::WithoutBraces));
+                    }
+                    postgres::Statement remove;
+                    remove.sql = QByteArrayLiteral("DELETE FROM realtime.subscription WHERE "
+                                                   "subscription_id = ANY($1::uuid[])");
+                    remove.params = { "{" + ids.join(',') + "}" };
+                    inserts.prepend(remove);
+                    insertParams.prepend(-1);
+                }
+                m_pool->run(
+                        inserts,
+                        [this, guard = QPointer<TenantDatabase>(this),
+                         subscriber = std::move(subscriber), params, insertParams,
+                         done = std::move(done)](postgres::SegmentResult result) mutable {
+                            if (!guard) {
+                                return;
+                            }
+                            for (qsizetype i = 0; i < result.results.size(); ++i) {
+                                if (!result.results[i].ok()) {
+                                    const int p = insertParams.value(i, 0);
+                                    done(SubscribeOutcome{
+                                            false,
+                                            subscriptions::exceptionMessage(
+                                                    params.value(qMax(0, p)),
+                                                    result.results[i].error().message) });
+                                    return;
+                                }
+                            }
+                            // Registered the moment the stream runs, and answered in the same turn: every
+                            // change decoded after the client reads "Subscribed to PostgreSQL" is matched.
+                            whenStreaming([this, guard, subscriber = std::move(subscriber),
+                                           done = std::move(done)]() mutable {
+                                if (!guard) {
+                                    return;
+                                }
+                                m_registry.add(std::move(subscriber));
+                                done(SubscribeOutcome{
+                                        true, QStringLiteral("Subscribed to PostgreSQL") });
+                            });
+                        });
+            });
+}
+
+void TenantDatabase::unsubscribe(quint64 memberId)
+{
+    const QList<QUuid> ids = m_registry.remove(memberId);
+    if (ids.isEmpty()) {
+        return;
+    }
+    const bool scheduled = !m_pendingDeletes.isEmpty();
+    m_pendingDeletes.append(ids);
+    if (!scheduled) {
+        // Leaves come in bursts (a socket with many channels, a node draining): one DELETE.
+        QTimer::singleShot(100, this, &TenantDatabase::flushDeletes);
+    }
+}
+
+void TenantDatabase::flushDeletes()
+{
+    if (m_pendingDeletes.isEmpty() || m_pool == nullptr) {
+        m_pendingDeletes.clear();
+        return;
+    }
+    QList<QByteArray> ids;
+    for (const QUuid &id : std::as_const(m_pendingDeletes)) {
+        ids.append(id.toByteArray(QUuid::WithoutBraces));
+    }
+    m_pendingDeletes.clear();
+    postgres::Statement remove;
+    remove.sql = QByteArrayLiteral(
+            "DELETE FROM realtime.subscription WHERE subscription_id = ANY($1::uuid[])");
+    remove.params = { "{" + ids.join(',') + "}" };
+    m_pool->run(remove, [](rt::Result<postgres::QueryResult, postgres::PgError> result) {
+        if (!result) {
+            qCWarning(lcCdc) << "removing subscription rows failed:" << result.error().text();
+        }
+    });
+}
+
+} // namespace rt::cdc

@@ -1,0 +1,166 @@
+#pragma once
+
+#include "server/cdc/change.h"
+#include "server/cdc/change_router.h"
+#include "server/cdc/subscription_registry.h"
+#include "server/postgres/connection_settings.h"
+#include "server/pubsub/outbound_message.h"
+
+#include <QByteArray>
+#include <QHash>
+#include <QJsonObject>
+#include <QObject>
+#include <QPointer>
+#include <QString>
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+
+namespace rt::postgres {
+class Pool;
+struct PgError;
+} // namespace rt::postgres
+namespace rt::replication {
+class ReplicationStream;
+struct WalMessage;
+} // namespace rt::replication
+namespace rt::pubsub {
+class LocalPubSub;
+}
+
+namespace rt::cdc {
+
+// How a tenant database is reached and streamed (from the tenant's postgres_cdc_rls extension
+// and the node's configuration).
+struct TenantDatabaseOptions
+{
+    QByteArray tenantId;
+    postgres::ConnectionSettings settings;
+    QByteArray publication = QByteArrayLiteral("supabase_realtime");
+    QByteArray slotName = QByteArrayLiteral("supabase_realtime_replication_slot");
+    int poolSize = 3;
+    int connectRetryMs = 2000; // after a failed connect, joins fail fast for this long
+};
+
+// The outcome of "obtain the tenant database" (join step 9): empty = ready, else the join
+// error reason (spec §3.4).
+using ConnectOutcome = std::optional<QString>;
+
+// One subscribe request: the postgres_changes bindings of one channel.
+struct SubscribeRequest
+{
+    quint64 memberId = 0;
+    pubsub::TopicKey topic;
+    bool legacy = false;
+    QJsonObject claims;
+    struct Element
+    {
+        qint64 id = 0;
+        QJsonObject params; // the client's element, verbatim
+    };
+    QList<Element> elements;
+};
+
+// The system message to push after a subscribe request: status "ok"/"error" and text.
+struct SubscribeOutcome
+{
+    bool ok = false;
+    QString message;
+};
+
+// A tenant's database as this node uses it (upstream's Tenants.Connect plus its replication and
+// postgres_changes machinery): a small pool of query connections (migrations, subscription rows,
+// RLS, authorization), and one logical replication stream that carries both the published
+// tables' changes and the inserts into realtime.messages (broadcast from the database).
+//
+// Delivery guarantee: changes are published to fan-out in commit order, and the stream's
+// position is confirmed to PostgreSQL only after the transaction that ends there was published,
+// so a crash or a database restart re-sends, never loses (at-least-once).
+//
+// Lives on the cdc thread; every method is called there, every callback runs there.
+class TenantDatabase : public QObject
+{
+    Q_OBJECT
+public:
+    TenantDatabase(TenantDatabaseOptions options, pubsub::LocalPubSub &pubsub,
+                   pubsub::DeliveryCounting counting, QObject *parent = nullptr);
+    ~TenantDatabase() override;
+
+    const TenantDatabaseOptions &options() const { return m_options; }
+
+    // Connects (once; again after a failure once connectRetryMs passed) and runs the tenant
+    // migrations; `done` gets the outcome when known.
+    void connect(std::function<void(ConnectOutcome)> done);
+    bool isReady() const { return m_state == State::Ready; }
+    bool isStreaming() const { return m_streaming; }
+
+    // Validates and stores one channel's bindings; `done` runs once the change stream that will
+    // deliver them is running (or with the error to report).
+    void subscribe(SubscribeRequest request, std::function<void(SubscribeOutcome)> done);
+    void unsubscribe(quint64 memberId);
+    // Runs `done` once the replication stream is streaming (broadcast.replication_ready).
+    void whenStreaming(std::function<void()> done);
+
+    // The query pool, for the authorization checks of private channels (nullptr until ready).
+    postgres::Pool *pool() const { return m_pool; }
+
+    qsizetype subscriberCount() const { return m_registry.subscriberCount(); }
+
+Q_SIGNALS:
+    // The connection failed or was lost; the owner may drop this object.
+    void connectionLost(const QString &reason);
+
+private:
+    enum class State { Idle, Connecting, Migrating, Ready, Failed };
+
+    struct PendingBatch
+    {
+        QList<Change> changes;
+        QList<DatabaseBroadcast> broadcasts;
+        quint64 endLsn = 0;
+    };
+
+    void fail(const QString &reason, const QByteArray &sqlState);
+    void finishConnect(const ConnectOutcome &outcome);
+    void startStream();
+    void onWalMessages(const QList<replication::WalMessage> &batch);
+    void processNext();
+    void completeCatalog(PendingBatch batch);
+    void evaluate(PendingBatch batch);
+    void publish(PendingBatch &batch, const router::Matched &matched,
+                 const QHash<QByteArray, router::Visibility> &visibility);
+    void finishBatch(quint64 endLsn);
+    void subscribeNow(SubscribeRequest request, std::function<void(SubscribeOutcome)> done);
+    void flushDeletes();
+
+    TenantDatabaseOptions m_options;
+    pubsub::LocalPubSub &m_pubsub;
+    pubsub::DeliveryCounting m_counting;
+    State m_state = State::Idle;
+    qint64 m_failedAtMs = 0;
+    QString m_failure; // join error reason while Failed
+    std::vector<std::function<void(ConnectOutcome)>> m_connectWaiters;
+    postgres::Pool *m_pool = nullptr; // child
+    replication::ReplicationStream *m_stream = nullptr; // child
+    bool m_streaming = false;
+    std::vector<std::function<void()>> m_streamWaiters;
+
+    // Decoding state of the stream.
+    QHash<quint32, RelationPtr> m_relations; // by oid, as last described by the stream
+    QHash<quint32, QByteArray> m_typeNames; // non-built-in types ('Y' messages)
+    std::optional<PendingBatch> m_openTransaction;
+    QByteArray m_openCommitTimestamp;
+
+    // Batches waiting for their turn; one is processed at a time, in commit order.
+    std::deque<PendingBatch> m_queue;
+    bool m_processing = false;
+
+    SubscriptionRegistry m_registry;
+    router::Privileges m_privileges; // (role, relation) -> selectable columns
+    qint64 m_privilegesReadAtMs = 0; // when m_privileges was last emptied
+    QList<QUuid> m_pendingDeletes; // subscription rows to delete (batched)
+};
+
+} // namespace rt::cdc
