@@ -48,6 +48,11 @@ ChannelService::Outcome BroadcastHandler::handle(ChannelContext &context, Socket
         return ChannelService::Outcome::Continue;
     }
 
+    if (!channel.writesBroadcast) {
+        // Private channel without broadcast-write: dropped, and no reply even with ack (§4.3).
+        return ChannelService::Outcome::Continue;
+    }
+
     const quint64 excluded = channel.broadcastSelf ? 0 : channel.memberId();
     pubsub::OutboundMessagePtr outbound;
     if (message.isUserBroadcast) {

@@ -60,6 +60,10 @@ void Channel::deliver(const pubsub::OutboundMessage &message,
     if (awaitingPresenceState && message.audience() == pubsub::Audience::PresenceReaders) {
         return; // contained in the presence_state this channel is about to receive
     }
+    if (!replayedIds.isEmpty() && message.isUserBroadcast()
+        && replayedIds.contains(message.metadataId())) {
+        return; // already delivered by the join's replay (spec §4.7)
+    }
     m_link.sendEncodedFrame(frame.wire);
     // Upstream delivers the message, then closes a receiving channel while the tenant's events
     // counter is triggered (docs/upstream/tenants-limits-metrics.md §5.4).

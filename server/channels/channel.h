@@ -9,6 +9,7 @@
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QObject>
+#include <QSet>
 
 #include <memory>
 #include <optional>
@@ -39,6 +40,17 @@ public:
     bool presenceEnabled = false;
     QByteArray presenceKey;
     QJsonArray postgresChanges; // with ids, as echoed in the join reply
+    bool legacyChanges = false; // joined without `config`: legacy postgres_changes (spec §6.7)
+    bool subscribedToChanges = false; // bindings were sent to the tenant database
+    bool replicationReady = false; // broadcast.replication_ready asked at join
+    // Private channels (spec §7.4): what the tenant's RLS policies allow, as of the last check
+    // (join or access_token). Public channels may do everything.
+    bool readsBroadcast = true;
+    bool readsPresence = true;
+    bool writesBroadcast = true;
+    bool writesPresence = true;
+    // Ids of messages delivered by replay: not delivered a second time live (spec §4.7).
+    QSet<QByteArray> replayedIds;
 
     QByteArray accessToken; // the channel's token (join access_token, or the socket's)
     QJsonObject claims;

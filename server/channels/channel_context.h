@@ -22,6 +22,9 @@ class PresenceStore;
 namespace rt::metrics {
 class ServerMetrics;
 }
+namespace rt::cdc {
+class CdcService;
+}
 
 namespace rt::channels {
 
@@ -52,6 +55,9 @@ struct ChannelContext
     const std::atomic<bool> &shuttingDown;
     metrics::ServerMetrics &metrics;
     ChannelSettings settings;
+    // Tenant databases (postgres_changes, private channels, replay); nullptr in tests that run
+    // without databases: tenants with a database extension are then joined without one.
+    cdc::CdcService *cdc = nullptr;
 };
 
 } // namespace rt::channels

@@ -1,5 +1,6 @@
 #include "server/channels/channel_service.h"
 
+#include "server/cdc/cdc_service.h"
 #include "server/channels/access_token_handler.h"
 #include "server/channels/broadcast_handler.h"
 #include "server/channels/client_link.h"
@@ -16,6 +17,7 @@
 
 #include <QJsonDocument>
 #include <QLoggingCategory>
+#include <QPointer>
 #include <QUuid>
 
 namespace rt::channels {
@@ -46,6 +48,17 @@ quint64 nextMemberId()
 {
     return ++memberCounter;
 }
+
+// What a join carries from its checks to its completion (possibly after the database answered).
+struct ChannelService::JoinRequest
+{
+    protocol::InboundMessage message;
+    JoinConfig config;
+    QByteArray token;
+    QJsonObject claims;
+    std::optional<qint64> exp;
+    tenants::TenantPtr tenant;
+};
 
 ChannelService::ChannelService(ChannelContext context) : m_context(std::move(context)) { }
 
@@ -137,28 +150,128 @@ ChannelService::JoinResult ChannelService::join(SocketState &socket, ClientLink 
         return result;
     }
 
-    if (config.isPrivate) {
+    auto request = std::make_shared<JoinRequest>(
+            JoinRequest{ message, config, token, verified->claims, verified->exp, tenant });
+    const bool needsDatabase = m_context.cdc != nullptr && cdc::CdcService::usesDatabase(*tenant);
+    if (config.isPrivate && !needsDatabase) {
         // Private channels are authorised by the tenant database's RLS policies on
-        // realtime.messages; without that check nobody may join one.
-        // TODO(qtrealtime): RLS authorisation of private channels #4
+        // realtime.messages; a tenant without a database cannot have them.
         replyJoinError(link, message,
                        QStringLiteral("UnableToConnectToProject: Realtime was unable to connect "
                                       "to the project database"));
         return result;
     }
-    if (config.replay) {
+    if (config.replay && !config.isPrivate) {
         replyJoinError(link, message,
                        QStringLiteral("UnableToReplayMessages: Replay is not allowed for public "
                                       "channels"));
         return result;
     }
+    if (!needsDatabase) {
+        result.channel = completeJoin(socket, link, *request, nullptr);
+        return result;
+    }
+    // Step 9 (every join of a tenant with a database): the tenant database, asynchronously.
+    // The session holds the socket's other messages back until joinFinished().
+    result.pending = true;
+    SocketState *socketState = &socket;
+    ClientLink *client = &link;
+    m_context.cdc->connect(
+            tenant, &m_context.hub, QPointer<QObject>(link.context()),
+            [this, socketState, client, request](const cdc::ConnectOutcome &outcome) {
+                if (outcome) {
+                    replyJoinError(*client, request->message, *outcome);
+                    client->joinFinished(nullptr, false);
+                    return;
+                }
+                if (request->config.isPrivate) {
+                    authorizeJoin(*socketState, *client, request);
+                    return;
+                }
+                std::unique_ptr<Channel> channel =
+                        completeJoin(*socketState, *client, *request, nullptr);
+                client->joinFinished(std::move(channel), false);
+            });
+    return result;
+}
 
+cdc::AuthorizationRequest ChannelService::authorizationRequest(const SocketState &socket,
+                                                               const QByteArray &subTopic,
+                                                               const QJsonObject &claims)
+{
+    cdc::AuthorizationRequest request;
+    request.topic = subTopic;
+    request.role = claims.value(QLatin1String("role")).toString().toUtf8();
+    request.claimsJson = QJsonDocument(claims).toJson(QJsonDocument::Compact);
+    const QJsonValue sub = claims.value(QLatin1String("sub"));
+    request.sub = sub.isString()
+            ? sub.toString().toUtf8()
+            : (sub.isDouble() ? QByteArray::number(sub.toDouble(), 'g', 17) : QByteArray());
+    request.headersJson = QJsonDocument(socket.xHeaders).toJson(QJsonDocument::Compact);
+    return request;
+}
+
+void ChannelService::authorizeJoin(SocketState &socket, ClientLink &link,
+                                   const std::shared_ptr<const JoinRequest> &request)
+{
+    const QByteArray subTopic = request->message.topic.mid(RealtimePrefix.size());
+    std::optional<std::pair<qint64, int>> replay;
+    if (request->config.replay) {
+        auto parsed = cdc::parseReplayParams(*request->config.replay);
+        if (!parsed) {
+            replyJoinError(link, request->message, parsed.error());
+            link.joinFinished(nullptr, false);
+            return;
+        }
+        replay = parsed.value();
+    }
+    const bool checkPresence = request->config.presenceEnabled || request->tenant->presenceEnabled;
+    SocketState *socketState = &socket;
+    ClientLink *client = &link;
+    m_context.cdc->authorizeChannel(
+            request->tenant, authorizationRequest(socket, subTopic, request->claims), checkPresence,
+            replay, &m_context.hub, QPointer<QObject>(link.context()),
+            [this, socketState, client, request, subTopic,
+             replay](const cdc::CdcService::ChannelAccess &access) {
+                const auto refuse = [&](const QString &reason) {
+                    replyJoinError(*client, request->message, reason);
+                    client->joinFinished(nullptr, false);
+                };
+                if (access.error) {
+                    refuse(cdc::joinErrorReason(*access.error, subTopic));
+                    return;
+                }
+                const bool readsBroadcast = access.permissions.broadcastRead.value_or(false);
+                if (!readsBroadcast && !access.permissions.presenceRead.value_or(false)) {
+                    refuse(cdc::unauthorizedReason(subTopic));
+                    return;
+                }
+                if (replay && !readsBroadcast) {
+                    refuse(cdc::unauthorizedReason(subTopic));
+                    return;
+                }
+                if (access.replayFailed) {
+                    refuse(cdc::replayFailedReason());
+                    return;
+                }
+                client->joinFinished(completeJoin(*socketState, *client, *request, &access), false);
+            });
+}
+
+std::unique_ptr<Channel> ChannelService::completeJoin(SocketState &socket, ClientLink &link,
+                                                      const JoinRequest &request,
+                                                      const cdc::CdcService::ChannelAccess *access)
+{
+    const protocol::InboundMessage &message = request.message;
+    const JoinConfig &config = request.config;
+    const tenants::TenantPtr &tenant = request.tenant;
+    const QByteArray subTopic = message.topic.mid(RealtimePrefix.size());
     if (!socket.countedAsUser) {
         if (!tryCountUser(*socket.usage, tenant->maxConcurrentUsers)) {
             countLimitRejection(m_context, socket.tenantId, metrics::label_values::ConcurrentUsers);
             replyJoinError(link, message,
                            QStringLiteral("ConnectionRateLimitReached: Too many connected users"));
-            return result;
+            return nullptr;
         }
         socket.countedAsUser = true;
     }
@@ -176,8 +289,8 @@ ChannelService::JoinResult ChannelService::join(SocketState &socket, ClientLink 
     channel->presenceKey = config.presenceKey.isEmpty()
             ? QUuid::createUuid().toString(QUuid::WithoutBraces).toLatin1()
             : config.presenceKey;
-    channel->accessToken = token;
-    channel->claims = verified->claims;
+    channel->accessToken = request.token;
+    channel->claims = request.claims;
     channel->events = m_context.rates.events(*tenant);
     channel->presenceEvents = m_context.rates.presenceEvents(*tenant);
     const auto positiveOr = [](const std::optional<int> &value, int fallback) {
@@ -188,7 +301,8 @@ ChannelService::JoinResult ChannelService::join(SocketState &socket, ClientLink 
     channel->presenceWindowMs =
             positiveOr(tenant->clientPresenceWindowMs, m_context.settings.clientPresenceWindowMs);
     channel->messagesOut = m_context.metrics.messagesOut.labels({ socket.tenantId });
-    channel->tokenExp = verified->exp;
+    channel->tokenExp = request.exp;
+    channel->replicationReady = config.replicationReady;
 
     QJsonArray changes = config.postgresChanges;
     if (!config.hasConfig) {
@@ -204,11 +318,20 @@ ChannelService::JoinResult ChannelService::join(SocketState &socket, ClientLink 
                           QString::fromUtf8(subTopic.mid(parts[0].size() + parts[1].size() + 2)));
         }
         changes.append(legacy);
+        channel->legacyChanges = true;
     }
     channel->postgresChanges = postgresChangesWithIds(changes);
 
-    m_context.hub.subscribe(key, channel.get(), channel->memberId(), socket.vsn,
-                            pubsub::MemberRights{});
+    if (access != nullptr) {
+        channel->readsBroadcast = access->permissions.broadcastRead.value_or(false);
+        channel->readsPresence = access->permissions.presenceRead.value_or(false);
+        // A write check that failed (database error) denies until the next access_token.
+        channel->writesBroadcast = access->permissions.broadcastWrite.value_or(false);
+        channel->writesPresence = access->permissions.presenceWrite.value_or(false);
+    }
+    m_context.hub.subscribe(
+            key, channel.get(), channel->memberId(), socket.vsn,
+            pubsub::MemberRights{ channel->readsBroadcast, channel->readsPresence });
     ++socket.channelCount;
 
     QJsonObject response;
@@ -217,23 +340,90 @@ ChannelService::JoinResult ChannelService::join(SocketState &socket, ClientLink 
                                          QByteArrayLiteral("ok"),
                                          QJsonDocument(response).toJson(QJsonDocument::Compact)),
                    false);
-    if (channel->presenceEnabled) {
+    if (access != nullptr) {
+        pushReplayed(socket, *channel, access->replayed);
+    }
+    if (channel->presenceEnabled && channel->readsPresence) {
         requestPresenceState(*channel);
     }
+    const bool hasDatabase = m_context.cdc != nullptr && cdc::CdcService::usesDatabase(*tenant);
     if (!changes.isEmpty()) {
-        // Never a silent success: the client learns that no changes will come.
-        // TODO(qtrealtime): postgres_changes over logical replication #4
-        channel->pushSystem(QStringLiteral("postgres_changes"), QStringLiteral("error"),
-                            tenant->hasDatabase()
-                                    ? QStringLiteral("Unable to subscribe to changes with given "
-                                                     "parameters. postgres_changes is not "
-                                                     "available on this server yet")
-                                    : QStringLiteral("Unable to subscribe to changes with given "
-                                                     "parameters. This tenant has no database "
-                                                     "configured"));
+        if (hasDatabase) {
+            subscribeToChanges(socket, *channel);
+        } else {
+            // Never a silent success: the client learns that no changes will come.
+            channel->pushSystem(QStringLiteral("postgres_changes"), QStringLiteral("error"),
+                                QStringLiteral("Unable to subscribe to changes with given "
+                                               "parameters. This tenant has no database "
+                                               "configured"));
+        }
     }
-    result.channel = std::move(channel);
-    return result;
+    if (channel->replicationReady && hasDatabase) {
+        Channel *target = channel.get();
+        m_context.cdc->whenStreaming(
+                tenant, &m_context.hub, QPointer<QObject>(channel->guard()), [target](bool ready) {
+                    if (ready) {
+                        target->pushSystem(QStringLiteral("system"), QStringLiteral("ok"),
+                                           QStringLiteral("Replication connection "
+                                                          "established"));
+                    }
+                });
+    }
+    return channel;
+}
+
+void ChannelService::pushReplayed(const SocketState &socket, Channel &channel,
+                                  const QList<cdc::StoredMessage> &messages)
+{
+    // Oldest first, right after the join reply (spec §4.7).
+    for (const cdc::StoredMessage &stored : messages) {
+        channel.replayedIds.insert(stored.id);
+        if (stored.isBinary) {
+            if (socket.vsn == protocol::Vsn::V1) {
+                continue; // binary payloads do not exist for V1 clients
+            }
+            const QByteArray metadata = "{\"id\":\"" + stored.id + "\",\"replayed\":true}";
+            const pubsub::OutboundMessagePtr message = pubsub::OutboundMessage::userBroadcast(
+                    channel.key(), stored.event, stored.payload, false, metadata);
+            const pubsub::OutboundMessage::Frame &frame = message->frameFor(socket.vsn);
+            channel.link().sendFrame(frame.bytes, frame.isBinary);
+            continue;
+        }
+        QJsonObject meta{ { QStringLiteral("replayed"), true },
+                          { QStringLiteral("id"), QString::fromUtf8(stored.id) } };
+        const QByteArray payload = "{\"payload\":" + stored.payload + ",\"event\":"
+                + QJsonDocument(QJsonArray{ QString::fromUtf8(stored.event) })
+                          .toJson(QJsonDocument::Compact)
+                          .mid(1)
+                          .chopped(1)
+                + ",\"type\":\"broadcast\",\"meta\":"
+                + QJsonDocument(meta).toJson(QJsonDocument::Compact) + '}';
+        channel.push(QByteArrayLiteral("broadcast"), payload);
+    }
+}
+
+void ChannelService::subscribeToChanges(SocketState &socket, Channel &channel)
+{
+    cdc::SubscribeRequest request;
+    request.memberId = channel.memberId();
+    request.topic = channel.key();
+    request.legacy = channel.legacyChanges;
+    request.claims = channel.claims;
+    for (const QJsonValue &entry : std::as_const(channel.postgresChanges)) {
+        QJsonObject params = entry.toObject();
+        const qint64 id = static_cast<qint64>(params.value(QLatin1String("id")).toDouble());
+        params.remove(QLatin1String("id"));
+        request.elements.append(cdc::SubscribeRequest::Element{ id, params });
+    }
+    channel.subscribedToChanges = true;
+    Channel *target = &channel;
+    m_context.cdc->subscribe(
+            socket.tenant, std::move(request), &m_context.hub, QPointer<QObject>(channel.guard()),
+            [target](const cdc::SubscribeOutcome &outcome) {
+                target->pushSystem(QStringLiteral("postgres_changes"),
+                                   outcome.ok ? QStringLiteral("ok") : QStringLiteral("error"),
+                                   outcome.message);
+            });
 }
 
 ChannelService::Outcome ChannelService::handleEvent(SocketState &socket, Channel &channel,
@@ -267,6 +457,10 @@ void ChannelService::shutdown(SocketState &socket, Channel &channel, const QStri
 void ChannelService::release(SocketState &socket, Channel &channel)
 {
     m_context.hub.unsubscribe(channel.key(), &channel);
+    if (channel.subscribedToChanges && m_context.cdc != nullptr) {
+        m_context.cdc->unsubscribe(socket.tenantId, channel.memberId());
+        channel.subscribedToChanges = false;
+    }
     if (channel.trackedMeta) {
         m_context.presence.untrackAsync(channel.key(), channel.memberId(),
                                         presenceCounting(channel));

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "server/cdc/cdc_service.h"
 #include "server/channels/channel.h"
 #include "server/channels/channel_context.h"
 #include "server/channels/socket_state.h"
@@ -28,6 +29,8 @@ public:
     {
         std::unique_ptr<Channel> channel; // set on success; the reply is already queued
         bool closeSocket = false; // TenantNotFound: close the socket with 1001 (spec §1.6)
+        // The join waits for the tenant database; it ends with ClientLink::joinFinished().
+        bool pending = false;
     };
     // Runs the join checks for `message` (a phx_join whose topic starts with "realtime:"),
     // replies ok (and schedules presence_state) or replies the error after the backoff.
@@ -54,7 +57,24 @@ public:
     // Sends presence_state to the channel once the store answers.
     void requestPresenceState(Channel &channel);
 
+    // Sends the channel's postgres_changes bindings to the tenant database (again after a token
+    // refresh); the outcome arrives as a `system` message.
+    void subscribeToChanges(SocketState &socket, Channel &channel);
+    // The identity a private channel's RLS checks run as (spec §7.1).
+    static cdc::AuthorizationRequest authorizationRequest(const SocketState &socket,
+                                                          const QByteArray &subTopic,
+                                                          const QJsonObject &claims);
+
 private:
+    struct JoinRequest;
+    std::unique_ptr<Channel> completeJoin(SocketState &socket, ClientLink &link,
+                                          const JoinRequest &request,
+                                          const cdc::CdcService::ChannelAccess *access);
+    // Private channel: the RLS checks (and replay) before completeJoin.
+    void authorizeJoin(SocketState &socket, ClientLink &link,
+                       const std::shared_ptr<const JoinRequest> &request);
+    void pushReplayed(const SocketState &socket, Channel &channel,
+                      const QList<cdc::StoredMessage> &messages);
     void replyJoinError(ClientLink &link, const protocol::InboundMessage &message,
                         const QString &reason) const;
 

@@ -46,6 +46,11 @@ ChannelService::Outcome PresenceHandler::handle(ChannelService &service, SocketS
                     QByteArrayLiteral("{\"reason\":\"Presence track payload must be a map\"}"));
             return ChannelService::Outcome::Continue;
         }
+        if (!channel.writesPresence) {
+            // Private channel without presence-write (spec §7.4).
+            channel.reply(message.ref, QByteArrayLiteral("error"), QByteArrayLiteral("{}"));
+            return ChannelService::Outcome::Continue;
+        }
         const QJsonObject object = meta.toObject();
         if (QJsonDocument(object).toJson(QJsonDocument::Compact).size()
             > socket.tenant->maxPayloadBytes()) {

@@ -16,6 +16,8 @@ namespace {
 const QByteArray OkEmpty = QByteArrayLiteral("{}");
 // Join errors one socket may have waiting for their backoff before it is closed.
 constexpr std::size_t MaxDelayedFrames = 1000;
+// Messages one socket may send while a join waits for the tenant database.
+constexpr std::size_t MaxHeldBackMessages = 1000;
 const QByteArray UnmatchedTopic = QByteArrayLiteral("{\"reason\":\"unmatched topic\"}");
 
 } // namespace
@@ -46,7 +48,9 @@ void PhoenixSession::onOpen(transport::WebSocketConnection &connection)
 void PhoenixSession::shutDownChannelLater(quint64 memberId, const QString &message,
                                           const char *limitKind)
 {
-    channels::countLimitRejection(m_service.context(), m_state.tenantId, limitKind);
+    if (limitKind != nullptr) {
+        channels::countLimitRejection(m_service.context(), m_state.tenantId, limitKind);
+    }
     // Queued on this session's own thread: runs after the delivery pass that asked for it, and
     // never after the session is gone (Qt drops events of a deleted receiver).
     QMetaObject::invokeMethod(
@@ -212,6 +216,48 @@ void PhoenixSession::route(const protocol::InboundMessage &message)
     if (m_closed || m_closing) {
         return;
     }
+    if (m_joinPending) {
+        if (m_heldBack.size() >= MaxHeldBackMessages) {
+            qCInfo(lcGateway) << "closing a socket that sent" << m_heldBack.size()
+                              << "messages while a join was pending";
+            closeSocket(1008, QByteArray());
+            m_closing = true;
+            return;
+        }
+        m_heldBack.push_back(message);
+        return;
+    }
+    dispatch(message);
+}
+
+void PhoenixSession::joinFinished(std::unique_ptr<channels::Channel> channel, bool closeSocket)
+{
+    m_joinPending = false;
+    if (m_closed) {
+        // The socket went away while the database answered: undo what the join took.
+        if (channel) {
+            m_service.release(m_state, *channel);
+            m_service.releaseSocket(m_state);
+        }
+        return;
+    }
+    if (channel) {
+        m_channels.push_back(std::move(channel));
+        m_hadChannels = true;
+    }
+    if (closeSocket) {
+        this->closeSocket(1001, QByteArrayLiteral("tenant not found"));
+    }
+    // Replay what waited, until another join has to wait.
+    while (!m_heldBack.empty() && !m_joinPending && !m_closed && !m_closing) {
+        const protocol::InboundMessage next = std::move(m_heldBack.front());
+        m_heldBack.pop_front();
+        dispatch(next);
+    }
+}
+
+void PhoenixSession::dispatch(const protocol::InboundMessage &message)
+{
     if (message.topic == "phoenix" && message.event == "heartbeat") {
         sendFrame(protocol::encodeReply(m_state.vsn, message.joinRef, message.ref, message.topic,
                                         QByteArrayLiteral("ok"), OkEmpty),
@@ -251,6 +297,10 @@ void PhoenixSession::join(const protocol::InboundMessage &message)
         removeChannel(existing);
     }
     channels::ChannelService::JoinResult result = m_service.join(m_state, *this, message);
+    if (result.pending) {
+        m_joinPending = true;
+        return;
+    }
     if (result.channel) {
         m_channels.push_back(std::move(result.channel));
         m_hadChannels = true;

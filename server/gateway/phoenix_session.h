@@ -52,6 +52,7 @@ public:
     void shutDownChannelLater(quint64 memberId, const QString &message,
                               const char *limitKind) override;
     QObject *context() override { return this; }
+    void joinFinished(std::unique_ptr<channels::Channel> channel, bool closeSocket) override;
 
     qsizetype channelCount() const { return static_cast<qsizetype>(m_channels.size()); }
 
@@ -62,6 +63,7 @@ public:
 
 private:
     void route(const protocol::InboundMessage &message);
+    void dispatch(const protocol::InboundMessage &message);
     void join(const protocol::InboundMessage &message);
     void leave(const protocol::InboundMessage &message);
     void replyUnmatched(const protocol::InboundMessage &message, const QByteArray &status,
@@ -91,6 +93,10 @@ private:
     bool m_hadChannels = false; // joined at least once: the empty-socket sweeper applies
     qint64 m_emptySinceMs = -1; // loop time since which it has no channels, -1 while it has
     bool m_closing = false; // a close is scheduled; further frames are ignored
+    // A join is waiting for the tenant database: the socket's next messages wait behind it, in
+    // order, as they would behind a Phoenix channel's join (bounded: see route()).
+    bool m_joinPending = false;
+    std::deque<protocol::InboundMessage> m_heldBack;
 };
 
 } // namespace rt::gateway
