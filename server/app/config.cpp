@@ -97,6 +97,18 @@ const OptionSpec Options[] = {
       "A socket that had channels and has had none for this long is dropped (checked every "
       "second).",
       "600000" },
+    { "tenant-db-idle-timeout-in-ms", "TENANT_DB_IDLE_TIMEOUT_IN_MS", "ms",
+      "A tenant database connection with no connected users and no postgres_changes subscribers "
+      "for this long is closed (its replication slot stays).",
+      "60000" },
+    { "tenant-db-pool-size", "TENANT_DB_POOL_SIZE", "n",
+      "Query connections per tenant database (subscriptions, RLS checks, authorization).", "3" },
+    { "tenant-db-connect-retry-ms", "TENANT_DB_CONNECT_RETRY_MS", "ms",
+      "After a failed connect, joins of that tenant fail at once for this long.", "2000" },
+    { "slot-name-suffix", "SLOT_NAME_SUFFIX", "text",
+      "Appended to replication slot names (\"<slot>_<suffix>\"), so that several servers can "
+      "stream one database.",
+      "" },
     { "channel-error-backoff-ms", "CHANNEL_ERROR_BACKOFF_MS", "ms",
       "Delay before a join error is answered.", "5000" },
     { "jwt-claim-validators", "JWT_CLAIM_VALIDATORS", "json",
@@ -439,6 +451,10 @@ Result<ConfigRequest> parseConfig(const QStringList &arguments,
     config.connectErrorBackoffMs = read.integer(spec("connect-error-backoff-ms"), 0, 600'000);
     config.channelErrorBackoffMs = read.integer(spec("channel-error-backoff-ms"), 0, 600'000);
     config.noChannelTimeoutMs = read.integer(spec("no-channel-timeout-in-ms"), 1, 86'400'000);
+    config.cdc.idleTimeoutMs = read.integer(spec("tenant-db-idle-timeout-in-ms"), 1000, 86'400'000);
+    config.cdc.poolSize = read.integer(spec("tenant-db-pool-size"), 1, 64);
+    config.cdc.connectRetryMs = read.integer(spec("tenant-db-connect-retry-ms"), 0, 600'000);
+    config.cdc.slotNameSuffix = read.text(spec("slot-name-suffix")).trimmed().toUtf8();
 
     const QString validators = read.text(spec("jwt-claim-validators")).trimmed();
     if (!validators.isEmpty()) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "server/cdc/cdc_settings.h"
 #include "server/tenants/control_plane.h"
 #include "server/tenants/tenant.h"
 #include "server/tenants/tenant_input.h"
@@ -40,6 +41,7 @@ struct ServerConfig
     int connectErrorBackoffMs = 2000;
     int channelErrorBackoffMs = 5000;
     int noChannelTimeoutMs = 600'000; // NO_CHANNEL_TIMEOUT_IN_MS
+    cdc::CdcSettings cdc; // tenant databases: TENANT_DB_*, SLOT_NAME_SUFFIX
     QJsonObject jwtClaimValidators;
     int workers = 0; // 0: one per available CPU
     bool epollDispatcher = true; // EVENT_DISPATCHER=epoll (default) or qt

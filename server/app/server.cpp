@@ -31,6 +31,8 @@ Server::Server(ServerConfig config, QObject *parent) : QObject(parent), m_config
                                  { QByteArrayLiteral("region"), m_config.region.toUtf8() } });
     m_metrics = std::make_unique<metrics::ServerMetrics>(*m_metricsRegistry);
     m_presence = std::make_unique<presence::PresenceStore>(m_pubsub);
+    m_cdc = std::make_unique<cdc::CdcService>(m_config.cdc, m_pubsub, m_usage);
+    m_cdc->start();
     gateway::ConnectSettings connect;
     connect.selfHostTenant = m_config.selfHostTenantName;
     connect.connectErrorBackoffMs = m_config.connectErrorBackoffMs;
@@ -91,6 +93,8 @@ void Server::start()
             [this](const QByteArray &externalId, bool disconnectSockets) {
                 if (disconnectSockets) {
                     disconnectTenant(externalId);
+                    // Its database settings or credentials may have changed: connect afresh.
+                    m_cdc->dropTenant(externalId);
                 }
                 // The directory already holds the tenant as written (or not at all).
                 const tenants::TenantPtr current = m_tenants.find(externalId);
@@ -103,7 +107,10 @@ void Server::start()
     m_tenantRoutes = std::make_unique<http::TenantRoutes>(
             *m_tenantApiAdmin, *m_controlPlane, m_tenants, m_usage,
             http::TenantRoutes::NodeInfo{ m_config.region, nodeName() },
-            [this](const QByteArray &externalId) { disconnectTenant(externalId); });
+            [this](const QByteArray &externalId) { disconnectTenant(externalId); },
+            http::TenantRoutes::TenantDatabases{
+                    [this](const QByteArray &externalId) { return m_cdc->isConnected(externalId); },
+                    [this](const QByteArray &externalId) { m_cdc->dropTenant(externalId); } });
     m_dbThread.start();
 
     QList<tenants::TenantInput> seeds = m_config.seedTenants;
@@ -183,6 +190,7 @@ void Server::onControlPlaneReady()
                                         [this] { return renderMetrics(); });
             http::registerHealthRoutes(router, *m_apiAuth);
         },
+        m_cdc.get(),
     };
     for (int i = 0; i < count; ++i) {
         QObject *context = m_workers->context(i);
@@ -321,6 +329,8 @@ void Server::stop()
     // Sessions closing on the workers post presence leaves here; nobody needs them any more,
     // and nothing may be posted to the workers' hubs once they start to go away.
     m_presence->stop();
+    // Before the hubs go: the change streams publish to them.
+    m_cdc->stop();
     m_pubsub.stop();
     if (m_workers) {
         for (int i = 0; i < m_workers->size(); ++i) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "server/app/config.h"
+#include "server/cdc/cdc_service.h"
 #include "server/limits/rate_counter_ticker.h"
 #include "server/metrics/catalog.h"
 #include "server/metrics/registry.h"
@@ -92,6 +93,7 @@ private:
     pubsub::LocalPubSub m_pubsub;
     std::atomic<bool> m_shuttingDown{ false };
     std::unique_ptr<presence::PresenceStore> m_presence;
+    std::unique_ptr<cdc::CdcService> m_cdc; // tenant databases, on the cdc thread
     std::unique_ptr<gateway::ConnectGate> m_gate;
     std::unique_ptr<http::TenantApiAuth> m_apiAuth;
     std::unique_ptr<http::BroadcastRoutes> m_broadcastRoutes;

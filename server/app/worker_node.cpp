@@ -15,11 +15,11 @@ namespace {
 
 channels::ChannelContext contextFor(const WorkerNode::Shared &shared, pubsub::Hub &hub)
 {
-    return channels::ChannelContext{ shared.tenants, shared.usage,
-                                     shared.rates,   hub,
-                                     shared.pubsub,  shared.presence,
-                                     shared.clock,   shared.shuttingDown,
-                                     shared.metrics, shared.settings };
+    return channels::ChannelContext{
+        shared.tenants, shared.usage,    shared.rates, hub,
+        shared.pubsub,  shared.presence, shared.clock, shared.shuttingDown,
+        shared.metrics, shared.settings, shared.cdc
+    };
 }
 
 } // namespace

@@ -44,6 +44,7 @@ public:
         qsizetype maxSendBufferBytes;
         int websocketIdleTimeoutMs;
         std::function<void(http::Router &)> registerRoutes; // REST routes shared by all workers
+        cdc::CdcService *cdc; // tenant databases (thread-safe facade)
     };
 
     WorkerNode(const Shared &shared, QObject *parent);

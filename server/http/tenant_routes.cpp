@@ -79,13 +79,14 @@ bool acceptsJson(const QByteArray &accept)
 TenantRoutes::TenantRoutes(const AdminAuth &auth, tenants::ControlPlane &controlPlane,
                            const tenants::TenantDirectory &directory,
                            tenants::TenantUsageRegistry &usage, NodeInfo node,
-                           DisconnectTenant disconnect)
+                           DisconnectTenant disconnect, TenantDatabases databases)
     : m_auth(auth),
       m_controlPlane(controlPlane),
       m_directory(directory),
       m_usage(usage),
       m_node(std::move(node)),
-      m_disconnect(std::move(disconnect))
+      m_disconnect(std::move(disconnect)),
+      m_databases(std::move(databases))
 { }
 
 bool TenantRoutes::admit(const wire::HttpRequest &request, const HttpResponder &responder) const
@@ -298,19 +299,23 @@ void TenantRoutes::reload(const QByteArray &externalId, const HttpResponder &res
 
 void TenantRoutes::shutdown(const QByteArray &externalId, const HttpResponder &responder) const
 {
-    // Stops the tenant's database connection; this node opens none before postgres_changes
-    // exist, so there is nothing to stop yet beyond checking the tenant exists.
+    // Stops the tenant's database connection (the next join opens it again).
     tenants::ControlPlane *controlPlane = &m_controlPlane;
-    runtime::post(controlPlane, [controlPlane, externalId, deferred = responder.deferred()] {
-        Result<tenants::TenantPtr> tenant = controlPlane->fetchTenant(externalId);
-        if (!tenant) {
-            deferred.respond(phrase(500));
-        } else if (!*tenant) {
-            deferred.respond(notFound());
-        } else {
-            deferred.respond(wire::HttpResponse::empty(204));
-        }
-    });
+    runtime::post(controlPlane,
+                  [controlPlane, externalId, shutdownDatabase = m_databases.shutdown,
+                   deferred = responder.deferred()] {
+                      Result<tenants::TenantPtr> tenant = controlPlane->fetchTenant(externalId);
+                      if (!tenant) {
+                          deferred.respond(phrase(500));
+                      } else if (!*tenant) {
+                          deferred.respond(notFound());
+                      } else {
+                          if (shutdownDatabase) {
+                              shutdownDatabase(externalId);
+                          }
+                          deferred.respond(wire::HttpResponse::empty(204));
+                      }
+                  });
 }
 
 void TenantRoutes::health(const QByteArray &externalId, const HttpResponder &responder) const
@@ -322,14 +327,13 @@ void TenantRoutes::health(const QByteArray &externalId, const HttpResponder &res
         return;
     }
     const int connected = m_usage.usage(externalId)->connectedUsers.load(std::memory_order_relaxed);
-    // No tenant database connection is held yet (postgres_changes arrive with a later issue):
-    // upstream then calls a tenant healthy unless it has users it cannot serve from its database.
-    const bool dbConnected = false;
-    const bool healthy = !tenant->hasDatabase() || connected == 0;
+    const bool dbConnected = m_databases.isConnected && m_databases.isConnected(externalId);
+    // Upstream: healthy unless it has users that its database connection cannot serve.
+    const bool healthy = !tenant->hasDatabase() || connected == 0 || dbConnected;
     QJsonObject data{
         { QStringLiteral("healthy"), healthy },
         { QStringLiteral("db_connected"), dbConnected },
-        { QStringLiteral("replication_connected"), false },
+        { QStringLiteral("replication_connected"), dbConnected },
         { QStringLiteral("connected_cluster"), connected },
         { QStringLiteral("region"), m_node.region },
         { QStringLiteral("node"), m_node.node },

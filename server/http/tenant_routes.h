@@ -34,10 +34,16 @@ public:
     // Called from the database thread with a tenant whose sockets must get "Server requested
     // disconnect" and close (reload); must be thread-safe.
     using DisconnectTenant = std::function<void(const QByteArray &externalId)>;
+    // The node's tenant databases, for health and shutdown (thread-safe).
+    struct TenantDatabases
+    {
+        std::function<bool(const QByteArray &externalId)> isConnected;
+        std::function<void(const QByteArray &externalId)> shutdown;
+    };
 
     TenantRoutes(const AdminAuth &auth, tenants::ControlPlane &controlPlane,
                  const tenants::TenantDirectory &directory, tenants::TenantUsageRegistry &usage,
-                 NodeInfo node, DisconnectTenant disconnect);
+                 NodeInfo node, DisconnectTenant disconnect, TenantDatabases databases = {});
 
     void registerOn(Router &router) const;
 
@@ -60,6 +66,7 @@ private:
     tenants::TenantUsageRegistry &m_usage;
     NodeInfo m_node;
     DisconnectTenant m_disconnect;
+    TenantDatabases m_databases;
 };
 
 // Whether an Accept header admits a JSON answer (absent, */*, application/*, application/json).
