@@ -109,6 +109,10 @@ const OptionSpec Options[] = {
       "Appended to replication slot names (\"<slot>_<suffix>\"), so that several servers can "
       "stream one database.",
       "" },
+    { "rls-strategy", "RLS_STRATEGY", "batched|naive",
+      "How postgres_changes ask row level security: batched (one query per distinct claims set "
+      "per batch) or naive (one per subscriber per change; for benchmarks only).",
+      "batched" },
     { "channel-error-backoff-ms", "CHANNEL_ERROR_BACKOFF_MS", "ms",
       "Delay before a join error is answered.", "5000" },
     { "jwt-claim-validators", "JWT_CLAIM_VALIDATORS", "json",
@@ -455,6 +459,11 @@ Result<ConfigRequest> parseConfig(const QStringList &arguments,
     config.cdc.poolSize = read.integer(spec("tenant-db-pool-size"), 1, 64);
     config.cdc.connectRetryMs = read.integer(spec("tenant-db-connect-retry-ms"), 0, 600'000);
     config.cdc.slotNameSuffix = read.text(spec("slot-name-suffix")).trimmed().toUtf8();
+    const QString rlsStrategy = read.text(spec("rls-strategy")).trimmed().toLower();
+    if (rlsStrategy != QLatin1String("batched") && rlsStrategy != QLatin1String("naive")) {
+        read.fail(spec("rls-strategy"), rlsStrategy, QStringLiteral("batched or naive"));
+    }
+    config.cdc.naiveRls = rlsStrategy == QLatin1String("naive");
 
     const QString validators = read.text(spec("jwt-claim-validators")).trimmed();
     if (!validators.isEmpty()) {

@@ -99,6 +99,7 @@ TenantDatabase *CdcService::database(const tenants::TenantPtr &tenant)
         }
         options.poolSize = m_settings.poolSize;
         options.connectRetryMs = m_settings.connectRetryMs;
+        options.rlsStrategy = m_settings.naiveRls ? RlsStrategy::Naive : RlsStrategy::Batched;
         entry.database = new TenantDatabase(options, m_pubsub, {}, m_host);
         const QByteArray tenantId = tenant->externalId;
         QObject::connect(entry.database, &TenantDatabase::connectionLost, m_host, [this, tenantId] {

@@ -14,6 +14,8 @@ struct CdcSettings
     // SLOT_NAME_SUFFIX: appended to the slot name ("<slot>_<suffix>"), so that several servers
     // can stream one database.
     QByteArray slotNameSuffix;
+    // RLS_STRATEGY=naive: one RLS query per subscriber per change. For the benchmark only.
+    bool naiveRls = false;
 };
 
 } // namespace rt::cdc

@@ -21,6 +21,7 @@
 namespace rt::postgres {
 class Pool;
 struct PgError;
+struct Statement;
 } // namespace rt::postgres
 namespace rt::replication {
 class ReplicationStream;
@@ -32,6 +33,11 @@ class LocalPubSub;
 
 namespace rt::cdc {
 
+// How row level security is asked: Batched (one query per distinct claims set per batch of
+// changes) is the product; Naive (one query per subscriber per change, upstream's strategy)
+// exists only so that the benchmark can compare the two (RLS_STRATEGY=naive).
+enum class RlsStrategy { Batched, Naive };
+
 // How a tenant database is reached and streamed (from the tenant's postgres_cdc_rls extension
 // and the node's configuration).
 struct TenantDatabaseOptions
@@ -42,6 +48,7 @@ struct TenantDatabaseOptions
     QByteArray slotName = QByteArrayLiteral("supabase_realtime_replication_slot");
     int poolSize = 3;
     int connectRetryMs = 2000; // after a failed connect, joins fail fast for this long
+    RlsStrategy rlsStrategy = RlsStrategy::Batched;
 };
 
 // The outcome of "obtain the tenant database" (join step 9): empty = ready, else the join
@@ -132,6 +139,10 @@ private:
     void publish(PendingBatch &batch, const router::Matched &matched,
                  const QHash<QByteArray, router::Visibility> &visibility);
     void finishBatch(quint64 endLsn);
+    static QList<postgres::Statement>
+    visibilitySegment(const router::VisibilityCheck &check,
+                      const QHash<quint32, QList<int>> &changesByRelation,
+                      const QList<router::MatchedChange> &changes);
     void subscribeNow(SubscribeRequest request, std::function<void(SubscribeOutcome)> done);
     void flushDeletes();
 
