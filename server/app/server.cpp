@@ -42,7 +42,8 @@ Server::Server(ServerConfig config, QObject *parent) : QObject(parent), m_config
     m_apiAuth = std::make_unique<http::TenantApiAuth>(
             m_tenants, m_rates, *m_metrics, m_config.selfHostTenantName,
             m_config.jwtClaimValidators, SystemClock::instance());
-    m_broadcastRoutes = std::make_unique<http::BroadcastRoutes>(*m_apiAuth, m_rates, m_pubsub);
+    m_broadcastRoutes =
+            std::make_unique<http::BroadcastRoutes>(*m_apiAuth, m_rates, m_pubsub, m_cdc.get());
     m_metricsAdmin = std::make_unique<http::AdminAuth>(
             QList<QByteArray>{ m_config.metricsJwtSecret },
             http::AdminAuth::parseBlocklist(m_config.metricsTokenBlocklist), QJsonObject(),

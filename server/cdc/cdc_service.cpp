@@ -294,6 +294,23 @@ void CdcService::authorizeChannel(const tenants::TenantPtr &tenant, Authorizatio
             });
 }
 
+void CdcService::checkBroadcastWrite(const tenants::TenantPtr &tenant, AuthorizationRequest request,
+                                     std::function<void(rt::Result<bool, AuthorizationError>)> done)
+{
+    withDatabase(tenant,
+                 [request = std::move(request), done = std::move(done)](
+                         TenantDatabase *db, const ConnectOutcome &outcome) mutable {
+                     if (db == nullptr || db->pool() == nullptr) {
+                         done(AuthorizationError{ AuthorizationFailure::DatabaseUnavailable,
+                                                  outcome.value_or(QString()),
+                                                  {} });
+                         return;
+                     }
+                     checkWrite(*db->pool(), request, QByteArrayLiteral("broadcast"),
+                                std::move(done));
+                 });
+}
+
 void CdcService::dropTenant(const QByteArray &tenantId)
 {
     if (m_host == nullptr) {

@@ -70,6 +70,11 @@ public:
                           bool checkPresence, std::optional<std::pair<qint64, int>> replay,
                           QObject *receiver, Guard guard, std::function<void(ChannelAccess)> done);
 
+    // The broadcast-write check of the HTTP API's private messages (spec §4.4, §4.5): `done`
+    // runs on the cdc thread (callers answer through thread-safe responders).
+    void checkBroadcastWrite(const tenants::TenantPtr &tenant, AuthorizationRequest request,
+                             std::function<void(rt::Result<bool, AuthorizationError>)> done);
+
     // Runs `job` on the cdc thread with the tenant's database once it is ready (nullptr and the
     // join error when it is not). For authorization queries.
     void withDatabase(const tenants::TenantPtr &tenant,

@@ -3,6 +3,7 @@
 #include "server/postgres/pool.h"
 #include "server/postgres/query_result.h"
 
+#include <QJsonDocument>
 #include <QJsonObject>
 #include <QUuid>
 #include <QVariant>
@@ -422,6 +423,23 @@ QString replayFailedReason()
 QString replayOnPublicChannelReason()
 {
     return QStringLiteral("UnableToReplayMessages: Replay is not allowed for public channels");
+}
+
+AuthorizationRequest authorizationRequestFor(const QJsonObject &claims, const QByteArray &topic,
+                                             const QJsonObject &headers)
+{
+    AuthorizationRequest request;
+    request.topic = topic;
+    request.role = claims.value(QLatin1String("role")).toString().toUtf8();
+    request.claimsJson = QJsonDocument(claims).toJson(QJsonDocument::Compact);
+    const QJsonValue sub = claims.value(QLatin1String("sub"));
+    if (sub.isString()) {
+        request.sub = sub.toString().toUtf8();
+    } else if (sub.isDouble()) {
+        request.sub = QByteArray::number(sub.toDouble(), 'g', 17);
+    }
+    request.headersJson = QJsonDocument(headers).toJson(QJsonDocument::Compact);
+    return request;
 }
 
 } // namespace rt::cdc

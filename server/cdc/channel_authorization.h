@@ -38,6 +38,11 @@ struct AuthorizationRequest
 };
 
 // The outcome of checks: std::nullopt = not checked (e.g. presence when presence is disabled).
+// The request for `claims` (the JWT's) on `topic`, with `headers` (the WebSocket's x-* headers,
+// or all headers of an HTTP API request) as request.headers (spec §7.1).
+AuthorizationRequest authorizationRequestFor(const QJsonObject &claims, const QByteArray &topic,
+                                             const QJsonObject &headers);
+
 struct Permissions
 {
     std::optional<bool> broadcastRead;

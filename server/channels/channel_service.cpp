@@ -199,16 +199,7 @@ cdc::AuthorizationRequest ChannelService::authorizationRequest(const SocketState
                                                                const QByteArray &subTopic,
                                                                const QJsonObject &claims)
 {
-    cdc::AuthorizationRequest request;
-    request.topic = subTopic;
-    request.role = claims.value(QLatin1String("role")).toString().toUtf8();
-    request.claimsJson = QJsonDocument(claims).toJson(QJsonDocument::Compact);
-    const QJsonValue sub = claims.value(QLatin1String("sub"));
-    request.sub = sub.isString()
-            ? sub.toString().toUtf8()
-            : (sub.isDouble() ? QByteArray::number(sub.toDouble(), 'g', 17) : QByteArray());
-    request.headersJson = QJsonDocument(socket.xHeaders).toJson(QJsonDocument::Compact);
-    return request;
+    return cdc::authorizationRequestFor(claims, subTopic, socket.xHeaders);
 }
 
 void ChannelService::authorizeJoin(SocketState &socket, ClientLink &link,

@@ -1,5 +1,6 @@
 #include "server/http/broadcast_routes.h"
 
+#include "server/cdc/cdc_service.h"
 #include "server/http/api_auth.h"
 #include "server/http/logging.h"
 #include "server/metrics/catalog.h"
@@ -11,6 +12,9 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QLoggingCategory>
+#include <QMap>
+
+#include <atomic>
 
 namespace rt::http {
 
@@ -54,11 +58,26 @@ QByteArray mediaType(const QByteArray &contentType)
 
 } // namespace
 
+namespace {
+
+// The request's headers as a JSON object, for request.headers in RLS policies (spec §7.1).
+QJsonObject requestHeadersJson(const wire::HttpRequest &request)
+{
+    QJsonObject headers;
+    for (const auto &[name, value] : request.headers) {
+        headers.insert(QString::fromLatin1(name), QString::fromUtf8(value));
+    }
+    return headers;
+}
+
+} // namespace
+
 BroadcastRoutes::BroadcastRoutes(const TenantApiAuth &auth, const tenants::TenantRates &rates,
-                                 const pubsub::LocalPubSub &pubsub)
+                                 const pubsub::LocalPubSub &pubsub, cdc::CdcService *cdc)
     : m_auth(auth),
       m_rates(rates),
-      m_pubsub(pubsub)
+      m_pubsub(pubsub),
+      m_cdc(cdc)
 { }
 
 void BroadcastRoutes::registerOn(Router &router)
@@ -163,15 +182,12 @@ void BroadcastRoutes::handleBatch(const wire::HttpRequest &request,
                 QStringLiteral("Too many messages to broadcast, please reduce the batch size")));
         return;
     }
-    for (const QJsonValue &value : messages) {
-        const QJsonObject message = value.toObject();
-        const bool isPrivate = message.value(QLatin1String("private")).toBool(false);
-        if (isPrivate) {
-            // Private messages need broadcast-write under the tenant's RLS policies; without
-            // that check they are dropped, and the batch is still accepted (spec §4.4).
-            // TODO(qtrealtime): RLS write check for private HTTP broadcasts #4
-            continue;
-        }
+    const pubsub::DeliveryCounting counting{
+        events, true, m_auth.metrics().messagesOut.labels({ tenant.externalId })
+    };
+    const pubsub::LocalPubSub *pubsub = &m_pubsub;
+    const auto publish = [pubsub, counting, tenantId = tenant.externalId](
+                                 const QJsonObject &message, bool isPrivate) {
         const QByteArray topic = message.value(QLatin1String("topic")).toString().toUtf8();
         QJsonObject broadcast;
         broadcast.insert(QLatin1String("type"), QStringLiteral("broadcast"));
@@ -183,14 +199,54 @@ void BroadcastRoutes::handleBatch(const wire::HttpRequest &request,
             meta.insert(QLatin1String("id"), id);
             broadcast.insert(QLatin1String("meta"), meta);
         }
-        events->add(1);
-        m_pubsub.publish(pubsub::OutboundMessage::push(
-                pubsub::TopicKey(tenant.externalId, false, topic), QByteArrayLiteral("broadcast"),
+        counting.counter->add(1);
+        pubsub->publish(pubsub::OutboundMessage::push(
+                pubsub::TopicKey(tenantId, isPrivate, topic), QByteArrayLiteral("broadcast"),
                 QJsonDocument(broadcast).toJson(QJsonDocument::Compact),
-                pubsub::Audience::BroadcastReaders, 0,
-                { events, true, m_auth.metrics().messagesOut.labels({ tenant.externalId }) }));
+                pubsub::Audience::BroadcastReaders, 0, counting));
+    };
+    // Private messages need broadcast-write under the tenant's RLS policies, checked once per
+    // topic; refused ones are dropped and the batch is still accepted (spec §4.4).
+    QMap<QByteArray, QList<QJsonObject>> privateByTopic;
+    for (const QJsonValue &value : messages) {
+        const QJsonObject message = value.toObject();
+        if (message.value(QLatin1String("private")).toBool(false)) {
+            privateByTopic[message.value(QLatin1String("topic")).toString().toUtf8()].append(
+                    message);
+        } else {
+            publish(message, false);
+        }
     }
-    reply(accepted());
+    if (privateByTopic.isEmpty() || m_cdc == nullptr
+        || !cdc::CdcService::usesDatabase(*authorised.tenant)) {
+        reply(accepted());
+        return;
+    }
+    auto remaining = std::make_shared<std::atomic<int>>(static_cast<int>(privateByTopic.size()));
+    auto headers = requestHeadersJson(request);
+    const transport::DeferredResponder deferred = responder.deferred();
+    const auto rateHeaders = authorised.rateHeaders;
+    for (auto group = privateByTopic.cbegin(); group != privateByTopic.cend(); ++group) {
+        cdc::AuthorizationRequest check =
+                cdc::authorizationRequestFor(authorised.claims, group.key(), headers);
+        m_cdc->checkBroadcastWrite(
+                authorised.tenant, std::move(check),
+                [publish, batch = group.value(), remaining, deferred,
+                 rateHeaders](const rt::Result<bool, cdc::AuthorizationError> &allowed) {
+                    if (allowed && allowed.value()) {
+                        for (const QJsonObject &message : batch) {
+                            publish(message, true);
+                        }
+                    }
+                    if (remaining->fetch_sub(1) == 1) {
+                        wire::HttpResponse response = accepted();
+                        for (const auto &[name, value] : rateHeaders) {
+                            response.setHeader(name, value);
+                        }
+                        deferred.respond(std::move(response));
+                    }
+                });
+    }
 }
 
 void BroadcastRoutes::handleSingle(const wire::HttpRequest &request, const RouteParams &params,
@@ -260,23 +316,56 @@ void BroadcastRoutes::handleSingle(const wire::HttpRequest &request, const Route
         reply(errorsResponse(errors));
         return;
     }
-    if (isPrivate) {
-        // Needs broadcast-write under the tenant's RLS policies, not available without them.
-        // TODO(qtrealtime): RLS write check for private HTTP broadcasts #4
-        reply(messageResponse(403, QStringLiteral("Unauthorized")));
-        return;
-    }
     const std::shared_ptr<limits::RateCounter> events = m_rates.events(tenant);
     if (events->average() >= tenant.maxEventsPerSecond) {
         m_auth.countRejection(tenant.externalId, metrics::label_values::Events);
         reply(messageResponse(429, ExceededRateLimit));
         return;
     }
-    events->add(1);
-    m_pubsub.publish(pubsub::OutboundMessage::userBroadcast(
-            pubsub::TopicKey(tenant.externalId, false, topic), event, payload, isJson, QByteArray(),
-            0, { events, true, m_auth.metrics().messagesOut.labels({ tenant.externalId }) }));
-    reply(accepted());
+    const pubsub::LocalPubSub *pubsub = &m_pubsub;
+    const pubsub::DeliveryCounting counting{
+        events, true, m_auth.metrics().messagesOut.labels({ tenant.externalId })
+    };
+    const auto publish = [pubsub, counting, tenantId = tenant.externalId, topic, event, payload,
+                          isJson, isPrivate] {
+        counting.counter->add(1);
+        pubsub->publish(pubsub::OutboundMessage::userBroadcast(
+                pubsub::TopicKey(tenantId, isPrivate, topic), event, payload, isJson, QByteArray(),
+                0, counting));
+    };
+    if (!isPrivate) {
+        publish();
+        reply(accepted());
+        return;
+    }
+    // Needs broadcast-write under the tenant's RLS policies (spec §4.5).
+    if (m_cdc == nullptr || !cdc::CdcService::usesDatabase(tenant)) {
+        reply(messageResponse(422, QStringLiteral("Tenant database unavailable")));
+        return;
+    }
+    const transport::DeferredResponder deferred = responder.deferred();
+    const auto rateHeaders = authorised.rateHeaders;
+    m_cdc->checkBroadcastWrite(
+            authorised.tenant,
+            cdc::authorizationRequestFor(authorised.claims, topic, requestHeadersJson(request)),
+            [publish, deferred,
+             rateHeaders](const rt::Result<bool, cdc::AuthorizationError> &allowed) {
+                wire::HttpResponse response;
+                if (!allowed) {
+                    const cdc::HttpFailure failure = cdc::httpFailure(allowed.error());
+                    response = wire::HttpResponse::json(failure.status, failure.body);
+                    Router::addCorsHeaders(response);
+                } else if (!allowed.value()) {
+                    response = messageResponse(403, QStringLiteral("Unauthorized"));
+                } else {
+                    publish();
+                    response = accepted();
+                }
+                for (const auto &[name, value] : rateHeaders) {
+                    response.setHeader(name, value);
+                }
+                deferred.respond(std::move(response));
+            });
 }
 
 } // namespace rt::http

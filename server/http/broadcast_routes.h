@@ -8,6 +8,9 @@ class LocalPubSub;
 namespace rt::tenants {
 class TenantRates;
 }
+namespace rt::cdc {
+class CdcService;
+}
 
 namespace rt::http {
 
@@ -19,8 +22,10 @@ class TenantApiAuth;
 class BroadcastRoutes
 {
 public:
+    // `cdc` (may be null: no tenant databases) checks private messages against the tenant's
+    // RLS policies.
     BroadcastRoutes(const TenantApiAuth &auth, const tenants::TenantRates &rates,
-                    const pubsub::LocalPubSub &pubsub);
+                    const pubsub::LocalPubSub &pubsub, cdc::CdcService *cdc = nullptr);
 
     void registerOn(Router &router);
 
@@ -33,6 +38,7 @@ private:
     const TenantApiAuth &m_auth;
     const tenants::TenantRates &m_rates;
     const pubsub::LocalPubSub &m_pubsub;
+    cdc::CdcService *m_cdc;
 };
 
 } // namespace rt::http
