@@ -10,14 +10,17 @@
 // Every test waits for the `Subscribed to PostgreSQL` system message before writing: a write after
 // it must always be delivered.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { startPgCluster } from '../lib/admin.mjs';
 import { ClientPool, subscribe } from '../lib/clients.mjs';
 import { token } from '../lib/jwt.mjs';
 import { createDatabase, PG_BIN, pgBinariesPresent, psqlAs, tenantSeed } from '../lib/pg.mjs';
+import { RawClient } from '../lib/raw.mjs';
 import { startServer } from '../lib/server.mjs';
 import { Recorder, show, sleep, VSNS, waitFor } from '../lib/util.mjs';
 
@@ -597,3 +600,276 @@ describe('postgres_changes at least once across a server restart', { skip }, () 
         }
     });
 });
+
+// More postgres_changes behaviour (spec §6.1 select, §6.2 match/imatch/isdistinct, §6.5 column
+// privileges, §6.7 legacy joins, §6.8 token refresh) and a database restart mid-stream. Own
+// cluster, tenant `pgx` on database rt_pgx with a persistent slot; the restart test comes last
+// since it restarts that cluster.
+const EXTRA_TENANT = 'pgx';
+const EXTRA_DB = 'rt_pgx';
+const EXTRA_SQL = `
+CREATE TABLE sel (id int PRIMARY KEY, label text, secret text, n int);
+CREATE TABLE rx (id int PRIMARY KEY, s text, n int);
+CREATE TABLE legacy (id int PRIMARY KEY, v text);
+CREATE TABLE docs (id int PRIMARY KEY, owner text, body text);
+ALTER TABLE docs ENABLE ROW LEVEL SECURITY;
+CREATE POLICY own_docs ON docs FOR SELECT TO authenticated
+    USING (owner = current_setting('request.jwt.claims', true)::jsonb->>'sub');
+CREATE TABLE colp (id int PRIMARY KEY, a text, b text);
+CREATE TABLE rs (id int PRIMARY KEY, v text);
+GRANT SELECT ON sel, rx, legacy, docs, colp, rs TO anon, authenticated;
+CREATE PUBLICATION supabase_realtime FOR TABLE sel, rx, legacy, docs, colp, rs;
+`;
+
+describe('postgres_changes: select, legacy joins, regex/distinct filters, token refresh, privileges, database restart', { skip }, () => {
+    let pgDir;
+    let pg;
+    let server;
+    let pool;
+    let db; // the realtime role on rt_pgx (owner of the tables)
+
+    before(async () => {
+        pgDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rt-e2e-pgx-'));
+        pg = await startPgCluster(pgDir);
+        await createDatabase(pg.env, EXTRA_DB);
+        db = psqlAs(pg.env, { database: EXTRA_DB });
+        await db.exec(EXTRA_SQL);
+        server = await startServer({
+            tenants: [tenantSeed(EXTRA_TENANT, SECRET, pg.env, EXTRA_DB, {
+                settings: { slot_name: 'rt_e2e_pgx_slot' }, max_events_per_second: 100_000,
+            })],
+        });
+        pool = new ClientPool(server);
+        try {
+            const c = pool.client({ tenant: EXTRA_TENANT, token: tokenFor() });
+            const ch = c.channel(unique('warmup'));
+            const system = new Recorder('warm-up system messages');
+            ch.on('postgres_changes', { event: '*', schema: 'public', table: 'rs' }, () => {});
+            ch.on('system', {}, system.fn);
+            await subscribe(ch, 10_000).next((s) => s.status === 'SUBSCRIBED', 60_000, 'the warm-up channel SUBSCRIBED');
+            await subscribedToPostgres(system, ch.subTopic);
+        } catch (err) {
+            console.error(`# warm-up of tenant ${EXTRA_TENANT} failed: ${err.message}`);
+        }
+        await pool.cleanup();
+    });
+    afterEach(() => pool?.cleanup());
+    after(async () => {
+        let result;
+        if (server) result = await server.stop();
+        if (pg) await pg.stop();
+        if (pgDir) fs.rmSync(pgDir, { recursive: true, force: true });
+        if (result) assert.equal(result.crashedBeforeStop, null, `server exited during the tests:\n${result.stderr}`);
+    });
+
+    const client = (vsn = '2.0.0', claims = {}) => pool.client({ vsn, tenant: EXTRA_TENANT, token: tokenFor(claims) });
+    const raw = async (vsn, claims = {}) =>
+        pool.track(await RawClient.connect(server, { vsn, token: tokenFor(claims), host: server.hostFor(EXTRA_TENANT) }));
+
+    /** The join reply's postgres_changes list as the realtime-js client received it. */
+    const joinReplyBindings = (c, name) => {
+        for (const f of c.wire.items) {
+            if (f.dir !== 'in' || typeof f.data !== 'string') continue;
+            const m = JSON.parse(f.data);
+            const [topic, event, payload] = Array.isArray(m) ? [m[2], m[3], m[4]] : [m.topic, m.event, m.payload];
+            if (topic === `realtime:${name}` && event === 'phx_reply' && payload?.response?.postgres_changes) return payload.response.postgres_changes;
+        }
+        return undefined;
+    };
+
+    for (const vsn of VSNS) {
+        test(`select: only the selected columns plus the primary key, on INSERT, UPDATE and DELETE (vsn ${vsn})`, async () => {
+            const base = vsn === '1.0.0' ? 100 : 200;
+            const c = client(vsn);
+            const name = unique('select');
+            const binding = { event: '*', schema: 'public', table: 'sel', select: ['label'] };
+            const { recs: [all] } = await pgChannel(c, name, [binding]);
+            const echoed = joinReplyBindings(c, name);
+            assert.deepEqual(echoed?.map(({ id, ...rest }) => rest), [binding], 'the join reply echoes select verbatim');
+            const filteredName = unique('select-filter');
+            const { recs: [gt1] } = await pgChannel(client(vsn), filteredName,
+                [{ event: 'INSERT', schema: 'public', table: 'sel', filter: 'n=gt.1', select: ['n', 'label'] }]);
+            await db.exec(`INSERT INTO sel VALUES (${base + 1}, 'one', 's1', 1);
+                           INSERT INTO sel VALUES (${base + 2}, 'two', 's2', 2);
+                           UPDATE sel SET label = 'uno', secret = 'x' WHERE id = ${base + 1};
+                           DELETE FROM sel WHERE id = ${base + 2};`);
+            await collect(all, 4);
+            await collect(gt1, 1);
+            await sleep(SETTLE_MS);
+            assert.deepEqual(all.items.map((ch) => [ch.eventType, ch.new, ch.old]), [
+                ['INSERT', { id: base + 1, label: 'one' }, {}],
+                ['INSERT', { id: base + 2, label: 'two' }, {}],
+                ['UPDATE', { id: base + 1, label: 'uno' }, { id: base + 1 }],
+                ['DELETE', {}, { id: base + 2 }],
+            ]);
+            assert.deepEqual(gt1.items.map((ch) => ch.new), [{ id: base + 2, n: 2, label: 'two' }], 'filter and select together');
+            assert.ok(all.items.every((ch) => ch.errors === null));
+        });
+    }
+
+    test('select: two bindings of one channel with different selects each get their own projection', async () => {
+        // Spec §6.5: one output object per distinct selected_columns, each with the subscription
+        // ids of its group, so each binding sees exactly its columns.
+        const { recs: [label, n] } = await pgChannel(client('2.0.0'), unique('select-two'), [
+            { event: 'INSERT', schema: 'public', table: 'sel', select: ['label'] },
+            { event: 'INSERT', schema: 'public', table: 'sel', select: ['n'] },
+        ]);
+        await db.exec(`INSERT INTO sel VALUES (300, 'three', 's3', 3)`);
+        await collect(label, 1);
+        await collect(n, 1);
+        await sleep(SETTLE_MS);
+        assert.deepEqual(label.items.map((ch) => ch.new), [{ id: 300, label: 'three' }], 'the select [label] binding');
+        assert.deepEqual(n.items.map((ch) => ch.new), [{ id: 300, n: 3 }], 'the select [n] binding');
+    });
+
+    for (const vsn of VSNS) {
+        test(`legacy join without config: topic realtime:public:legacy → events INSERT/UPDATE/DELETE with the bare change (vsn ${vsn})`, async () => {
+            const base = vsn === '1.0.0' ? 10 : 20;
+            const r = await raw(vsn);
+            const joins = [['realtime:public:legacy', null], [`realtime:public:legacy:id=eq.${base + 2}`, null]];
+            for (const j of joins) {
+                const ref = r.nextRef();
+                r.push(j[0], 'phx_join', {}, { ref, joinRef: ref });
+                const reply = await r.reply(ref, 5000, j[0]);
+                assert.equal(reply.payload.status, 'ok', `legacy join of ${j[0]}: ${show(reply.payload)}`);
+                assert.ok(Array.isArray(reply.payload.response.postgres_changes), show(reply.payload));
+                j[1] = ref;
+            }
+            for (const [topic] of joins) {
+                const sys = await r.next((f) => f.topic === topic && f.event === 'system' && f.payload?.extension === 'postgres_changes',
+                    SUBSCRIBED_TIMEOUT_MS, `Subscribed to PostgreSQL on ${topic}`, true);
+                assert.deepEqual(sys.payload, { extension: 'postgres_changes', status: 'ok', message: 'Subscribed to PostgreSQL', channel: topic.slice('realtime:'.length) });
+            }
+            await db.exec(`INSERT INTO legacy VALUES (${base + 1}, 'a'); INSERT INTO legacy VALUES (${base + 2}, 'b');
+                           UPDATE legacy SET v = 'c' WHERE id = ${base + 1}; DELETE FROM legacy WHERE id = ${base + 1};`);
+            const changes = (topic) => r.frames.items.filter((f) => f.topic === topic && ['INSERT', 'UPDATE', 'DELETE', 'postgres_changes'].includes(f.event));
+            await waitFor(() => changes(joins[0][0]).length >= 4 && changes(joins[1][0]).length >= 1, DELIVERY_MS, 'the legacy change events',
+                () => r.frames.items.slice(-10).map((f) => f.text));
+            await sleep(SETTLE_MS);
+            const all = changes(joins[0][0]);
+            assert.deepEqual(all.map((f) => f.event), ['INSERT', 'INSERT', 'UPDATE', 'DELETE'], 'event name = change type');
+            const [i1, , u1, d1] = all;
+            for (const f of all) {
+                assert.equal(f.ref, null);
+                assert.ok(!('ids' in f.payload) && !('data' in f.payload), `bare change, no ids/data wrapper: ${f.text}`);
+                assert.equal(f.payload.schema, 'public');
+                assert.equal(f.payload.table, 'legacy');
+                assert.equal(f.payload.type, f.event);
+                assert.equal(f.payload.errors, null);
+                assert.match(f.payload.commit_timestamp, COMMIT_TS);
+            }
+            assert.deepEqual(i1.payload.record, { id: base + 1, v: 'a' });
+            assert.deepEqual(i1.payload.columns, [{ name: 'id', type: 'int4' }, { name: 'v', type: 'text' }]);
+            assert.ok(!('old_record' in i1.payload), 'INSERT has no old_record');
+            assert.deepEqual(u1.payload.record, { id: base + 1, v: 'c' });
+            assert.deepEqual(u1.payload.old_record, { id: base + 1 });
+            assert.deepEqual(d1.payload.old_record, { id: base + 1 });
+            assert.ok(!('record' in d1.payload), 'DELETE has no record');
+            assert.deepEqual(changes(joins[1][0]).map((f) => [f.event, f.payload.record]), [['INSERT', { id: base + 2, v: 'b' }]],
+                'the filter part of the topic (id=eq.N) applies');
+        });
+    }
+
+    test('filters: match, imatch, isdistinct and their negations deliver exactly the matching rows; a bad regex is refused', async () => {
+        const rows = [[1, 'abc', 5], [2, 'ABx', null], [3, 'xab', 7], [4, 'ab', 5], [5, 'zzz', null]];
+        const cases = [
+            ['s=match.^ab', [1, 4]],
+            ['s=imatch.^ab', [1, 2, 4]],
+            ['s=match.b$', [3, 4]],
+            ['s=not.match.^ab', [2, 3, 5]],
+            ['s=not.imatch.^ab', [3, 5]],
+            ['n=isdistinct.5', [2, 3, 5]],
+            ['n=not.isdistinct.5', [1, 4]],
+            ['s=match.^a,n=isdistinct.7', [1, 4]],
+        ];
+        const c = client('1.0.0');
+        const channels = [];
+        for (const [filter] of cases) {
+            channels.push(await pgChannel(c, unique('rx'), [{ event: 'INSERT', schema: 'public', table: 'rx', filter }]));
+        }
+        const { recs: [unfiltered] } = await pgChannel(client('2.0.0'), unique('rx-all'), [{ event: 'INSERT', schema: 'public', table: 'rx' }]);
+        await db.exec(rows.map(([id, s, n]) => `INSERT INTO rx VALUES (${id}, '${s}', ${n ?? 'NULL'});`).join('\n'));
+        await collect(unfiltered, rows.length);
+        await Promise.all(cases.map(([, expected], k) => collect(channels[k].recs[0], expected.length).catch(() => {})));
+        await sleep(SETTLE_MS);
+        assert.deepEqual(cases.map(([filter], k) => [filter, idsOf(channels[k].recs[0])]), cases, 'per filter: the ids delivered');
+
+        const name = unique('rx-bad');
+        const { system } = await pgChannel(c, name, [{ event: 'INSERT', schema: 'public', table: 'rx', filter: 's=match.(' }], { waitSubscribed: false });
+        const msg = await system.next((m) => m?.extension === 'postgres_changes', SUBSCRIBED_TIMEOUT_MS, 'the system message for a bad regex');
+        assert.equal(msg.status, 'error', show(msg));
+        assert.ok(msg.message.startsWith('Unable to subscribe to changes with given parameters. An exception happened so please check your connect parameters: [event: INSERT, schema: public, table: rx, filters: ['),
+            `exception form of the error: ${msg.message}`);
+    });
+
+    test('token refresh on a postgres_changes channel: a second "Subscribed to PostgreSQL", rows follow the new claims', async () => {
+        const marker = unique('refresh');
+        const c = pool.client({ vsn: '2.0.0', tenant: EXTRA_TENANT, token: tokenFor({ role: 'authenticated', sub: 'alice', e2e_marker: marker }) });
+        const name = unique('refresh');
+        const { recs: [rec], system } = await pgChannel(c, name, [{ event: 'INSERT', schema: 'public', table: 'docs' }]);
+        // Bob's row first: once alice's (committed later) has arrived, bob's was judged with the old claims.
+        await db.exec(`INSERT INTO docs VALUES (2, 'bob', 'b1'); INSERT INTO docs VALUES (1, 'alice', 'a1');`);
+        await collect(rec, 1);
+        const subs = (sub) => db.value(`SELECT count(*) FROM realtime.subscription WHERE claims->>'e2e_marker' = '${marker}' AND claims->>'sub' = '${sub}'`);
+        assert.equal(await subs('alice'), '1');
+
+        const mark = system.mark();
+        await c.setAuth(tokenFor({ role: 'authenticated', sub: 'bob', e2e_marker: marker }));
+        await subscribedToPostgres(system, name, mark);
+        assert.equal(system.filter((m) => m?.message === 'Subscribed to PostgreSQL').length, 2, 'exactly one more Subscribed to PostgreSQL');
+        await waitFor(async () => (await subs('bob')) === '1' && (await subs('alice')) === '0', 5000, 'the subscription row carries the new claims');
+        await db.exec(`INSERT INTO docs VALUES (3, 'alice', 'a2'); INSERT INTO docs VALUES (4, 'bob', 'b2');`);
+        await rec.next((ch) => ch.new.id === 4, DELIVERY_MS, "bob's row after the refresh");
+        await sleep(SETTLE_MS);
+        assert.deepEqual(rec.items.map((ch) => ch.new), [{ id: 1, owner: 'alice', body: 'a1' }, { id: 4, owner: 'bob', body: 'b2' }],
+            "alice's rows before the refresh, bob's after");
+        assert.deepEqual(system.filter((m) => m?.status === 'error'), [], 'no error system message');
+    });
+
+    test('column privileges change mid-stream: a REVOKEd column disappears; without SELECT on the primary key → Error 401', async () => {
+        const { recs: [rec] } = await pgChannel(client('2.0.0', { role: 'authenticated', sub: 'x' }), unique('colp'), [{ event: 'INSERT', schema: 'public', table: 'colp' }]);
+        await db.exec(`INSERT INTO colp VALUES (1, 'a1', 'b1')`);
+        await collect(rec, 1);
+        await db.exec(`REVOKE SELECT ON colp FROM authenticated; GRANT SELECT (id, a) ON colp TO authenticated;
+                       INSERT INTO colp VALUES (2, 'a2', 'b2');`);
+        await collect(rec, 2);
+        await db.exec(`REVOKE SELECT ON colp FROM authenticated; GRANT SELECT (a, b) ON colp TO authenticated;
+                       INSERT INTO colp VALUES (3, 'a3', 'b3');`);
+        await collect(rec, 3);
+        await db.exec('GRANT SELECT ON colp TO authenticated');
+        await sleep(SETTLE_MS);
+        assert.deepEqual(rec.items.slice(0, 2).map((ch) => [ch.new, ch.errors]), [
+            [{ id: 1, a: 'a1', b: 'b1' }, null],
+            [{ id: 2, a: 'a2' }, null],
+        ], 'after REVOKE of b the change carries id and a only');
+        const denied = rec.items[2];
+        assert.deepEqual([denied.eventType, denied.table, denied.new, denied.errors, denied.commit_timestamp],
+            ['INSERT', 'colp', {}, ['Error 401: Unauthorized'], null], `no SELECT on the primary key (spec §6.5): ${show(denied)}`);
+    });
+
+    test('the database restarts mid-stream: rows written before the stop and right after the restart all arrive', { timeout: 90_000 }, async () => {
+        const { recs: [rec], system } = await pgChannel(client('2.0.0'), unique('pg-restart'), [{ event: 'INSERT', schema: 'public', table: 'rs' }]);
+        await db.exec(Array.from({ length: 10 }, (_, k) => `INSERT INTO rs VALUES (${k + 1}, 'before ${k + 1}');`).join('\n'));
+        await collect(rec, 1);
+        await db.exec(Array.from({ length: 10 }, (_, k) => `INSERT INTO rs VALUES (${k + 11}, 'before ${k + 11}');`).join('\n'));
+        const delivered = rec.items.length;
+        await pgCtlRestart(pg.env);
+        await db.exec(Array.from({ length: 10 }, (_, k) => `INSERT INTO rs VALUES (${k + 21}, 'after ${k + 21}');`).join('\n'));
+        const ids = () => new Set(rec.items.map((ch) => ch.new.id));
+        await waitFor(() => ids().size >= 30, 30_000, 'the 30 rows after the database restart',
+            () => ({ deliveredBeforeRestart: delivered, ids: [...ids()].sort((a, b) => a - b), system: system.items }));
+        assert.deepEqual([...ids()].sort((a, b) => a - b), Array.from({ length: 30 }, (_, k) => k + 1));
+        assert.ok(rec.items.every((ch) => ch.eventType === 'INSERT' && ch.new.v === `${ch.new.id <= 20 ? 'before' : 'after'} ${ch.new.id}`));
+        // And the stream goes on.
+        await db.exec(`INSERT INTO rs VALUES (100, 'later')`);
+        await rec.next((ch) => ch.new.id === 100, DELIVERY_MS, 'a row written once everything is back');
+    });
+});
+
+/** Restarts the cluster of pg.env with pg_ctl (as the postgres user when running as root, like pg-cluster.sh). */
+async function pgCtlRestart(env) {
+    const run = promisify(execFile);
+    const args = [path.join(env.RT_PG_BIN, 'pg_ctl'), '-D', env.RT_PG_DATA, '-l', env.RT_PG_LOG, '-m', 'fast', '-w', '-t', '30', 'restart'];
+    const [cmd, ...rest] = process.getuid?.() === 0 ? ['runuser', '-u', 'postgres', '--', ...args] : args;
+    await run(cmd, rest, { timeout: 60_000 });
+}
