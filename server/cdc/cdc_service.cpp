@@ -1,10 +1,12 @@
 #include "server/cdc/cdc_service.h"
 
 #include "server/cdc/logging.h"
+#include "server/metrics/catalog.h"
 #include "server/postgres/connection_settings.h"
 #include "server/pubsub/local_pubsub.h"
 #include "server/runtime/post.h"
 #include "server/tenants/tenant_directory.h"
+#include "server/tenants/tenant_rates.h"
 
 #include <QDateTime>
 #include <QLoggingCategory>
@@ -23,10 +25,13 @@ QByteArray setting(const QJsonObject &settings, const char *key, const QByteArra
 } // namespace
 
 CdcService::CdcService(CdcSettings settings, pubsub::LocalPubSub &pubsub,
-                       tenants::TenantUsageRegistry &usage)
+                       tenants::TenantUsageRegistry &usage, const tenants::TenantRates &rates,
+                       metrics::ServerMetrics &metrics)
     : m_settings(std::move(settings)),
       m_pubsub(pubsub),
-      m_usage(usage)
+      m_usage(usage),
+      m_rates(rates),
+      m_metrics(metrics)
 {
     m_thread.setObjectName(QStringLiteral("cdc"));
 }
@@ -100,8 +105,17 @@ TenantDatabase *CdcService::database(const tenants::TenantPtr &tenant)
         options.poolSize = m_settings.poolSize;
         options.connectRetryMs = m_settings.connectRetryMs;
         options.rlsStrategy = m_settings.naiveRls ? RlsStrategy::Naive : RlsStrategy::Batched;
-        entry.database = new TenantDatabase(options, m_pubsub, {}, m_host);
+        // Every delivered copy counts as a database event of the tenant (metrics, no limit).
+        const pubsub::DeliveryCounting counting{
+            m_rates.dbEvents(*tenant), false, m_metrics.messagesOut.labels({ tenant->externalId })
+        };
+        entry.database = new TenantDatabase(options, m_pubsub, counting, m_host);
         const QByteArray tenantId = tenant->externalId;
+        QObject::connect(entry.database, &TenantDatabase::connectionReady, m_host,
+                         [this, tenantId] {
+                             const QMutexLocker lock(&m_connectedMutex);
+                             m_connected.insert(tenantId);
+                         });
         QObject::connect(entry.database, &TenantDatabase::connectionLost, m_host, [this, tenantId] {
             const QMutexLocker lock(&m_connectedMutex);
             m_connected.remove(tenantId);

@@ -21,6 +21,10 @@ class LocalPubSub;
 }
 namespace rt::tenants {
 class TenantUsageRegistry;
+class TenantRates;
+} // namespace rt::tenants
+namespace rt::metrics {
+class ServerMetrics;
 }
 
 namespace rt::cdc {
@@ -33,7 +37,8 @@ class CdcService
 {
 public:
     CdcService(CdcSettings settings, pubsub::LocalPubSub &pubsub,
-               tenants::TenantUsageRegistry &usage);
+               tenants::TenantUsageRegistry &usage, const tenants::TenantRates &rates,
+               metrics::ServerMetrics &metrics);
     ~CdcService();
     CdcService(const CdcService &) = delete;
     CdcService &operator=(const CdcService &) = delete;
@@ -105,6 +110,8 @@ private:
     CdcSettings m_settings;
     pubsub::LocalPubSub &m_pubsub;
     tenants::TenantUsageRegistry &m_usage;
+    const tenants::TenantRates &m_rates;
+    metrics::ServerMetrics &m_metrics;
     QThread m_thread;
     QObject *m_host = nullptr; // on m_thread; parent of every TenantDatabase
     // cdc thread only:

@@ -63,23 +63,21 @@ Matched match(const QList<Change> &changes, const SubscriptionRegistry &registry
                 || !row.passes(entry.binding->filters)) {
                 continue;
             }
+            // One output per distinct selected_columns (spec §6.5 step 4): bindings of one
+            // channel with different `select`s each get their own projection and ids.
+            const bool projection = entry.binding->select.has_value();
+            const QStringList select = projection ? *entry.binding->select : QStringList();
             auto candidate = std::find_if(
-                    current.candidates.begin(), current.candidates.end(),
-                    [&entry](const Candidate &c) { return c.subscriber == entry.subscriber; });
+                    current.candidates.begin(), current.candidates.end(), [&](const Candidate &c) {
+                        return c.subscriber == entry.subscriber && c.projection == projection
+                                && c.select == select;
+                    });
             if (candidate == current.candidates.end()) {
-                current.candidates.push_back(Candidate{ entry.subscriber, {}, false, {} });
+                current.candidates.push_back(Candidate{ entry.subscriber, {}, projection, select });
                 candidate = std::prev(current.candidates.end());
             }
             if (!candidate->ids.contains(entry.binding->id)) {
                 candidate->ids.append(entry.binding->id);
-            }
-            if (entry.binding->select) {
-                candidate->projection = true;
-                for (const QString &column : *entry.binding->select) {
-                    if (!candidate->select.contains(column)) {
-                        candidate->select.append(column);
-                    }
-                }
             }
         }
         if (current.candidates.empty()) {

@@ -22,13 +22,14 @@ namespace rt::cdc {
 // Used on the cdc thread; no I/O here.
 namespace router {
 
-// One subscriber that a change passed the filters for, with the bindings it matched.
+// One subscriber that a change passed the filters for, with the bindings it matched that share
+// one projection (a channel whose bindings select different columns has one per projection).
 struct Candidate
 {
     const Subscriber *subscriber;
     QList<qint64> ids; // the matched bindings' ids, in binding order
-    bool projection = false; // some matched binding has a `select`
-    QStringList select; // the union of the matched bindings' selected columns
+    bool projection = false; // the bindings have a `select`
+    QStringList select; // their selected columns
 };
 
 struct MatchedChange

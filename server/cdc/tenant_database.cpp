@@ -182,6 +182,8 @@ void TenantDatabase::connect(std::function<void(ConnectOutcome)> done)
                                      QObject::connect(m_pool, &postgres::Pool::ready, this, [this] {
                                          if (m_state == State::Migrating) {
                                              m_state = State::Ready;
+                                             m_reconnectDelayMs = 0;
+                                             Q_EMIT connectionReady();
                                              finishConnect(std::nullopt);
                                              startStream();
                                          }
@@ -229,6 +231,20 @@ void TenantDatabase::fail(const QString &reason, const QByteArray &sqlState)
     m_streaming = false;
     finishConnect(m_failure);
     Q_EMIT connectionLost(reason);
+    if (!m_registry.isEmpty()) {
+        // Subscribers are waiting for changes (the database restarted, the network dropped):
+        // reconnect by ourselves, with a growing pause. The persistent slot re-sends everything
+        // after the last confirmed position, so nothing committed meanwhile is lost.
+        m_reconnectDelayMs = qBound(m_options.connectRetryMs, m_reconnectDelayMs * 2, 30'000);
+        qCInfo(lcCdc) << "reconnecting to the database of tenant" << m_options.tenantId << "in"
+                      << m_reconnectDelayMs << "ms";
+        QTimer::singleShot(m_reconnectDelayMs, this, [this] {
+            if (m_state == State::Failed && !m_registry.isEmpty()) {
+                m_failedAtMs = 0; // retry now, whatever connectRetryMs says
+                connect([](const ConnectOutcome &) {});
+            }
+        });
+    }
 }
 
 void TenantDatabase::finishConnect(const ConnectOutcome &outcome)

@@ -118,6 +118,8 @@ public:
 Q_SIGNALS:
     // The connection failed or was lost; the owner may drop this object.
     void connectionLost(const QString &reason);
+    // Connected and migrated (first time or after a reconnect).
+    void connectionReady();
 
 private:
     enum class State { Idle, Connecting, Migrating, Ready, Failed };
@@ -151,6 +153,7 @@ private:
     pubsub::DeliveryCounting m_counting;
     State m_state = State::Idle;
     qint64 m_failedAtMs = 0;
+    int m_reconnectDelayMs = 0; // grows while reconnects fail; 0 once connected
     QString m_failure; // join error reason while Failed
     std::vector<std::function<void(ConnectOutcome)>> m_connectWaiters;
     postgres::Pool *m_pool = nullptr; // child

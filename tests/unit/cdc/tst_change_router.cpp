@@ -111,6 +111,7 @@ private Q_SLOTS:
     void updateWithoutOldRowUsesTheNewKey();
     void selectKeepsThePrimaryKey();
     void legacyChannelsGetTheBareChange();
+    void eachSelectOfAChannelGetsItsOwnProjection();
 };
 
 void ChangeRouterTest::filtersAndEventsSelectCandidates()
@@ -332,6 +333,31 @@ void ChangeRouterTest::legacyChannelsGetTheBareChange()
     const QJsonObject payload = payloadOf(deliveries.at(0));
     QVERIFY(!payload.contains("ids"));
     QCOMPARE(payload.value("type").toString(), QStringLiteral("INSERT"));
+}
+
+void ChangeRouterTest::eachSelectOfAChannelGetsItsOwnProjection()
+{
+    SubscriptionRegistry registry;
+    Subscriber s = subscriber(1, "u");
+    Binding second = s.bindings[0];
+    s.bindings[0].select = QStringList{ QStringLiteral("title") };
+    second.id = 2222;
+    second.select = QStringList{ QStringLiteral("done") };
+    s.bindings.append(second);
+    registry.add(s);
+    const auto deliveries =
+            router::render(router::match({ insert(todos(), "1") }, registry), {}, AllColumns, {});
+    QCOMPARE(deliveries.size(), std::size_t(2));
+    QMap<qint64, QStringList> keysById;
+    for (const router::Delivery &delivery : deliveries) {
+        const QJsonObject payload = payloadOf(delivery);
+        const QJsonArray ids = payload.value("ids").toArray();
+        QCOMPARE(ids.size(), 1);
+        keysById.insert(ids[0].toInteger(),
+                        payload.value("data").toObject().value("record").toObject().keys());
+    }
+    QCOMPARE(keysById.value(1001), (QStringList{ "id", "title" }));
+    QCOMPARE(keysById.value(2222), (QStringList{ "done", "id" }));
 }
 
 QTEST_GUILESS_MAIN(ChangeRouterTest)
