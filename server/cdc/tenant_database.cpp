@@ -318,6 +318,7 @@ void TenantDatabase::onWalMessages(const QList<replication::WalMessage> &batch)
                     using T = std::decay_t<decltype(message)>;
                     if constexpr (std::is_same_v<T, pgoutput::Begin>) {
                         m_openTransaction = PendingBatch{};
+                        m_openXid = message.xid;
                         m_openCommitTimestamp = pgoutput::commitTimestampText(message.commitTime);
                     } else if constexpr (std::is_same_v<T, pgoutput::Commit>) {
                         if (!m_openTransaction) {
@@ -325,6 +326,9 @@ void TenantDatabase::onWalMessages(const QList<replication::WalMessage> &batch)
                         }
                         if (!completed) {
                             completed = PendingBatch{};
+                        }
+                        if (!m_openTransaction->changes.isEmpty()) {
+                            completed->xids.append(m_openXid);
                         }
                         completed->changes.append(std::move(m_openTransaction->changes));
                         completed->broadcasts.append(std::move(m_openTransaction->broadcasts));
@@ -351,7 +355,7 @@ void TenantDatabase::onWalMessages(const QList<replication::WalMessage> &batch)
                         }
                         m_relations.insert(message.oid, relation);
                         // A new description may come with new grants: read privileges again.
-                        m_privileges.clear();
+                        m_privilegesStale = true;
                     } else if constexpr (
                             std::is_same_v<
                                     T,
@@ -422,6 +426,18 @@ void TenantDatabase::processNext()
     m_processing = true;
     PendingBatch batch = std::move(m_queue.front());
     m_queue.pop_front();
+    // Transactions that queued up while the previous batch was evaluated are evaluated together:
+    // the RLS queries per claims set stay one per batch however many transactions it holds.
+    constexpr qsizetype MaxMergedChanges = 20'000;
+    while (!m_queue.empty()
+           && batch.changes.size() + m_queue.front().changes.size() <= MaxMergedChanges) {
+        PendingBatch &next = m_queue.front();
+        batch.changes.append(std::move(next.changes));
+        batch.broadcasts.append(std::move(next.broadcasts));
+        batch.xids.append(next.xids);
+        batch.endLsn = next.endLsn;
+        m_queue.pop_front();
+    }
     if (batch.changes.isEmpty() && batch.broadcasts.isEmpty()) {
         finishBatch(batch.endLsn);
         return;
@@ -441,7 +457,7 @@ void TenantDatabase::completeCatalog(PendingBatch batch)
         }
     }
     if (unknown.isEmpty() || m_pool == nullptr) {
-        evaluate(std::move(batch));
+        awaitVisibility(std::move(batch), 0);
         return;
     }
     postgres::Statement statement;
@@ -462,7 +478,7 @@ void TenantDatabase::completeCatalog(PendingBatch batch)
                     }
                     if (!result) {
                         qCWarning(lcCdc) << "reading the catalog failed:" << result.error().text();
-                        evaluate(std::move(*shared));
+                        awaitVisibility(std::move(*shared), 0);
                         return;
                     }
                     // oid -> (rls, column -> (sqlType, isPrimaryKey))
@@ -500,6 +516,58 @@ void TenantDatabase::completeCatalog(PendingBatch batch)
                         }
                         change.relation = done.value();
                     }
+                    awaitVisibility(std::move(*shared), 0);
+                });
+}
+
+void TenantDatabase::awaitVisibility(PendingBatch batch, int attempt)
+{
+    bool needsRls = false;
+    for (const Change &change : std::as_const(batch.changes)) {
+        if (change.relation->rlsEnabled && change.type != ChangeType::Delete) {
+            needsRls = true;
+            break;
+        }
+    }
+    if (!needsRls || batch.xids.isEmpty() || m_pool == nullptr) {
+        evaluate(std::move(batch));
+        return;
+    }
+    // The 32-bit xids are widened with the epoch of the current snapshot's xmax (a transaction
+    // we decoded is older than xmax, so at most one epoch back).
+    postgres::Statement visible;
+    visible.sql = QByteArrayLiteral(
+            "SELECT coalesce(bool_and(pg_visible_in_snapshot((CASE WHEN (e << 32 | x) > m "
+            "THEN (e << 32 | x) - 4294967296 ELSE (e << 32 | x) END)::text::xid8, s)), true) "
+            "FROM pg_current_snapshot() s, "
+            "LATERAL (SELECT pg_snapshot_xmax(s)::text::bigint) AS xm(m), "
+            "LATERAL (SELECT m >> 32) AS ep(e), unnest($1::bigint[]) AS u(x)");
+    QList<QByteArray> xids;
+    for (const quint32 xid : std::as_const(batch.xids)) {
+        xids.append(QByteArray::number(xid));
+    }
+    visible.params = { "{" + xids.join(',') + "}" };
+    auto shared = std::make_shared<PendingBatch>(std::move(batch));
+    m_pool->run(visible,
+                [this, guard = QPointer<TenantDatabase>(this), shared,
+                 attempt](rt::Result<postgres::QueryResult, postgres::PgError> result) {
+                    if (!guard) {
+                        return;
+                    }
+                    constexpr int MaxAttempts =
+                            500; // 5 s in 10 ms steps: then evaluate anyway (and log)
+                    if (result && result->value(0, 0) == "f" && attempt < MaxAttempts) {
+                        QTimer::singleShot(attempt < 10 ? 1 : 10, this, [this, shared, attempt] {
+                            awaitVisibility(std::move(*shared), attempt + 1);
+                        });
+                        return;
+                    }
+                    if (!result || attempt >= MaxAttempts) {
+                        qCWarning(lcCdc)
+                                << "tenant" << m_options.tenantId
+                                << "could not confirm that decoded transactions are visible:"
+                                << (result ? QStringLiteral("timeout") : result.error().text());
+                    }
                     evaluate(std::move(*shared));
                 });
 }
@@ -521,7 +589,8 @@ void TenantDatabase::evaluate(PendingBatch batch)
 
     if (m_pool != nullptr) {
         // Column privileges of each role on each table, read once and kept a while.
-        if (nowMs() - m_privilegesReadAtMs > PrivilegesTtlMs) {
+        if (m_privilegesStale || nowMs() - m_privilegesReadAtMs > PrivilegesTtlMs) {
+            m_privilegesStale = false;
             m_privileges.clear();
             m_privilegesReadAtMs = nowMs();
         }
@@ -592,17 +661,15 @@ void TenantDatabase::evaluate(PendingBatch batch)
                 ask(check, check.changesByRelation);
             }
         } else {
-            for (const router::VisibilityCheck &check : std::as_const(matched->checks)) {
-                for (auto relation = check.changesByRelation.cbegin();
-                     relation != check.changesByRelation.cend(); ++relation) {
-                    for (const int index : relation.value()) {
-                        for (const router::Candidate &candidate :
-                             matched->changes[index].candidates) {
-                            if (candidate.subscriber->claimsJson == check.claimsJson) {
-                                ask(check, { { relation.key(), { index } } });
-                            }
-                        }
-                    }
+            for (int index = 0; index < matched->changes.size(); ++index) {
+                const Change &change = matched->changes[index].change;
+                if (!change.relation->rlsEnabled || change.type == ChangeType::Delete) {
+                    continue;
+                }
+                for (const router::Candidate &candidate : matched->changes[index].candidates) {
+                    const router::VisibilityCheck &check =
+                            matched->checks[candidate.subscriber->claimsJson];
+                    ask(check, { { change.relation->oid, { index } } });
                 }
             }
         }
@@ -638,13 +705,16 @@ TenantDatabase::visibilitySegment(const router::VisibilityCheck &check,
             }
             const int n = static_cast<int>(keyColumns.size());
             keyColumns.append(static_cast<int>(i));
-            sql += ", $" + QByteArray::number(n + 2) + "::text[]";
+            // The array is cast, not each element: the comparison below then stays on the key's
+            // own type and PostgreSQL can use the primary key index under any policy.
+            sql += ", $" + QByteArray::number(n + 2) + "::text[]::" + info.columns[i].sqlType
+                    + "[]";
             columns += ", p" + QByteArray::number(n);
             if (!condition.isEmpty()) {
                 condition += " AND ";
             }
             condition += "t." + postgres::quoteIdentifier(info.columns[i].name) + " = c.p"
-                    + QByteArray::number(n) + "::" + info.columns[i].sqlType;
+                    + QByteArray::number(n);
         }
         if (keyColumns.isEmpty()) {
             continue; // no primary key: the router reports Error 400 without asking

@@ -129,6 +129,8 @@ private:
         QList<Change> changes;
         QList<DatabaseBroadcast> broadcasts;
         quint64 endLsn = 0;
+        // The transactions' ids (32-bit, as pgoutput sends them) with changes to check.
+        QList<quint32> xids;
     };
 
     void fail(const QString &reason, const QByteArray &sqlState);
@@ -138,6 +140,9 @@ private:
     void processNext();
     void completeCatalog(PendingBatch batch);
     void evaluate(PendingBatch batch);
+    // RLS checks must see the batch's rows: waits until its transactions are visible to new
+    // snapshots (the WAL sender can decode a commit a moment before that), then evaluates.
+    void awaitVisibility(PendingBatch batch, int attempt);
     void publish(PendingBatch &batch, const router::Matched &matched,
                  const QHash<QByteArray, router::Visibility> &visibility);
     void finishBatch(quint64 endLsn);
@@ -174,6 +179,10 @@ private:
     SubscriptionRegistry m_registry;
     router::Privileges m_privileges; // (role, relation) -> selectable columns
     qint64 m_privilegesReadAtMs = 0; // when m_privileges was last emptied
+    // A new relation description came: privileges are read again by the next batch (never
+    // cleared under a batch in flight, which reads them when it publishes).
+    bool m_privilegesStale = false;
+    quint32 m_openXid = 0;
     QList<QUuid> m_pendingDeletes; // subscription rows to delete (batched)
 };
 

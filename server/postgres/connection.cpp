@@ -313,9 +313,11 @@ void Connection::runScript(QByteArray sql, StatementCallback done)
 
 int Connection::pendingSegments() const
 {
-    int count = 0;
-    for (const Work &work : m_queue) {
-        count += work.kind == Work::Kind::Rollback ? 0 : 1;
+    // Constant time: the pool asks for every job it places. An automatic ROLLBACK is only ever
+    // queued at the front, one at a time, so it is the only item that may need discounting.
+    int count = static_cast<int>(m_queue.size());
+    if (!m_queue.empty() && m_queue.front().kind == Work::Kind::Rollback) {
+        --count;
     }
     if (m_current && m_current->kind != Work::Kind::Rollback) {
         ++count;
