@@ -184,6 +184,7 @@ void TenantDatabase::connect(std::function<void(ConnectOutcome)> done)
                                              m_state = State::Ready;
                                              m_reconnectDelayMs = 0;
                                              Q_EMIT connectionReady();
+                                             maintainPartitions();
                                              finishConnect(std::nullopt);
                                              startStream();
                                          }
@@ -206,6 +207,38 @@ void TenantDatabase::connect(std::function<void(ConnectOutcome)> done)
                 runner->start(migrationConnection, postgres::tenantMigrations());
             });
     migrationConnection->open(m_options.settings);
+}
+
+void TenantDatabase::maintainPartitions()
+{
+    // realtime.messages has one partition per UTC day: keep yesterday .. today + 3 and drop
+    // those older than 72 hours (spec §7.5), at connect and every few hours after.
+    if (!m_partitionTimer.isActive()) {
+        m_partitionTimer.setInterval(6 * 3600 * 1000);
+        QObject::connect(&m_partitionTimer, &QTimer::timeout, this,
+                         &TenantDatabase::maintainPartitions);
+        m_partitionTimer.start();
+    }
+    if (m_pool == nullptr) {
+        return;
+    }
+    postgres::Statement create;
+    create.sql = QByteArrayLiteral(
+            "SELECT realtime.create_messages_partitions((now() AT TIME ZONE 'utc')::date - 1, "
+            "(now() AT TIME ZONE 'utc')::date + 3)");
+    postgres::Statement drop;
+    drop.sql = QByteArrayLiteral("SELECT realtime.drop_messages_partitions('72 hours')");
+    for (const postgres::Statement &statement : { create, drop }) {
+        m_pool->run(statement,
+                    [tenant = m_options.tenantId](
+                            rt::Result<postgres::QueryResult, postgres::PgError> result) {
+                        if (!result) {
+                            qCWarning(lcCdc) << "tenant" << tenant
+                                             << "realtime.messages partition upkeep failed:"
+                                             << result.error().text();
+                        }
+                    });
+    }
 }
 
 void TenantDatabase::fail(const QString &reason, const QByteArray &sqlState)

@@ -12,6 +12,7 @@
 #include <QObject>
 #include <QPointer>
 #include <QString>
+#include <QTimer>
 
 #include <deque>
 #include <functional>
@@ -152,6 +153,7 @@ private:
                       const QList<router::MatchedChange> &changes);
     void subscribeNow(SubscribeRequest request, std::function<void(SubscribeOutcome)> done);
     void flushDeletes();
+    void maintainPartitions();
 
     TenantDatabaseOptions m_options;
     pubsub::LocalPubSub &m_pubsub;
@@ -184,6 +186,7 @@ private:
     bool m_privilegesStale = false;
     quint32 m_openXid = 0;
     QList<QUuid> m_pendingDeletes; // subscription rows to delete (batched)
+    QTimer m_partitionTimer; // realtime.messages partition upkeep
 };
 
 } // namespace rt::cdc
