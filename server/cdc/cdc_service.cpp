@@ -349,7 +349,8 @@ void CdcService::sweepIdle()
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
     for (auto it = m_databases.begin(); it != m_databases.end();) {
         Entry &entry = it.value();
-        const bool idle = entry.database->subscriberCount() == 0
+        // A database that is connecting has joins waiting for it: never idle.
+        const bool idle = !entry.database->isConnecting() && entry.database->subscriberCount() == 0
                 && m_usage.usage(it.key())->connectedUsers.load(std::memory_order_relaxed) == 0;
         if (!idle) {
             entry.idleSinceMs = -1;

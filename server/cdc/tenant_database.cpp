@@ -134,7 +134,8 @@ TenantDatabase::TenantDatabase(TenantDatabaseOptions options, pubsub::LocalPubSu
 TenantDatabase::~TenantDatabase()
 {
     // Children (pool, stream) close their connections; the persistent slot stays, so a later
-    // start resumes where this one confirmed.
+    // start resumes where this one confirmed. Joins still waiting get their answer.
+    finishConnect(UnableToConnect);
 }
 
 void TenantDatabase::connect(std::function<void(ConnectOutcome)> done)

@@ -102,6 +102,11 @@ public:
     // migrations; `done` gets the outcome when known.
     void connect(std::function<void(ConnectOutcome)> done);
     bool isReady() const { return m_state == State::Ready; }
+    // Connecting or migrating: joins are waiting for it.
+    bool isConnecting() const
+    {
+        return m_state == State::Connecting || m_state == State::Migrating;
+    }
     bool isStreaming() const { return m_streaming; }
 
     // Validates and stores one channel's bindings; `done` runs once the change stream that will
