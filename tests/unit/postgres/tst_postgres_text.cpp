@@ -67,7 +67,10 @@ void TestPostgresText::quoteIdentifier_data()
     QTest::newRow("injection") << QByteArray("x\"; DROP TABLE t; --")
                                << QByteArray("\"x\"\"; DROP TABLE t; --\"");
     QTest::newRow("single quote and backslash") << QByteArray("it's\\") << QByteArray("\"it's\\\"");
-    QTest::newRow("unicode") << QByteArray("t\xc3\xa4" "ble") << QByteArray("\"t\xc3\xa4" "ble\"");
+    QTest::newRow("unicode") << QByteArray("t\xc3\xa4"
+                                           "ble")
+                             << QByteArray("\"t\xc3\xa4"
+                                           "ble\"");
 }
 
 void TestPostgresText::quoteIdentifier()
