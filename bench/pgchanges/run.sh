@@ -4,7 +4,7 @@
 #
 #   bench/pgchanges/run.sh [--server build/bin/realtime-server] [--ks 1,100,1000]
 #                          [--policies all,owner] [--strategies batched,naive] [--modes window,rate]
-#                          [--duration 12] [--warmup 3] [--drain 10] [--pg-env FILE] [--quick]
+#                          [--duration 12] [--warmup 3] [--drain 10] [--stall 8] [--pg-env FILE] [--quick]
 #
 # A throwaway PostgreSQL 15 cluster (tests/support/postgres/pg-cluster.sh; or --pg-env of a running
 # one) gets database pgbench with table items(id bigint primary key, owner text, v int,
@@ -22,7 +22,10 @@
 #           rate   = open loop at the issue's targets, 50-row transactions: policy all
 #                    min(40,000/K, 2,000) rows/s (40,000 deliveries/s at K = 100 and 1,000),
 #                    policy owner 500 rows/s: latency at the target load, and whether it keeps up.
-# Every run is bounded (loadgen hard exit at 60 s, `timeout` 75 s); the server is killed by PID.
+# Drain: up to --drain s after the writer stops, ended early after --stall s without a delivery
+# (8 s: one merged RLS batch at K = 1,000 can take several seconds before its first frame).
+# Every run is bounded (loadgen hard exit at subscribe + warm-up + window + drain + 30 s, at most
+# 120 s, and a `timeout` 15 s later); the server is killed by PID.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -37,6 +40,7 @@ MODES="window,rate"
 DURATION=12
 WARMUP=3
 DRAIN=10
+STALL=8
 PG_ENV=""
 NICE=-15
 PORT=14000
@@ -52,8 +56,9 @@ while [[ $# -gt 0 ]]; do
     --duration) DURATION="$2"; shift ;;
     --warmup) WARMUP="$2"; shift ;;
     --drain) DRAIN="$2"; shift ;;
+    --stall) STALL="$2"; shift ;;
     --pg-env) PG_ENV="$2"; shift ;;
-    --quick) DURATION=3; WARMUP=1; DRAIN=5 ;;
+    --quick) DURATION=3; WARMUP=1; DRAIN=5; STALL=3 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "run.sh: unknown option $1" >&2; usage >&2; exit 64 ;;
   esac
@@ -128,6 +133,7 @@ JWT_SECRET="pgbench-$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 append_error() { node -e 'console.log(JSON.stringify({...JSON.parse(process.argv[1]),error:process.argv[2]}))' "$1" "$2" >>"$OUT"; }
 
+HARD=$((WARMUP + DURATION + DRAIN + 30)); ((HARD > 120)) && HARD=120
 RUN=0
 IFS=',' read -r -a POLICY_LIST <<<"$POLICIES"
 IFS=',' read -r -a K_LIST <<<"$KS"
@@ -184,9 +190,9 @@ for policy in "${POLICY_LIST[@]}"; do
         log "run $RUN: policy $policy, K=$k, $mode, RLS_STRATEGY=$strategy"
         set +e
         # shellcheck disable=SC2086
-        timeout -k 5 75 setsid nice -n "$NICE" taskset -c 1 node "$HERE/loadgen.js" --autogroup-nice "$NICE" \
+        timeout -k 5 $((HARD + 15)) setsid nice -n "$NICE" taskset -c 1 node "$HERE/loadgen.js" --autogroup-nice "$NICE" \
           --port "$PORT" --tenant pgbench --jwt-secret "$JWT_SECRET" --subs "$k" --policy "$policy" $MODE_ARGS \
-          --duration "$DURATION" --warmup "$WARMUP" --drain "$DRAIN" --pg-env "$PG_ENV" --db "$DB" \
+          --duration "$DURATION" --warmup "$WARMUP" --drain "$DRAIN" --stall "$STALL" --hard-timeout "$HARD" --pg-env "$PG_ENV" --db "$DB" \
           --server-pid "$SRV_PID" --meta "$meta" >"$logf.out" 2>"$logf.loadgen"
         rc=$?
         set -e

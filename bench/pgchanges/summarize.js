@@ -47,7 +47,11 @@ for (const key of keys) {
       ratio = n.deliveriesPerSec > 0 ? `**${fmt(b.deliveriesPerSec / n.deliveriesPerSec, 1)}×**` : `∞ (naive: 0 in ${fmt(n.windowSec)} s)`;
     }
     const bad = (r.malformed || 0) + (r.errorPayloads || 0);
-    const flags = [r.undelivered > 0 ? fmt(r.undelivered) : '0', bad ? `+ ${fmt(bad)} error payloads` : '', r.serverDiedDuringRun ? 'SERVER DIED' : ''].filter(Boolean).join(' ');
+    // Not delivered when the drain ended: "behind" if the server was still busy then (working
+    // through a backlog), "LOST?" if it was idle (the rows never came).
+    const busy = r.drainUsage && r.drainUsage.serverCpuPct >= 10;
+    const und = r.undelivered > 0 ? `${fmt(r.undelivered)} (${busy ? `behind, server ${fmt(r.drainUsage.serverCpuPct)}% in drain` : '**LOST?** server idle'})` : '0';
+    const flags = [und, bad ? `+ ${fmt(bad)} error payloads` : '', r.serverDiedDuringRun ? 'SERVER DIED' : ''].filter(Boolean).join(' ');
     out.push(`| ${POLICY[policy]} | ${fmt(k)} | ${offered} | ${r.strategy} | ${fmt(r.deliveriesPerSec)} | ${fmt(r.changesDeliveredPerSec, 1)} | ${lat(r, 'p50')} | ${lat(r, 'p99')} | ${fmt(r.serverCpuPct)} | ${fmt(r.serverCpuUsPerDelivery, 1)} | ${fmt(r.pgCpuPct)} | ${fmt(r.loadgenCpuPct)} | ${fmt(r.othersCpuPct)} | ${fmt(r.serverRssKB && r.serverRssKB.endOfWindow / 1024, 0)} | ${flags} | ${r.loadavgStart ? r.loadavgStart[0] : '–'} | ${ratio} |`);
   }
 }
