@@ -31,7 +31,7 @@ Server::Server(ServerConfig config, QObject *parent) : QObject(parent), m_config
                                  { QByteArrayLiteral("region"), m_config.region.toUtf8() } });
     m_metrics = std::make_unique<metrics::ServerMetrics>(*m_metricsRegistry);
     m_presence = std::make_unique<presence::PresenceStore>(m_pubsub);
-    m_cdc = std::make_unique<cdc::CdcService>(m_config.cdc, m_pubsub, m_usage);
+    m_cdc = std::make_unique<cdc::CdcService>(m_config.cdc, m_pubsub, m_usage, m_rates, *m_metrics);
     m_cdc->start();
     gateway::ConnectSettings connect;
     connect.selfHostTenant = m_config.selfHostTenantName;

@@ -50,6 +50,11 @@ std::shared_ptr<limits::RateCounter> TenantRates::presenceEvents(const Tenant &t
                   limitOf(tenant, RateCounterKind::PresenceEvents));
 }
 
+std::shared_ptr<limits::RateCounter> TenantRates::dbEvents(const Tenant &tenant) const
+{
+    return obtain(tenant.externalId, RateCounterKind::DbEvents, std::nullopt);
+}
+
 std::shared_ptr<limits::RateCounter> TenantRates::joins(const Tenant &tenant) const
 {
     return obtain(tenant.externalId, RateCounterKind::Joins,

@@ -24,6 +24,9 @@ public:
     std::shared_ptr<limits::RateCounter> presenceEvents(const Tenant &tenant) const;
     // joins: every join that passes the joins check, limited by max_joins_per_second.
     std::shared_ptr<limits::RateCounter> joins(const Tenant &tenant) const;
+    // db_events: postgres_changes deliveries and broadcasts from the database. Counted, not
+    // limited: a change is never dropped for the rate (upstream drops them silently).
+    std::shared_ptr<limits::RateCounter> dbEvents(const Tenant &tenant) const;
     // requests: HTTP requests of the tenant API (x-rate-* headers); no limit of its own.
     std::shared_ptr<limits::RateCounter> requests(const Tenant &tenant) const;
     // The joins counter if the tenant has one (the connect check must not create counters for
