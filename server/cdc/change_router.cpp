@@ -67,11 +67,16 @@ Matched match(const QList<Change> &changes, const SubscriptionRegistry &registry
             // channel with different `select`s each get their own projection and ids.
             const bool projection = entry.binding->select.has_value();
             const QStringList select = projection ? *entry.binding->select : QStringList();
-            auto candidate = std::find_if(
-                    current.candidates.begin(), current.candidates.end(), [&](const Candidate &c) {
-                        return c.subscriber == entry.subscriber && c.projection == projection
-                                && c.select == select;
-                    });
+            // The index lists each subscriber's bindings together, so its candidates are the
+            // last ones: look back only while they are its own (linear in K, not quadratic).
+            auto candidate = current.candidates.end();
+            for (auto it = current.candidates.rbegin();
+                 it != current.candidates.rend() && it->subscriber == entry.subscriber; ++it) {
+                if (it->projection == projection && it->select == select) {
+                    candidate = std::prev(it.base());
+                    break;
+                }
+            }
             if (candidate == current.candidates.end()) {
                 current.candidates.push_back(Candidate{ entry.subscriber, {}, projection, select });
                 candidate = std::prev(current.candidates.end());

@@ -56,7 +56,8 @@ public:
     QList<QUuid> remove(quint64 memberId);
     const Subscriber *find(quint64 memberId) const;
 
-    // The bindings on schema.table, or nullptr when none.
+    // The bindings on schema.table, or nullptr when none. A subscriber's bindings are adjacent
+    // (the router relies on it).
     const std::vector<Entry> *bindingsOn(const QByteArray &schema, const QByteArray &table) const;
     bool isEmpty() const { return m_subscribers.isEmpty(); }
     qsizetype subscriberCount() const { return m_subscribers.size(); }

@@ -462,7 +462,7 @@ void TenantDatabase::processNext()
     m_queue.pop_front();
     // Transactions that queued up while the previous batch was evaluated are evaluated together:
     // the RLS queries per claims set stay one per batch however many transactions it holds.
-    constexpr qsizetype MaxMergedChanges = 20'000;
+    constexpr qsizetype MaxMergedChanges = 5'000;
     while (!m_queue.empty()
            && batch.changes.size() + m_queue.front().changes.size() <= MaxMergedChanges) {
         PendingBatch &next = m_queue.front();
@@ -665,12 +665,13 @@ void TenantDatabase::evaluate(PendingBatch batch)
         // only, asks once per subscriber per change, as upstream does.)
         const auto ask = [&](const router::VisibilityCheck &check,
                              const QHash<quint32, QList<int>> &changesByRelation) {
+            auto keyMaps = std::make_shared<QList<KeyMap>>();
             QList<postgres::Statement> segment =
-                    visibilitySegment(check, changesByRelation, matched->changes);
+                    visibilitySegment(check, changesByRelation, matched->changes, *keyMaps);
             ++*outstanding;
             const QByteArray claimsJson = check.claimsJson;
             m_pool->run(segment,
-                        [guard = QPointer<TenantDatabase>(this), claimsJson, visibility,
+                        [guard = QPointer<TenantDatabase>(this), claimsJson, visibility, keyMaps,
                          finishOne](postgres::SegmentResult result) {
                             if (!guard) {
                                 return;
@@ -682,8 +683,15 @@ void TenantDatabase::evaluate(PendingBatch batch)
                             } else if (QSet<int> *visible = std::get_if<QSet<int>>(&answer)) {
                                 for (qsizetype s = 1; s < result.results.size(); ++s) {
                                     const postgres::QueryResult &rows = result.results[s].value();
+                                    const KeyMap &keys = keyMaps->value(s - 1);
                                     for (int row = 0; row < rows.rowCount(); ++row) {
-                                        visible->insert(rows.value(row, 0).toInt());
+                                        if (keys.isEmpty()) {
+                                            visible->insert(rows.value(row, 0).toInt());
+                                        } else {
+                                            for (const int index : keys.value(rows.value(row, 0))) {
+                                                visible->insert(index);
+                                            }
+                                        }
                                     }
                                 }
                             }
@@ -711,10 +719,9 @@ void TenantDatabase::evaluate(PendingBatch batch)
     finishOne();
 }
 
-QList<postgres::Statement>
-TenantDatabase::visibilitySegment(const router::VisibilityCheck &check,
-                                  const QHash<quint32, QList<int>> &changesByRelation,
-                                  const QList<router::MatchedChange> &changes)
+QList<postgres::Statement> TenantDatabase::visibilitySegment(
+        const router::VisibilityCheck &check, const QHash<quint32, QList<int>> &changesByRelation,
+        const QList<router::MatchedChange> &changes, QList<KeyMap> &keyMaps)
 {
     // As the subscriber: its role and claims for this transaction only (set_config(..., true)),
     // then per table one query that returns which of the changed rows it can SELECT now.
@@ -759,6 +766,32 @@ TenantDatabase::visibilitySegment(const router::VisibilityCheck &check,
         if (keyColumns.isEmpty()) {
             continue; // no primary key: the router reports Error 400 without asking
         }
+        if (keyColumns.size() == 1) {
+            // One key column: one index scan over the array of keys; rows come back as their
+            // key's text (the same output function pgoutput used), mapped back to the changes.
+            const ColumnInfo &key = info.columns[keyColumns[0]];
+            const QByteArray name = postgres::quoteIdentifier(key.name);
+            KeyMap map;
+            QList<QByteArray> values;
+            for (const int index : relation.value()) {
+                const Change &change = changes[index].change;
+                const QByteArray text = keyColumns[0] < change.newTuple.size()
+                        ? change.newTuple[keyColumns[0]].text
+                        : QByteArray();
+                QList<int> &indices = map[text];
+                if (indices.isEmpty()) {
+                    values.append(text);
+                }
+                indices.append(index);
+            }
+            postgres::Statement lookup;
+            lookup.sql = "SELECT t." + name + "::text FROM " + info.qualifiedName() + " t WHERE t."
+                    + name + " = ANY($1::text[]::" + key.sqlType + "[])";
+            lookup.params = { textArrayLiteral(values) };
+            segment.append(lookup);
+            keyMaps.append(map);
+            continue;
+        }
         sql += ") AS c(" + columns + ") WHERE EXISTS (SELECT 1 FROM " + info.qualifiedName()
                 + " t WHERE " + condition + ")";
         QList<QByteArray> indices;
@@ -779,6 +812,7 @@ TenantDatabase::visibilitySegment(const router::VisibilityCheck &check,
             query.params.append(textArrayLiteral(values));
         }
         segment.append(query);
+        keyMaps.append(KeyMap()); // rows carry the change index
     }
     return segment;
 }

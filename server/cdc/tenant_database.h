@@ -152,10 +152,14 @@ private:
     void publish(PendingBatch &batch, const router::Matched &matched,
                  const QHash<QByteArray, router::Visibility> &visibility);
     void finishBatch(quint64 endLsn);
+    // key text -> indices of the changes with that key (single-column primary keys)
+    using KeyMap = QHash<QByteArray, QList<int>>;
+    // The RLS segment of one claims set; keyMaps gets one entry per visibility query (empty:
+    // the query returns change indices).
     static QList<postgres::Statement>
     visibilitySegment(const router::VisibilityCheck &check,
                       const QHash<quint32, QList<int>> &changesByRelation,
-                      const QList<router::MatchedChange> &changes);
+                      const QList<router::MatchedChange> &changes, QList<KeyMap> &keyMaps);
     void subscribeNow(SubscribeRequest request, std::function<void(SubscribeOutcome)> done);
     void flushDeletes();
     void maintainPartitions();
