@@ -4,7 +4,6 @@ namespace rt::cdc {
 
 RowFilterView::RowFilterView(const RelationInfo &relation, const QList<TupleValue> &tuple,
                              const QList<TupleValue> &fallback)
-    : m_relation(relation)
 {
     const qsizetype count = relation.columns.size();
     m_names.reserve(count);

@@ -23,7 +23,6 @@ public:
 private:
     const subscriptions::ColumnValue *find(QStringView name) const;
 
-    const RelationInfo &m_relation;
     std::vector<QString> m_names;
     std::vector<subscriptions::ColumnValue> m_values;
     std::vector<bool> m_present; // false: not in the tuple (e.g. a key tuple's other columns)

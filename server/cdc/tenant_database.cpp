@@ -27,6 +27,9 @@ const QString UnableToConnect = QStringLiteral(
 const QString LackOfConnections = QStringLiteral(
         "DatabaseLackOfConnections: Database can't accept more connections, Realtime won't "
         "connect");
+// Without subscribers, the change stream starts this long after connecting (database broadcasts
+// need it; postgres_changes subscribers start it at once).
+constexpr int StreamGraceMs = 5000;
 // How long a role's column privileges are trusted before they are read again.
 constexpr qint64 PrivilegesTtlMs = 30'000;
 
@@ -187,7 +190,15 @@ void TenantDatabase::connect(std::function<void(ConnectOutcome)> done)
                                              Q_EMIT connectionReady();
                                              maintainPartitions();
                                              finishConnect(std::nullopt);
-                                             startStream();
+                                             // The stream waits for its first subscriber (or a
+                                             // short grace period): changes a restart left in
+                                             // the slot are then matched, not confirmed unseen.
+                                             if (!m_registry.isEmpty()) {
+                                                 ensureStream();
+                                             } else {
+                                                 QTimer::singleShot(StreamGraceMs, this,
+                                                                    [this] { ensureStream(); });
+                                             }
                                          }
                                      });
                                      QObject::connect(m_pool, &postgres::Pool::failed, this,
@@ -324,6 +335,13 @@ void TenantDatabase::startStream()
     m_stream->start(options);
 }
 
+void TenantDatabase::ensureStream()
+{
+    if (m_stream == nullptr && m_state == State::Ready) {
+        startStream();
+    }
+}
+
 void TenantDatabase::whenStreaming(std::function<void()> done)
 {
     if (m_streaming) {
@@ -331,6 +349,7 @@ void TenantDatabase::whenStreaming(std::function<void()> done)
         return;
     }
     m_streamWaiters.push_back(std::move(done));
+    ensureStream();
 }
 
 void TenantDatabase::onWalMessages(const QList<replication::WalMessage> &batch)
@@ -984,37 +1003,36 @@ void TenantDatabase::subscribeNow(SubscribeRequest request,
                     inserts.prepend(remove);
                     insertParams.prepend(-1);
                 }
-                m_pool->run(
-                        inserts,
-                        [this, guard = QPointer<TenantDatabase>(this),
-                         subscriber = std::move(subscriber), params, insertParams,
-                         done = std::move(done)](postgres::SegmentResult result) mutable {
-                            if (!guard) {
-                                return;
-                            }
-                            for (qsizetype i = 0; i < result.results.size(); ++i) {
-                                if (!result.results[i].ok()) {
-                                    const int p = insertParams.value(i, 0);
-                                    done(SubscribeOutcome{
-                                            false,
-                                            subscriptions::exceptionMessage(
-                                                    params.value(qMax(0, p)),
-                                                    result.results[i].error().message) });
-                                    return;
-                                }
-                            }
-                            // Registered the moment the stream runs, and answered in the same turn: every
-                            // change decoded after the client reads "Subscribed to PostgreSQL" is matched.
-                            whenStreaming([this, guard, subscriber = std::move(subscriber),
-                                           done = std::move(done)]() mutable {
+                m_pool->run(inserts,
+                            [this, guard = QPointer<TenantDatabase>(this),
+                             subscriber = std::move(subscriber), params, insertParams,
+                             done = std::move(done)](postgres::SegmentResult result) mutable {
                                 if (!guard) {
                                     return;
                                 }
+                                for (qsizetype i = 0; i < result.results.size(); ++i) {
+                                    if (!result.results[i].ok()) {
+                                        const int p = insertParams.value(i, 0);
+                                        done(SubscribeOutcome{
+                                                false,
+                                                subscriptions::exceptionMessage(
+                                                        params.value(qMax(0, p)),
+                                                        result.results[i].error().message) });
+                                        return;
+                                    }
+                                }
+                                // Registered now, answered once the stream runs: every change decoded
+                                // after the client reads "Subscribed to PostgreSQL" is matched (and
+                                // after a restart, those still in the slot too).
                                 m_registry.add(std::move(subscriber));
-                                done(SubscribeOutcome{
-                                        true, QStringLiteral("Subscribed to PostgreSQL") });
+                                whenStreaming([guard, done = std::move(done)]() mutable {
+                                    if (!guard) {
+                                        return;
+                                    }
+                                    done(SubscribeOutcome{
+                                            true, QStringLiteral("Subscribed to PostgreSQL") });
+                                });
                             });
-                        });
             });
 }
 

@@ -142,6 +142,7 @@ private:
     void fail(const QString &reason, const QByteArray &sqlState);
     void finishConnect(const ConnectOutcome &outcome);
     void startStream();
+    void ensureStream();
     void onWalMessages(const QList<replication::WalMessage> &batch);
     void processNext();
     void completeCatalog(PendingBatch batch);
