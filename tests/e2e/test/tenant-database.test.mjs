@@ -419,11 +419,14 @@ describe('the tenant database connection', { skip }, () => {
             assert.equal(h.db_connected, true, `health while joined ${show(h)}`);
             assert.equal(h.connected_cluster, 1, `health while joined ${show(h)}`);
 
+            // Without postgres_changes subscribers the change stream (the walsender) starts 5 s
+            // after connecting, so that changes a restart left in the slot wait for the
+            // subscribers who rejoin; a subscriber starts it at once.
             let conns;
             await waitFor(async () => {
                 conns = await serverConnections(su, DB_OK);
                 return conns.client === POOL_SIZE && conns.walsender === 1 && conns.other === 0;
-            }, 5000, `${POOL_SIZE} query connections and one walsender`, () => conns);
+            }, 12_000, `${POOL_SIZE} query connections and one walsender`, () => conns);
         });
 
         test('the persistent slot: named after the slot_name setting, temporary = false', async () => {
