@@ -214,98 +214,113 @@ void CdcService::withDatabase(const tenants::TenantPtr &tenant,
     });
 }
 
+namespace {
+
+// The steps of a private channel's checks on the cdc thread, one after the other: read, then (if
+// anything may be read) broadcast write, presence write, and the replay when asked and allowed.
+// Each step stops the chain with what was found so far if the database went away.
+struct ChannelAccessSteps : std::enable_shared_from_this<ChannelAccessSteps>
+{
+    QPointer<TenantDatabase> database;
+    AuthorizationRequest request;
+    std::optional<std::pair<qint64, int>> replayRange;
+    CdcService::ChannelAccess access;
+    std::function<void(CdcService::ChannelAccess)> finish;
+
+    postgres::Pool *pool() const { return database.isNull() ? nullptr : database->pool(); }
+    void done() { finish(std::move(access)); }
+
+    void read(bool checkPresence)
+    {
+        checkRead(*pool(), request, checkPresence,
+                  [self = shared_from_this()](rt::Result<Permissions, AuthorizationError> read) {
+                      if (!read) {
+                          self->access.error = read.error();
+                          self->done();
+                          return;
+                      }
+                      self->access.permissions = read.value();
+                      const Permissions &p = self->access.permissions;
+                      if (!p.broadcastRead.value_or(false) && !p.presenceRead.value_or(false)) {
+                          self->done(); // refused: writes and replay do not matter
+                          return;
+                      }
+                      self->write(QByteArrayLiteral("broadcast"));
+                  });
+    }
+
+    void write(const QByteArray &extension)
+    {
+        if (pool() == nullptr) {
+            done();
+            return;
+        }
+        checkWrite(*pool(), request, extension,
+                   [self = shared_from_this(),
+                    extension](rt::Result<bool, AuthorizationError> allowed) {
+                       const std::optional<bool> answer =
+                               allowed ? std::optional<bool>(allowed.value()) : std::nullopt;
+                       if (extension == "broadcast") {
+                           self->access.permissions.broadcastWrite = answer;
+                           self->write(QByteArrayLiteral("presence"));
+                       } else {
+                           self->access.permissions.presenceWrite = answer;
+                           self->replay();
+                       }
+                   });
+    }
+
+    void replay()
+    {
+        if (!replayRange || !access.permissions.broadcastRead.value_or(false)
+            || pool() == nullptr) {
+            done();
+            return;
+        }
+        cdc::replay(*pool(), request.topic, replayRange->first, replayRange->second,
+                    [self = shared_from_this()](
+                            rt::Result<QList<StoredMessage>, AuthorizationError> rows) {
+                        if (rows) {
+                            self->access.replayed = rows.value();
+                        } else {
+                            self->access.replayFailed = true;
+                        }
+                        self->done();
+                    });
+    }
+};
+
+} // namespace
+
 void CdcService::authorizeChannel(const tenants::TenantPtr &tenant, AuthorizationRequest request,
                                   bool checkPresence, std::optional<std::pair<qint64, int>> replay,
                                   QObject *receiver, Guard guard,
                                   std::function<void(ChannelAccess)> done)
 {
-    // Answers on the caller's thread; `state` collects the steps' results on the cdc thread.
+    // Answers on the caller's thread.
     auto finish = [receiver, guard = std::move(guard),
                    done = std::move(done)](ChannelAccess access) mutable {
         reply(receiver, std::move(guard),
               [done = std::move(done), access = std::move(access)]() mutable { done(access); });
     };
-    withDatabase(
-            tenant,
-            [request = std::move(request), checkPresence, replay, finish = std::move(finish)](
-                    TenantDatabase *db, const ConnectOutcome &outcome) mutable {
-                if (db == nullptr || db->pool() == nullptr) {
-                    ChannelAccess access;
-                    access.error = AuthorizationError{ AuthorizationFailure::DatabaseUnavailable,
-                                                       outcome.value_or(QString()),
-                                                       {} };
-                    finish(std::move(access));
-                    return;
-                }
-                QPointer<TenantDatabase> alive(db);
-                auto access = std::make_shared<ChannelAccess>();
-                auto shared = std::make_shared<decltype(finish)>(std::move(finish));
-                const auto complete = [access, shared] { (*shared)(std::move(*access)); };
-                checkRead(
-                        *db->pool(), request, checkPresence,
-                        [alive, request, replay, access,
-                         complete](rt::Result<Permissions, AuthorizationError> read) {
-                            if (!read) {
-                                access->error = read.error();
-                                complete();
-                                return;
-                            }
-                            access->permissions = read.value();
-                            const bool readsSomething =
-                                    access->permissions.broadcastRead.value_or(false)
-                                    || access->permissions.presenceRead.value_or(false);
-                            if (!readsSomething || alive.isNull() || alive->pool() == nullptr) {
-                                complete();
-                                return;
-                            }
-                            postgres::Pool &pool = *alive->pool();
-                            checkWrite(
-                                    pool, request, QByteArrayLiteral("broadcast"),
-                                    [alive, request, replay, access,
-                                     complete](rt::Result<bool, AuthorizationError> broadcast) {
-                                        if (broadcast) {
-                                            access->permissions.broadcastWrite = broadcast.value();
-                                        }
-                                        if (alive.isNull() || alive->pool() == nullptr) {
-                                            complete();
-                                            return;
-                                        }
-                                        checkWrite(
-                                                *alive->pool(), request,
-                                                QByteArrayLiteral("presence"),
-                                                [alive, request, replay, access,
-                                                 complete](rt::Result<bool, AuthorizationError>
-                                                                   presence) {
-                                                    if (presence) {
-                                                        access->permissions.presenceWrite =
-                                                                presence.value();
-                                                    }
-                                                    if (!replay
-                                                        || !access->permissions.broadcastRead
-                                                                    .value_or(false)
-                                                        || alive.isNull()
-                                                        || alive->pool() == nullptr) {
-                                                        complete();
-                                                        return;
-                                                    }
-                                                    cdc::replay(
-                                                            *alive->pool(), request.topic,
-                                                            replay->first, replay->second,
-                                                            [access, complete](
-                                                                    rt::Result<QList<StoredMessage>,
-                                                                               AuthorizationError>
-                                                                            rows) {
-                                                                if (rows) {
-                                                                    access->replayed = rows.value();
-                                                                } else {
-                                                                    access->replayFailed = true;
-                                                                }
-                                                                complete();
-                                                            });
-                                                });
-                                    });
-                        });
-            });
+    withDatabase(tenant,
+                 [request = std::move(request), checkPresence, replay, finish = std::move(finish)](
+                         TenantDatabase *db, const ConnectOutcome &outcome) mutable {
+                     auto steps = std::make_shared<ChannelAccessSteps>();
+                     steps->database = db;
+                     steps->request = std::move(request);
+                     steps->replayRange = replay;
+                     steps->finish = std::move(finish);
+                     if (steps->pool() == nullptr) {
+                         steps->access.error =
+                                 AuthorizationError{ AuthorizationFailure::DatabaseUnavailable,
+                                                     outcome.value_or(QString()),
+                                                     {} };
+                         steps->done();
+                         return;
+                     }
+                     steps->read(checkPresence);
+                 });
 }
 
 void CdcService::checkBroadcastWrite(const tenants::TenantPtr &tenant, AuthorizationRequest request,

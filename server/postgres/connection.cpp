@@ -479,12 +479,17 @@ void Connection::handleSegmentResult(pg_result *result)
         }
         return;
     default:
-        // COPY and the like: the protocol would wait for data we never send; no way back.
-        teardown(clientError(QStringLiteral("unsupported result status %1 (COPY is not supported)")
-                                     .arg(QString::fromUtf8(PQresStatus(PQresultStatus(result))))),
-                 true);
+        failUnsupported(result);
         return;
     }
+}
+
+void Connection::failUnsupported(pg_result *result)
+{
+    // COPY and the like: the protocol would wait for data we never send; no way back.
+    teardown(clientError(QStringLiteral("unsupported result status %1 (COPY is not supported)")
+                                 .arg(QString::fromUtf8(PQresStatus(PQresultStatus(result))))),
+             true);
 }
 
 void Connection::handleScriptResult(pg_result *result)
@@ -511,9 +516,7 @@ void Connection::handleScriptResult(pg_result *result)
         }
         return;
     default:
-        teardown(clientError(QStringLiteral("unsupported result status %1 (COPY is not supported)")
-                                     .arg(QString::fromUtf8(PQresStatus(PQresultStatus(result))))),
-                 true);
+        failUnsupported(result);
         return;
     }
 }

@@ -107,6 +107,7 @@ private:
     void drainResults();
     void handleSegmentResult(pg_result *result);
     void handleScriptResult(pg_result *result);
+    void failUnsupported(pg_result *result);
     void noteFarewell(const pg_result *result);
     void finishCurrent();
     void fail(Work &work, const PgError &error);
