@@ -1,0 +1,1 @@
+#include "server/cluster/cluster_backend.h"
