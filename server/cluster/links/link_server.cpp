@@ -1,0 +1,112 @@
+#include "server/cluster/links/link_server.h"
+
+#include "server/cluster/links/logging.h"
+
+#include <QTcpServer>
+#include <QTcpSocket>
+
+namespace rt::cluster::links {
+
+LinkServer::LinkServer(const LinkSettings &settings, QObject *parent)
+    : QObject(parent),
+      m_settings(settings),
+      m_server(new QTcpServer(this))
+{
+    connect(m_server, &QTcpServer::newConnection, this, &LinkServer::onNewConnection);
+}
+
+LinkServer::~LinkServer()
+{
+    for (LinkConnection *connection : std::as_const(m_handshaking)) {
+        connection->disconnect(this);
+    }
+    for (auto it = m_ready.cbegin(); it != m_ready.cend(); ++it) {
+        it.key()->disconnect(this);
+    }
+}
+
+Result<quint16> LinkServer::listen(const QHostAddress &address, quint16 port)
+{
+    if (!m_server->listen(address, port)) {
+        return Error{ QStringLiteral("cannot listen for node links on %1:%2: %3")
+                              .arg(address.toString())
+                              .arg(port)
+                              .arg(m_server->errorString()) };
+    }
+    qCInfo(lcLinks) << "listening for node links on" << address.toString()
+                    << m_server->serverPort();
+    return m_server->serverPort();
+}
+
+bool LinkServer::isListening() const
+{
+    return m_server->isListening();
+}
+
+quint16 LinkServer::port() const
+{
+    return m_server->serverPort();
+}
+
+void LinkServer::close()
+{
+    m_server->close();
+    QList<LinkConnection *> all = m_handshaking.values();
+    all += m_ready.keys();
+    for (LinkConnection *connection : std::as_const(all)) {
+        connection->close(QStringLiteral("node is shutting down its links"));
+    }
+}
+
+void LinkServer::onNewConnection()
+{
+    while (QTcpSocket *socket = m_server->nextPendingConnection()) {
+        if (m_handshaking.size() >= m_settings.maxPendingHandshakes) {
+            ++m_refused;
+            qCWarning(lcLinks) << "refusing a link from" << socket->peerAddress().toString()
+                               << ": too many handshakes in progress";
+            socket->abort();
+            socket->deleteLater();
+            continue;
+        }
+        auto *connection = new LinkConnection(m_settings, HandshakeRole::Acceptor, this);
+        m_handshaking.insert(connection);
+        connect(connection, &LinkConnection::ready, this, [this, connection](const QString &peer) {
+            m_handshaking.remove(connection);
+            m_ready.insert(connection, peer);
+            ++m_incoming[peer].links;
+        });
+        connect(connection, &LinkConnection::frameReceived, this,
+                [this, connection](quint8 kind, const QByteArray &payload) {
+                    const QString peer = connection->peerNodeId();
+                    IncomingCounters &counters = m_incoming[peer];
+                    ++counters.frames;
+                    counters.bytes += static_cast<quint64>(FrameHeaderBytes + payload.size());
+                    Q_EMIT frameReceived(peer, kind, payload);
+                });
+        connect(connection, &LinkConnection::closed, this,
+                [this, connection](const QString &, CloseCause cause) {
+                    onClosed(connection, cause);
+                });
+        connection->accept(socket);
+    }
+}
+
+void LinkServer::onClosed(LinkConnection *connection, CloseCause cause)
+{
+    const auto ready = m_ready.constFind(connection);
+    if (ready != m_ready.constEnd()) {
+        --m_incoming[*ready].links;
+        m_ready.erase(ready);
+    }
+    m_handshaking.remove(connection);
+    if (cause == CloseCause::AuthFailure) {
+        ++m_authFailures;
+    } else if (cause == CloseCause::ProtocolError) {
+        ++m_protocolErrors;
+    }
+    connection->disconnect(this);
+    connection->deleteLater();
+}
+
+} // namespace rt::cluster::links
