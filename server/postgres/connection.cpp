@@ -11,6 +11,8 @@
 
 #include <libpq-fe.h>
 
+#include <utility>
+
 namespace rt::postgres {
 
 namespace {
@@ -373,17 +375,42 @@ void Connection::sendNext()
 
 bool Connection::sendSegment(const Work &work)
 {
+    // Enough for the few statement texts a tenant's hot paths use; past it, plan every run.
+    constexpr qsizetype MaxPreparedStatements = 256;
+    m_commands.clear();
+    m_commandIndex = 0;
+    m_prepareError.reset();
     for (const Statement &statement : work.statements) {
         QVarLengthArray<const char *, 16> values;
         for (const std::optional<QByteArray> &param : statement.params) {
             values.append(param ? param->constData() : nullptr);
         }
+        QByteArray name;
+        if (statement.keepPlan) {
+            name = m_preparedNames.value(statement.sql);
+            if (name.isEmpty() && m_preparedNames.size() < MaxPreparedStatements) {
+                // Known as prepared from now on (a second use in this segment must not prepare
+                // again); forgotten in endCommand() if the preparation fails.
+                name = "rt_plan_" + QByteArray::number(++m_nextPreparedId);
+                m_preparedNames.insert(statement.sql, name);
+                if (PQsendPrepare(m_conn, name.constData(), statement.sql.constData(),
+                                  int(values.size()), nullptr)
+                    != 1) {
+                    return false;
+                }
+                m_commands.append(Command{ true, statement.sql });
+            }
+        }
         // Text-format parameters (lengths and formats are not needed) and text-format results.
-        if (PQsendQueryParams(m_conn, statement.sql.constData(), int(values.size()), nullptr,
-                              values.constData(), nullptr, nullptr, 0)
-            != 1) {
+        const int sent = name.isEmpty()
+                ? PQsendQueryParams(m_conn, statement.sql.constData(), int(values.size()), nullptr,
+                                    values.constData(), nullptr, nullptr, 0)
+                : PQsendQueryPrepared(m_conn, name.constData(), int(values.size()),
+                                      values.constData(), nullptr, nullptr, 0);
+        if (sent != 1) {
             return false;
         }
+        m_commands.append(Command{ false, statement.keepPlan ? statement.sql : QByteArray() });
     }
     return PQpipelineSync(m_conn) == 1;
 }
@@ -433,22 +460,50 @@ void Connection::drainResults()
     }
 }
 
+void Connection::endCommand()
+{
+    const Command command =
+            m_commandIndex < m_commands.size() ? m_commands[m_commandIndex] : Command{};
+    ++m_commandIndex;
+    if (command.isPrepare) {
+        if (m_statementResult && !m_statementResult->ok()) {
+            m_preparedNames.remove(command.sql);
+            // Skipped after an earlier statement's error: that error is the segment's story.
+            if (m_statementResult->error().message != PgError::skipped().message) {
+                m_prepareError = m_statementResult->error();
+            }
+        }
+        m_statementResult.reset();
+        return;
+    }
+    if (!m_statementResult) {
+        return;
+    }
+    if (m_prepareError && !m_statementResult->ok()) {
+        m_statementResult = *std::exchange(m_prepareError, std::nullopt);
+    } else if (!command.sql.isEmpty() && !m_statementResult->ok()) {
+        // The prepared statement vanished (DEALLOCATE) or its plan cannot be reused (the result
+        // type changed): prepare it afresh next time.
+        const QByteArray state = m_statementResult->error().sqlState;
+        if (state == "26000" || state == "0A000") {
+            m_preparedNames.remove(command.sql);
+        }
+    }
+    m_results.append(std::move(*m_statementResult));
+    m_statementResult.reset();
+}
+
 void Connection::handleSegmentResult(pg_result *result)
 {
     if (!result) {
-        // The end of one statement's results.
-        if (m_statementResult) {
-            m_results.append(std::move(*m_statementResult));
-            m_statementResult.reset();
-        }
+        endCommand(); // the end of one command's results
         return;
     }
     const bool haveError = m_statementResult && !m_statementResult->ok();
     switch (PQresultStatus(result)) {
     case PGRES_PIPELINE_SYNC:
         if (m_statementResult) {
-            m_results.append(std::move(*m_statementResult));
-            m_statementResult.reset();
+            endCommand();
         }
         // One more PQgetResult() moves libpq from "pipeline idle" to idle when nothing else is
         // queued (nothing is: items are sent one at a time), so PQtransactionStatus() tells the
@@ -631,6 +686,9 @@ void Connection::teardown(const PgError &cause, bool emitFailed)
     }
     m_state = State::Closed;
     m_flushPending = false;
+    m_preparedNames.clear(); // they belonged to the session
+    m_commands.clear();
+    m_prepareError.reset();
     m_results.clear();
     m_statementResult.reset();
     m_scriptResult.reset();

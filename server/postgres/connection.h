@@ -3,6 +3,7 @@
 #include "server/postgres/connection_settings.h"
 #include "server/postgres/query_result.h"
 
+#include <QHash>
 #include <QObject>
 #include <QTimer>
 
@@ -91,6 +92,13 @@ private:
         SegmentCallback segmentDone;
         StatementCallback scriptDone;
     };
+    // What one command of the pipeline sent for the current segment answers: a statement of the
+    // segment, or the preparation of a kept-plan statement (not reported to the caller).
+    struct Command
+    {
+        bool isPrepare = false;
+        QByteArray sql; // of a prepared statement (to forget the name if preparing fails)
+    };
 
     void startConnect(const QByteArray &conninfo);
     void pollConnect();
@@ -106,6 +114,7 @@ private:
     void flush();
     void drainResults();
     void handleSegmentResult(pg_result *result);
+    void endCommand();
     void handleScriptResult(pg_result *result);
     void failUnsupported(pg_result *result);
     void noteFarewell(const pg_result *result);
@@ -132,6 +141,15 @@ private:
     QList<StatementResult> m_results;
     std::optional<StatementResult> m_statementResult; // the statement being received
     std::optional<StatementResult> m_scriptResult;
+    QList<Command> m_commands; // of m_current, in the order they were sent
+    qsizetype m_commandIndex = 0; // the command whose results are arriving
+    // The error of a failed preparation: the statement it prepared reports it (its own result
+    // is only "skipped", since the pipeline aborted).
+    std::optional<PgError> m_prepareError;
+    // Kept-plan statements prepared on this session: SQL text -> statement name. Cleared with
+    // the session; bounded (beyond the bound, statements run unprepared).
+    QHash<QByteArray, QByteArray> m_preparedNames;
+    quint64 m_nextPreparedId = 0;
     // An error the server sent outside any query (its reason for closing the session).
     std::optional<PgError> m_serverFarewell;
 };

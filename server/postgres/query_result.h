@@ -78,6 +78,12 @@ struct Statement
 {
     QByteArray sql;
     QList<std::optional<QByteArray>> params;
+    // Prepared once per connection under a name of its own, so PostgreSQL parses and plans it
+    // once and reuses the plan (a generic plan after a few runs, or at once under
+    // plan_cache_mode = force_generic_plan) instead of planning at every run. For statements
+    // that run very often with the same text; parameters must then carry their types in the SQL
+    // ($1::bigint[]), since a generic plan cannot fold casts of constants.
+    bool keepPlan = false;
 };
 
 using StatementResult = rt::Result<QueryResult, PgError>;

@@ -107,6 +107,8 @@ private Q_SLOTS:
     void errorInOneSegmentDoesNotAffectOthers();
     void openTransactionIsRolledBack();
     void localSettingDoesNotLeak();
+    void keptPlansArePreparedOncePerSession();
+    void failedPreparationReportsItsError();
     void scriptWithDollarQuotedFunction();
     void invalidStatementIsRefusedWithoutReentry();
     void closeFailsPendingWork();
@@ -146,6 +148,78 @@ void TestPostgresConnection::init()
 void TestPostgresConnection::cleanup()
 {
     m_db.reset();
+}
+void TestPostgresConnection::keptPlansArePreparedOncePerSession()
+{
+    Connection connection;
+    QVERIFY(openConnection(connection));
+    QVERIFY(exec(connection, "CREATE TABLE kept (id bigint PRIMARY KEY, label text)"));
+    QVERIFY(exec(connection,
+                 "INSERT INTO kept SELECT g, 'row ' || g FROM generate_series(1, 50) g"));
+    auto lookup = [](const QByteArray &keys) {
+        Statement statement =
+                sql("SELECT label FROM kept WHERE id = ANY($1::bigint[]) ORDER BY id", { keys });
+        statement.keepPlan = true;
+        return statement;
+    };
+    const Statement count = sql("SELECT count(*) FROM pg_prepared_statements");
+    Collector collector;
+    // Twice in one segment, then in later segments: prepared once, answers follow the params.
+    connection.run({ lookup("{1,2}"), lookup("{3}"), count }, collector.segment(1));
+    connection.run({ lookup("{4,5,6}"), count }, collector.segment(2));
+    connection.run({ lookup("{}") }, collector.segment(3));
+    QTRY_COMPARE_WITH_TIMEOUT(collector.order.size(), 3, kWait);
+    const SegmentResult &first = collector.segments.at(0);
+    QVERIFY(first.ok());
+    QCOMPARE(first.results.at(0)->rowCount(), 2);
+    QCOMPARE(first.results.at(0)->value(1, 0), QByteArray("row 2"));
+    QCOMPARE(first.results.at(1)->value(0, 0), QByteArray("row 3"));
+    QCOMPARE(first.results.at(2)->value(0, 0), QByteArray("1"));
+    const SegmentResult &second = collector.segments.at(1);
+    QVERIFY(second.ok());
+    QCOMPARE(second.results.at(0)->rowCount(), 3);
+    QCOMPARE(second.results.at(1)->value(0, 0), QByteArray("1"));
+    QVERIFY(collector.segments.at(2).ok());
+    QCOMPARE(collector.segments.at(2).results.at(0)->rowCount(), 0);
+
+    // A lost session takes its statements along: a new one prepares afresh.
+    connection.close();
+    QVERIFY(openConnection(connection));
+    Collector after;
+    connection.run({ lookup("{7}"), count }, after.segment(1));
+    QTRY_COMPARE_WITH_TIMEOUT(after.order.size(), 1, kWait);
+    QVERIFY(after.segments.at(0).ok());
+    QCOMPARE(after.segments.at(0).results.at(0)->value(0, 0), QByteArray("row 7"));
+    QCOMPARE(after.segments.at(0).results.at(1)->value(0, 0), QByteArray("1"));
+}
+
+void TestPostgresConnection::failedPreparationReportsItsError()
+{
+    Connection connection;
+    QVERIFY(openConnection(connection));
+    Statement broken = sql("SELECT * FROM no_such_table WHERE id = $1::int", { QByteArray("1") });
+    broken.keepPlan = true;
+    Statement fine = sql("SELECT $1::int + 1", { QByteArray("1") });
+    fine.keepPlan = true;
+    Collector collector;
+    connection.run({ fine, broken, fine }, collector.segment(1));
+    // Not remembered as prepared: once the table exists, the same text works.
+    connection.run(sql("CREATE TABLE no_such_table (id int)"), [](StatementResult) {});
+    connection.run({ broken, fine }, collector.segment(2));
+    QTRY_COMPARE_WITH_TIMEOUT(collector.order.size(), 2, kWait);
+    const SegmentResult &failed = collector.segments.at(0);
+    QCOMPARE(failed.results.size(), 3);
+    QVERIFY(failed.results.at(0).ok());
+    QCOMPARE(failed.results.at(0)->value(0, 0), QByteArray("2"));
+    QVERIFY(!failed.results.at(1).ok());
+    QCOMPARE(failed.results.at(1).error().sqlState, QByteArray("42P01"));
+    QVERIFY2(failed.results.at(1).error().message.contains(QLatin1String("no_such_table")),
+             qPrintable(failed.results.at(1).error().text()));
+    QCOMPARE(failed.results.at(2).error().message, PgError::skipped().message);
+    const SegmentResult &later = collector.segments.at(1);
+    QVERIFY(later.ok());
+    QCOMPARE(later.results.at(0)->rowCount(), 0);
+    QCOMPARE(later.results.at(1)->value(0, 0), QByteArray("2"));
 }
 
 ConnectionSettings TestPostgresConnection::settings() const
