@@ -8,6 +8,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 
+#include <algorithm>
 #include <map>
 
 namespace rt::cdc {
@@ -44,12 +45,32 @@ bool actionMatches(const QByteArray &action, ChangeType type)
 
 } // namespace
 
+qsizetype Matched::checkCount() const
+{
+    return std::count_if(checks.cbegin(), checks.cend(),
+                         [](const VisibilityCheck &check) { return check.claimsSet >= 0; });
+}
+
+const VisibilityCheck *Matched::checkFor(const QByteArray &claimsJson) const
+{
+    for (const VisibilityCheck &check : checks) {
+        if (check.claimsSet >= 0 && check.claimsJson == claimsJson) {
+            return &check;
+        }
+    }
+    return nullptr;
+}
+
 Matched match(const QList<Change> &changes, const SubscriptionRegistry &registry)
 {
+    // Per change the work is linear in its candidates and touches no string hashing per
+    // candidate: with K unfiltered subscribers every change has K candidates.
     Matched matched;
+    matched.registry = registry.snapshot();
+    matched.checks.resize(static_cast<size_t>(matched.registry->claimsSetCount));
     for (const Change &change : changes) {
         const std::vector<SubscriptionRegistry::Entry> *entries =
-                registry.bindingsOn(change.relation->schema, change.relation->table);
+                matched.registry->bindingsOn(change.relation->schema, change.relation->table);
         if (entries == nullptr) {
             continue;
         }
@@ -65,20 +86,27 @@ Matched match(const QList<Change> &changes, const SubscriptionRegistry &registry
             }
             // One output per distinct selected_columns (spec §6.5 step 4): bindings of one
             // channel with different `select`s each get their own projection and ids.
-            const bool projection = entry.binding->select.has_value();
-            const QStringList select = projection ? *entry.binding->select : QStringList();
+            const QStringList *select =
+                    entry.binding->select.has_value() ? &*entry.binding->select : nullptr;
+            const auto sameProjection = [select](const Candidate &candidate) {
+                if (candidate.select == nullptr || select == nullptr) {
+                    return candidate.select == select;
+                }
+                return *candidate.select == *select;
+            };
             // The index lists each subscriber's bindings together, so its candidates are the
             // last ones: look back only while they are its own (linear in K, not quadratic).
             auto candidate = current.candidates.end();
             for (auto it = current.candidates.rbegin();
                  it != current.candidates.rend() && it->subscriber == entry.subscriber; ++it) {
-                if (it->projection == projection && it->select == select) {
+                if (sameProjection(*it)) {
                     candidate = std::prev(it.base());
                     break;
                 }
             }
             if (candidate == current.candidates.end()) {
-                current.candidates.push_back(Candidate{ entry.subscriber, {}, projection, select });
+                current.candidates.push_back(
+                        Candidate{ entry.subscriber, entry.claimsSet, {}, select });
                 candidate = std::prev(current.candidates.end());
             }
             if (!candidate->ids.contains(entry.binding->id)) {
@@ -90,12 +118,18 @@ Matched match(const QList<Change> &changes, const SubscriptionRegistry &registry
         }
         const int index = static_cast<int>(matched.changes.size());
         const bool needsRls = change.relation->rlsEnabled && change.type != ChangeType::Delete;
+        const QByteArray *lastRole = nullptr;
         for (const Candidate &candidate : current.candidates) {
             const Subscriber &subscriber = *candidate.subscriber;
-            matched.privilegesNeeded.insert(qMakePair(subscriber.role, change.relation->oid));
+            // Subscribers mostly share a handful of roles: insert once per run of one role.
+            if (lastRole == nullptr || *lastRole != subscriber.role) {
+                matched.privilegesNeeded.insert(qMakePair(subscriber.role, change.relation->oid));
+                lastRole = &subscriber.role;
+            }
             if (needsRls) {
-                VisibilityCheck &check = matched.checks[subscriber.claimsJson];
-                if (check.role.isEmpty()) {
+                VisibilityCheck &check = matched.checks[static_cast<size_t>(candidate.claimsSet)];
+                if (check.claimsSet < 0) {
+                    check.claimsSet = candidate.claimsSet;
                     check.role = subscriber.role;
                     check.claimsJson = subscriber.claimsJson;
                     check.sub = subscriber.sub;
@@ -215,8 +249,7 @@ QByteArray renderData(const Change &change, const QSet<QByteArray> &selectable,
     return QJsonDocument(data).toJson(QJsonDocument::Compact);
 }
 
-std::vector<Delivery> render(const Matched &matched,
-                             const QHash<QByteArray, Visibility> &visibility,
+std::vector<Delivery> render(const Matched &matched, const Visibilities &visibility,
                              const Privileges &privileges, const pubsub::DeliveryCounting &counting)
 {
     std::vector<Delivery> deliveries;
@@ -226,7 +259,7 @@ std::vector<Delivery> render(const Matched &matched,
         const RelationInfo &relation = *change.relation;
         const bool needsRls = relation.rlsEnabled && change.type != ChangeType::Delete;
         // data bytes per (role, projection): most subscribers share one rendering.
-        QHash<QByteArray, QByteArray> dataCache;
+        QHash<QPair<QByteArray, const QStringList *>, QByteArray> dataCache;
         // (topic, legacy, ids, data) -> members: channels that receive identical bytes.
         std::map<std::tuple<QByteArray, bool, QByteArray, QByteArray>,
                  std::pair<pubsub::TopicKey, std::vector<quint64>>>
@@ -235,14 +268,16 @@ std::vector<Delivery> render(const Matched &matched,
             const Subscriber &subscriber = *candidate.subscriber;
             QByteArray data;
             if (needsRls) {
-                const auto answer = visibility.constFind(subscriber.claimsJson);
-                if (answer == visibility.constEnd()) {
+                const size_t claimsSet = static_cast<size_t>(candidate.claimsSet);
+                if (claimsSet >= visibility.size()) {
                     continue;
                 }
-                if (const QString *error = std::get_if<QString>(&answer.value())) {
+                const Visibility &answer = visibility[claimsSet];
+                if (const QString *error = std::get_if<QString>(&answer)) {
                     data = errorData(change, *error);
-                } else if (!std::get<QSet<int>>(answer.value()).contains(index)) {
-                    continue;
+                } else if (const QSet<int> *visible = std::get_if<QSet<int>>(&answer);
+                           visible == nullptr || !visible->contains(index)) {
+                    continue; // unanswered, or not visible
                 }
             }
             if (data.isEmpty()) {
@@ -261,16 +296,13 @@ std::vector<Delivery> render(const Matched &matched,
                     if (change.type != ChangeType::Delete && !keysSelectable) {
                         data = errorData(change, QStringLiteral("Error 401: Unauthorized"));
                     } else {
-                        const QByteArray cacheKey = subscriber.role + '\x1f'
-                                + (candidate.projection
-                                           ? candidate.select.join(QLatin1Char(',')).toUtf8()
-                                           : QByteArray("*"));
+                        // By the binding's own list: equal lists of different bindings render
+                        // twice, to the same bytes (grouping below still merges them).
+                        const auto cacheKey = qMakePair(subscriber.role, candidate.select);
                         auto cached = dataCache.constFind(cacheKey);
                         if (cached == dataCache.constEnd()) {
                             cached = dataCache.insert(
-                                    cacheKey,
-                                    renderData(change, selectable,
-                                               candidate.projection ? &candidate.select : nullptr));
+                                    cacheKey, renderData(change, selectable, candidate.select));
                         }
                         data = cached.value();
                     }

@@ -9,7 +9,9 @@
 #include <QList>
 #include <QSet>
 #include <QString>
+#include <QVarLengthArray>
 
+#include <memory>
 #include <variant>
 #include <vector>
 
@@ -26,10 +28,10 @@ namespace router {
 // one projection (a channel whose bindings select different columns has one per projection).
 struct Candidate
 {
-    const Subscriber *subscriber;
-    QList<qint64> ids; // the matched bindings' ids, in binding order
-    bool projection = false; // the bindings have a `select`
-    QStringList select; // their selected columns
+    const Subscriber *subscriber; // kept alive by Matched::registry
+    int claimsSet = 0; // its RLS identity (SubscriptionRegistry::Entry::claimsSet)
+    QVarLengthArray<qint64, 2> ids; // the matched bindings' ids, in binding order
+    const QStringList *select = nullptr; // the bindings' selected columns; nullptr: all
 };
 
 struct MatchedChange
@@ -41,6 +43,7 @@ struct MatchedChange
 // A visibility question for one claims set: which of these changes can the role SELECT?
 struct VisibilityCheck
 {
+    int claimsSet = -1; // -1: nothing to ask for this claims set
     QByteArray role;
     QByteArray claimsJson;
     QByteArray sub;
@@ -50,18 +53,28 @@ struct VisibilityCheck
 
 struct Matched
 {
+    // The registry as matched: keeps the candidates' subscribers alive while the batch is
+    // evaluated, whatever joins and leaves meanwhile.
+    std::shared_ptr<const SubscriptionRegistry::Snapshot> registry;
     QList<MatchedChange> changes; // only changes with at least one candidate
-    QHash<QByteArray, VisibilityCheck> checks; // by claimsJson
+    // Indexed by claims set; those with claimsSet == -1 ask nothing.
+    std::vector<VisibilityCheck> checks;
     // (role, relation oid) pairs whose column privileges are needed
     QSet<QPair<QByteArray, quint32>> privilegesNeeded;
+
+    // The number of questions to ask, and the one for `claimsJson` (nullptr: none).
+    qsizetype checkCount() const;
+    const VisibilityCheck *checkFor(const QByteArray &claimsJson) const;
 };
 
-// Matches `changes` (in commit order) against `registry`.
+// Matches `changes` (in commit order) against the registry's current snapshot.
 Matched match(const QList<Change> &changes, const SubscriptionRegistry &registry);
 
-// The answers: per claims set the visible change indices, or the error that evaluating them
-// raised (reported to those subscribers only).
-using Visibility = std::variant<QSet<int>, QString>;
+// The answer for one claims set: the visible change indices, or the error that evaluating them
+// raised (reported to those subscribers only); monostate while unanswered (nothing delivered).
+using Visibility = std::variant<std::monostate, QSet<int>, QString>;
+// Indexed by claims set, like Matched::checks.
+using Visibilities = std::vector<Visibility>;
 // Per (role, relation oid): the columns the role may SELECT.
 using Privileges = QHash<QPair<QByteArray, quint32>, QSet<QByteArray>>;
 
@@ -72,8 +85,7 @@ struct Delivery
 };
 
 // The messages to publish, in change order.
-std::vector<Delivery> render(const Matched &matched,
-                             const QHash<QByteArray, Visibility> &visibility,
+std::vector<Delivery> render(const Matched &matched, const Visibilities &visibility,
                              const Privileges &privileges,
                              const pubsub::DeliveryCounting &counting);
 

@@ -11,11 +11,13 @@ QByteArray tableKey(const QByteArray &schema, const QByteArray &table)
 
 } // namespace
 
+SubscriptionRegistry::SubscriptionRegistry() : m_snapshot(std::make_shared<const Snapshot>()) { }
+
 void SubscriptionRegistry::add(Subscriber subscriber)
 {
     const quint64 memberId = subscriber.memberId;
-    m_subscribers.insert(memberId, std::make_shared<Subscriber>(std::move(subscriber)));
-    rebuildIndex();
+    m_subscribers.insert(memberId, std::make_shared<const Subscriber>(std::move(subscriber)));
+    rebuildSnapshot();
 }
 
 QList<QUuid> SubscriptionRegistry::remove(quint64 memberId)
@@ -29,7 +31,7 @@ QList<QUuid> SubscriptionRegistry::remove(quint64 memberId)
         ids.append(binding.subscriptionId);
     }
     m_subscribers.erase(it);
-    rebuildIndex();
+    rebuildSnapshot();
     return ids;
 }
 
@@ -40,23 +42,33 @@ const Subscriber *SubscriptionRegistry::find(quint64 memberId) const
 }
 
 const std::vector<SubscriptionRegistry::Entry> *
-SubscriptionRegistry::bindingsOn(const QByteArray &schema, const QByteArray &table) const
+SubscriptionRegistry::Snapshot::bindingsOn(const QByteArray &schema, const QByteArray &table) const
 {
-    const auto it = m_byTable.constFind(tableKey(schema, table));
-    return it == m_byTable.constEnd() ? nullptr : &it.value();
+    const auto it = byTable.constFind(tableKey(schema, table));
+    return it == byTable.constEnd() ? nullptr : &it.value();
 }
 
-void SubscriptionRegistry::rebuildIndex()
+void SubscriptionRegistry::rebuildSnapshot()
 {
-    // Subscriptions change at join/leave rates, changes arrive far more often: an index rebuilt
+    // Subscriptions change at join/leave rates, changes arrive far more often: a snapshot built
     // per change of membership keeps matching a single hash lookup per change.
-    m_byTable.clear();
+    auto snapshot = std::make_shared<Snapshot>();
+    QHash<QByteArray, int> claimsSets;
+    snapshot->subscribers.reserve(static_cast<size_t>(m_subscribers.size()));
     for (const auto &subscriber : std::as_const(m_subscribers)) {
+        snapshot->subscribers.push_back(subscriber);
+        auto known = claimsSets.constFind(subscriber->claimsJson);
+        if (known == claimsSets.constEnd()) {
+            known = claimsSets.insert(subscriber->claimsJson, int(claimsSets.size()));
+        }
+        const int claimsSet = known.value();
         for (const Binding &binding : subscriber->bindings) {
-            m_byTable[tableKey(binding.schema, binding.table)].push_back(
-                    Entry{ subscriber.get(), &binding });
+            snapshot->byTable[tableKey(binding.schema, binding.table)].push_back(
+                    Entry{ subscriber.get(), &binding, claimsSet });
         }
     }
+    snapshot->claimsSetCount = int(claimsSets.size());
+    m_snapshot = std::move(snapshot);
 }
 
 } // namespace rt::cdc

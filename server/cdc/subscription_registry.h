@@ -9,6 +9,7 @@
 #include <QStringList>
 #include <QUuid>
 
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -48,7 +49,27 @@ public:
     {
         const Subscriber *subscriber;
         const Binding *binding;
+        // Subscribers with the same claims share one RLS identity: a dense number per distinct
+        // claimsJson, valid within the snapshot the entry belongs to.
+        int claimsSet = 0;
     };
+
+    // The registry at one moment, immutable: a batch of changes is matched against one and may
+    // take a while to evaluate (RLS queries), while channels join and leave. Holding the
+    // snapshot keeps its subscribers and bindings alive, and its claims set numbers valid.
+    struct Snapshot
+    {
+        std::vector<std::shared_ptr<const Subscriber>> subscribers;
+        QHash<QByteArray, std::vector<Entry>> byTable; // "schema\x1ftable"
+        int claimsSetCount = 0;
+
+        // The bindings on schema.table, or nullptr when none. A subscriber's bindings are
+        // adjacent (the router relies on it).
+        const std::vector<Entry> *bindingsOn(const QByteArray &schema,
+                                             const QByteArray &table) const;
+    };
+
+    SubscriptionRegistry();
 
     // Adds or replaces (token refresh) the subscriber of `memberId`.
     void add(Subscriber subscriber);
@@ -56,18 +77,15 @@ public:
     QList<QUuid> remove(quint64 memberId);
     const Subscriber *find(quint64 memberId) const;
 
-    // The bindings on schema.table, or nullptr when none. A subscriber's bindings are adjacent
-    // (the router relies on it).
-    const std::vector<Entry> *bindingsOn(const QByteArray &schema, const QByteArray &table) const;
+    std::shared_ptr<const Snapshot> snapshot() const { return m_snapshot; }
     bool isEmpty() const { return m_subscribers.isEmpty(); }
     qsizetype subscriberCount() const { return m_subscribers.size(); }
 
 private:
-    void rebuildIndex();
+    void rebuildSnapshot();
 
-    // unique_ptr: entries of the index point into subscribers, which must not move.
-    QHash<quint64, std::shared_ptr<Subscriber>> m_subscribers;
-    QHash<QByteArray, std::vector<Entry>> m_byTable; // "schema\x1ftable"
+    QHash<quint64, std::shared_ptr<const Subscriber>> m_subscribers;
+    std::shared_ptr<const Snapshot> m_snapshot;
 };
 
 } // namespace rt::cdc

@@ -151,16 +151,8 @@ private:
     // snapshots (the WAL sender can decode a commit a moment before that), then evaluates.
     void awaitVisibility(PendingBatch batch, int attempt);
     void publish(PendingBatch &batch, const router::Matched &matched,
-                 const QHash<QByteArray, router::Visibility> &visibility);
+                 const router::Visibilities &visibility);
     void finishBatch(quint64 endLsn);
-    // key text -> indices of the changes with that key (single-column primary keys)
-    using KeyMap = QHash<QByteArray, QList<int>>;
-    // The RLS segment of one claims set; keyMaps gets one entry per visibility query (empty:
-    // the query returns change indices).
-    static QList<postgres::Statement>
-    visibilitySegment(const router::VisibilityCheck &check,
-                      const QHash<quint32, QList<int>> &changesByRelation,
-                      const QList<router::MatchedChange> &changes, QList<KeyMap> &keyMaps);
     void subscribeNow(SubscribeRequest request, std::function<void(SubscribeOutcome)> done);
     void flushDeletes();
     void maintainPartitions();
