@@ -59,7 +59,13 @@ Result<QList<QUrl>> EtcdClient::parseEndpoints(const QString &commaSeparated)
             return Error{ QStringLiteral("ETCD_ENDPOINTS: \"%1\" is not an http(s)://host:port URL")
                                   .arg(trimmed) };
         }
-        endpoints.append(url.adjusted(QUrl::StripTrailingSlash));
+        QUrl endpoint = url;
+        QString path = endpoint.path();
+        while (path.endsWith(QLatin1Char('/'))) {
+            path.chop(1); // requests append "/v3/..."
+        }
+        endpoint.setPath(path);
+        endpoints.append(endpoint);
     }
     if (endpoints.isEmpty()) {
         return Error{ QStringLiteral("ETCD_ENDPOINTS names no endpoint") };

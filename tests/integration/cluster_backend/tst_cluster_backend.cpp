@@ -103,6 +103,8 @@ private Q_SLOTS:
     void claimBeforeRegistrationFails();
     void droppedWatchResumesWithoutMissingEvents(); // etcd only
     void unavailableThenRecovery(); // etcd only (private server)
+    void lostLeaseRegistersAgain(); // etcd only
+    void endpointFailover(); // etcd only
 
 private:
     bool isEtcd() const { return m_kind == QLatin1String("etcd"); }
@@ -670,6 +672,10 @@ void TstClusterBackend::unavailableThenRecovery()
     auto written = put(b, QStringLiteral("region-map"), "eu=node-a", 0);
     QVERIFY(written && written->ok());
     QTRY_VERIFY_WITH_TIMEOUT(a->configSnapshot().find(QStringLiteral("region-map")), Timeout);
+    const QString held = QStringLiteral("cdc/held");
+    a->claim(held, "{}");
+    QTRY_COMPARE_WITH_TIMEOUT(seen(a).granted, QStringList{ held }, Timeout);
+    QTRY_VERIFY_WITH_TIMEOUT(a->claimOf(held), Timeout);
     const ConfigSnapshot lastKnown = a->configSnapshot();
 
     QVERIFY2(etcd.halt(&error), qPrintable(error));
@@ -683,6 +689,11 @@ void TstClusterBackend::unavailableThenRecovery()
     QVERIFY(refused && !refused->ok());
     QCOMPARE(refused->error().kind, ConfigWriteError::Kind::Unavailable);
 
+    // Unreachable for longer than the lease TTL: the lease may have expired and another node may
+    // own the resource now, so a gives it up.
+    QTRY_COMPARE_WITH_TIMEOUT(seen(a).lost, QStringList{ held }, Timeout);
+    QVERIFY(a->ownedClaims().isEmpty());
+
     QVERIFY2(etcd.resume(&error), qPrintable(error));
     QTRY_COMPARE_WITH_TIMEOUT(seen(a).available, 2, Timeout);
     QTRY_COMPARE_WITH_TIMEOUT(seen(b).available, 2, Timeout);
@@ -693,10 +704,64 @@ void TstClusterBackend::unavailableThenRecovery()
     QTRY_COMPARE_WITH_TIMEOUT(a->configSnapshot().find(QStringLiteral("region-map"))->value,
                               QByteArray("eu=node-b"), Timeout);
     QCOMPARE(a->members().size(), 2);
-    // Claims work again.
-    a->claim(QStringLiteral("cdc/after"), "{}");
-    QTRY_COMPARE_WITH_TIMEOUT(seen(a).granted, QStringList{ QStringLiteral("cdc/after") }, Timeout);
+    // etcd restores leases when it restarts, so a's claim survived there; a gave it up, so it
+    // deletes it and the resource is free for anyone (here b).
+    QTRY_VERIFY_WITH_TIMEOUT(!b->claimOf(held), Timeout);
+    b->claim(held, "{}");
+    QTRY_COMPARE_WITH_TIMEOUT(seen(b).granted, QStringList{ held }, Timeout);
+    QTRY_VERIFY_WITH_TIMEOUT(a->claimOf(held) && a->claimOf(held)->owner == b->nodeId(), Timeout);
     m_nodes.clear(); // before the private etcd goes away
+}
+
+void TstClusterBackend::lostLeaseRegistersAgain()
+{
+    if (!isEtcd()) {
+        return; // an in-process lease cannot be lost behind the node's back
+    }
+    auto *a = static_cast<EtcdClusterBackend *>(addNode(QStringLiteral("node-a")));
+    ClusterBackend *b = addNode(QStringLiteral("node-b"));
+    QVERIFY(waitAvailable(a));
+    QVERIFY(waitAvailable(b));
+    const QString resource = QStringLiteral("cdc/lease");
+    a->claim(resource, "{}");
+    QTRY_COMPARE_WITH_TIMEOUT(seen(a).granted, QStringList{ resource }, Timeout);
+    const qint64 oldLease = a->leaseId();
+
+    // The lease vanishes behind a's back (as after a partition longer than the TTL).
+    rt::cluster::etcd::EtcdClient admin(
+            *rt::cluster::etcd::EtcdClient::parseEndpoints(m_endpoints));
+    bool revoked = false;
+    admin.leaseRevoke(oldLease, [&revoked](rt::cluster::etcd::EtcdResult<qint64> result) {
+        revoked = result.ok();
+    });
+    QTRY_VERIFY_WITH_TIMEOUT(revoked, Timeout);
+    QTRY_COMPARE_WITH_TIMEOUT(seen(a).lost, QStringList{ resource }, Timeout);
+    QTRY_VERIFY_WITH_TIMEOUT(!b->claimOf(resource), Timeout);
+    // a registers again under a new lease and is a member everywhere again.
+    QTRY_VERIFY_WITH_TIMEOUT(a->leaseId() != 0 && a->leaseId() != oldLease, Timeout);
+    for (ClusterBackend *node : { static_cast<ClusterBackend *>(a), b }) {
+        QTRY_COMPARE_WITH_TIMEOUT(
+                ids(node->members()),
+                QStringList({ QStringLiteral("node-a"), QStringLiteral("node-b") }), Timeout);
+    }
+    QTRY_VERIFY_WITH_TIMEOUT(a->isAvailable(), Timeout);
+    a->claim(resource, "{}");
+    QTRY_COMPARE_WITH_TIMEOUT(seen(a).granted.size(), 2, Timeout);
+}
+
+void TstClusterBackend::endpointFailover()
+{
+    if (!isEtcd()) {
+        return; // in-process has no endpoints
+    }
+    // The first endpoint refuses connections (port 1): requests and the watch move on.
+    ClusterBackend *a =
+            addNode(QStringLiteral("node-a"), QStringLiteral("http://127.0.0.1:1,") + m_endpoints);
+    QVERIFY(waitAvailable(a));
+    auto written = put(a, QStringLiteral("k"), "v", 0);
+    QVERIFY(written && written->ok());
+    QTRY_VERIFY_WITH_TIMEOUT(a->configSnapshot().find(QStringLiteral("k")), Timeout);
+    QCOMPARE(ids(a->members()), QStringList{ QStringLiteral("node-a") });
 }
 
 QTEST_GUILESS_MAIN(TstClusterBackend)

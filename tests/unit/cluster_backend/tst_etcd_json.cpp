@@ -1,5 +1,6 @@
 // The etcd v3 JSON gateway codec and the NDJSON splitter of the watch stream. The response
 // samples below were captured from etcd 3.4.23 (toolchain.md §4 recipe).
+#include "server/cluster/etcd/etcd_client.h"
 #include "server/cluster/etcd/etcd_json.h"
 
 #include <QJsonArray>
@@ -90,6 +91,7 @@ private Q_SLOTS:
     void splitterEverySplitPoint();
     void splitterCarriageReturnAndBlankLines();
     void splitterOverlongLine();
+    void endpoints();
 };
 
 void TstEtcdJson::prefixRangeEnd()
@@ -394,6 +396,22 @@ void TstEtcdJson::splitterOverlongLine()
     NdjsonSplitter inOneChunk(4);
     QCOMPARE(inOneChunk.feed("ab\nabcdef\nxy\n"), QList<QByteArray>({ "ab" }));
     QVERIFY(inOneChunk.failed());
+}
+
+void TstEtcdJson::endpoints()
+{
+    const auto two = EtcdClient::parseEndpoints(
+            QStringLiteral(" http://127.0.0.1:2379/ ,https://etcd.example:2379,"));
+    QVERIFY(two.ok());
+    QCOMPARE(two->size(), 2);
+    QCOMPARE(two->at(0), QUrl(QStringLiteral("http://127.0.0.1:2379")));
+    QCOMPARE(two->at(1).scheme(), QStringLiteral("https"));
+    QVERIFY(!EtcdClient::parseEndpoints(QString()).ok());
+    QVERIFY(!EtcdClient::parseEndpoints(QStringLiteral("127.0.0.1:2379")).ok());
+    QVERIFY(!EtcdClient::parseEndpoints(QStringLiteral("ftp://h:1")).ok());
+    const auto bad = EtcdClient::parseEndpoints(QStringLiteral("http://ok:1,http://"));
+    QVERIFY(!bad.ok());
+    QVERIFY(bad.error().message.contains(QStringLiteral("http://")));
 }
 
 QTEST_GUILESS_MAIN(TstEtcdJson)
