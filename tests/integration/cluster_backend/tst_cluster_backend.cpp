@@ -7,6 +7,9 @@
 #include "shared/core/clock.h"
 #include "tests/support/etcd/etcd_env.h"
 
+#include <QNetworkAccessManager>
+#include <QNetworkReply>
+#include <QNetworkRequest>
 #include <QRandomGenerator>
 #include <QTest>
 
@@ -105,6 +108,7 @@ private Q_SLOTS:
     void unavailableThenRecovery(); // etcd only (private server)
     void lostLeaseRegistersAgain(); // etcd only
     void endpointFailover(); // etcd only
+    void compactedWatchReloads(); // etcd only
 
 private:
     bool isEtcd() const { return m_kind == QLatin1String("etcd"); }
@@ -762,6 +766,50 @@ void TstClusterBackend::endpointFailover()
     QVERIFY(written && written->ok());
     QTRY_VERIFY_WITH_TIMEOUT(a->configSnapshot().find(QStringLiteral("k")), Timeout);
     QCOMPARE(ids(a->members()), QStringList{ QStringLiteral("node-a") });
+}
+
+void TstClusterBackend::compactedWatchReloads()
+{
+    if (!isEtcd()) {
+        return; // in-process keeps no history to compact
+    }
+    auto *a = static_cast<EtcdClusterBackend *>(addNode(QStringLiteral("node-a")));
+    auto *b = static_cast<EtcdClusterBackend *>(addNode(QStringLiteral("node-b")));
+    QVERIFY(waitAvailable(a));
+    QVERIFY(waitAvailable(b));
+    auto gone = put(b, QStringLiteral("gone"), "x", 0);
+    QVERIFY(gone && gone->ok());
+    QTRY_VERIFY_WITH_TIMEOUT(a->configSnapshot().find(QStringLiteral("gone")), Timeout);
+
+    a->dropWatchForTesting(true);
+    auto removed = remove(b, QStringLiteral("gone"), **gone);
+    QVERIFY(removed && removed->ok());
+    auto added = put(b, QStringLiteral("added"), "y", 0);
+    QVERIFY(added && added->ok());
+    // Compact the history a would resume from.
+    QNetworkAccessManager network;
+    QUrl url = rt::cluster::etcd::EtcdClient::parseEndpoints(m_endpoints)->first();
+    url.setPath(QStringLiteral("/v3/kv/compaction"));
+    QNetworkRequest request(url);
+    request.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
+    std::unique_ptr<QNetworkReply> reply(network.post(request,
+                                                      QByteArrayLiteral("{\"revision\":\"")
+                                                              + QByteArray::number(**added)
+                                                              + QByteArrayLiteral("\"}")));
+    QTRY_VERIFY_WITH_TIMEOUT(reply->isFinished(), Timeout);
+    QCOMPARE(reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(), 200);
+
+    a->resumeWatchForTesting(); // canceled as compacted: a reads everything again
+    QTRY_VERIFY_WITH_TIMEOUT(a->configSnapshot().find(QStringLiteral("added")), Timeout);
+    QVERIFY(!a->configSnapshot().find(QStringLiteral("gone")));
+    QTRY_VERIFY_WITH_TIMEOUT(a->isAvailable(), Timeout);
+    QCOMPARE(seen(a).configs.last(), a->configSnapshot());
+    // And it watches again from there.
+    auto after = put(b, QStringLiteral("after"), "z", 0);
+    QVERIFY(after && after->ok());
+    QTRY_VERIFY_WITH_TIMEOUT(a->configSnapshot().find(QStringLiteral("after")), Timeout);
+    QCOMPARE(ids(a->members()),
+             QStringList({ QStringLiteral("node-a"), QStringLiteral("node-b") }));
 }
 
 QTEST_GUILESS_MAIN(TstClusterBackend)
