@@ -1,6 +1,7 @@
 #pragma once
 
 #include "server/pubsub/outbound_message.h"
+#include "server/pubsub/pubsub.h"
 
 #include <atomic>
 #include <vector>
@@ -13,12 +14,13 @@ class Hub;
 // calling thread (if any) is served synchronously; the others get one posted delivery each,
 // never one per subscriber. Hubs are registered at start-up, before any traffic, and outlive
 // every publisher (they are destroyed only after the workers stopped); after that publish() is
-// safe from any thread.
-class LocalPubSub
+// safe from any thread. As a PubSub it is a single-node cluster: publish() == publishLocal().
+class LocalPubSub final : public PubSub
 {
 public:
     void addHub(Hub *hub);
-    void publish(const OutboundMessagePtr &message) const;
+    void publish(const OutboundMessagePtr &message) const override;
+    void publishLocal(const OutboundMessagePtr &message) const override { publish(message); }
     // After stop() returns, no publish() is posting to any hub and none will: the hubs may be
     // destroyed. It waits for publishers already past the check (a few microseconds at most).
     void stop();

@@ -92,6 +92,15 @@ public:
     }
     bool isUserBroadcast() const { return m_isUserBroadcast; }
 
+    // What the message was made from (what a node link must carry to rebuild it elsewhere).
+    // push/pushTo: the Phoenix event; userBroadcast: the user event.
+    const QByteArray &event() const { return m_event; }
+    // push/pushTo: the JSON payload object; userBroadcast: the user payload (JSON or raw bytes).
+    const QByteArray &payload() const { return m_payload; }
+    bool payloadIsJson() const { return m_payloadIsJson; }
+    // userBroadcast: the metadata JSON object, or empty.
+    const QByteArray &metadata() const { return m_metadata; }
+
     // The "id" of a user broadcast's metadata (database broadcasts), or empty.
     QByteArray metadataId() const;
 

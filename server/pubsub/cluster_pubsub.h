@@ -1,0 +1,190 @@
+#pragma once
+
+#include "server/pubsub/cluster_interest.h"
+#include "server/pubsub/pubsub.h"
+
+#include <QElapsedTimer>
+#include <QHash>
+#include <QMutex>
+#include <QObject>
+#include <QString>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+
+class QTimer;
+
+namespace rt::cluster::links {
+class NodeLinks;
+}
+
+namespace rt::pubsub {
+
+class LocalPubSub;
+
+struct ClusterPubSubSettings
+{
+    QString nodeId; // this node (NODE_NAME)
+    QString region = QStringLiteral("local"); // this node's REGION
+    // Who gets a broadcast while a peer's interest is unknown (see FloodScope).
+    FloodScope floodScope = FloodScope::Region;
+    // Bound on envelopes handed from publishers to the cluster thread and not yet sent
+    // (the cluster thread stalled); beyond it remote copies are dropped and counted. The
+    // local fan-out is never affected.
+    qsizetype maxPendingEnvelopes = 100'000;
+    qint64 maxPendingBytes = 64LL * 1024 * 1024;
+    // How often every connected peer gets a check of our interest numbering (lets it notice
+    // a lost update), and Unknown peers are asked for a sync again.
+    std::chrono::milliseconds interestCheckInterval{ 5000 };
+    // A peer is asked for a sync at most this often (a burst of unexpected updates asks once).
+    std::chrono::milliseconds syncRequestMinInterval{ 1000 };
+};
+
+// Figures for the admin view (dashboard: messages/s per node-to-node link and per tenant per
+// node are the deltas of these counters between two reads). Bytes are envelope payload bytes;
+// NodeLinks::counters() has the wire bytes of all frame kinds.
+struct ClusterPeerFigures
+{
+    quint64 envelopesOut = 0; // broadcasts handed to the links for this peer
+    quint64 bytesOut = 0;
+    quint64 floodedOut = 0; // of envelopesOut: sent only because its interest was unknown
+    quint64 envelopesDropped = 0; // refused by the links (queue full, oversized)
+    quint64 envelopesIn = 0; // broadcasts received from this peer and fanned out here
+    quint64 bytesIn = 0;
+    quint64 interestFramesOut = 0; // updates, checks, sync requests and syncs
+    quint64 interestFramesIn = 0;
+    bool interestKnown = false;
+    qsizetype tenants = 0; // tenants the peer holds clients of, as far as we know
+};
+
+struct ClusterTenantFigures
+{
+    quint64 envelopesOut = 0; // one per peer a broadcast of this tenant was sent to
+    quint64 bytesOut = 0;
+    quint64 envelopesIn = 0;
+    quint64 bytesIn = 0;
+};
+
+struct ClusterPubSubStats
+{
+    QHash<QString, ClusterPeerFigures> peers; // current members only
+    QHash<QByteArray, ClusterTenantFigures> tenants;
+    quint64 published = 0; // publish() calls
+    quint64 keptLocal = 0; // publish() of Audience::Members messages: never forwarded
+    quint64 handoffDropped = 0; // remote copies dropped before the cluster thread saw them
+    quint64 badFrames = 0; // envelope or interest frames that did not decode (dropped)
+    qsizetype localTenants = 0;
+};
+
+// Cluster-wide fan-out: publish() delivers on this node at once (through the wrapped
+// LocalPubSub, on the calling thread) and hands one encoded envelope to the cluster thread,
+// which sends it over the node links to the peers that hold clients of the message's tenant
+// (the interest map), or, while a peer's interest is unknown, to the peers of the flood scope.
+// Envelopes received from peers are fanned out locally and never forwarded again, so a
+// message crosses at most one link and cannot loop.
+//
+// The interest protocol (see cluster_interest.h) keeps the map: every node announces its own
+// tenants (noteLocalTenant) with numbered incremental updates, answers sync requests with its
+// full set, sends a full sync (and asks for one) whenever its link to a peer comes up, and
+// checks its numbering with every peer periodically so lost frames are noticed.
+//
+// Not forwarded: Audience::Members messages (postgres_changes pushTo: member ids mean nothing
+// on another node) are delivered here only. Delivery across nodes is at most once, in order
+// per topic (the envelope's ordering key is the topic), as the links guarantee. A client that
+// joins on node B is reached from node A once B's update reached A (one link hop); earlier
+// broadcasts of its tenant on A may miss it, as they would have missed a later join anyway.
+//
+// Threads: the object (its network side: frames, timers, interest map) lives on the cluster
+// thread, with the NodeLinks: create it there, call setPeers() and interest() only there.
+// publish(), publishLocal(), noteLocalTenant(), stats() and stop() may be called from any
+// thread and never block (a short mutex hand-off). Destroy it on the cluster thread, after
+// every publisher stopped (as for LocalPubSub's hubs).
+class ClusterPubSub final : public QObject, public PubSub
+{
+    Q_OBJECT
+
+public:
+    // The receiving node's counting for a remote message of `topic`: isBroadcast = the sender
+    // counted it as a broadcast event (client/HTTP broadcasts); false for presence diffs and
+    // database-originated messages. Called on the cluster thread; may be empty (no counting).
+    using CountingResolver =
+            std::function<DeliveryCounting(const TopicKey &topic, bool isBroadcast)>;
+
+    // `local` and `links` must outlive this object.
+    ClusterPubSub(ClusterPubSubSettings settings, LocalPubSub &local,
+                  cluster::links::NodeLinks &links, CountingResolver resolver,
+                  QObject *parent = nullptr);
+    ~ClusterPubSub() override;
+
+    // Any thread. Local fan-out now, then (unless Audience::Members) a remote copy queued for
+    // the cluster thread.
+    void publish(const OutboundMessagePtr &message) const override;
+    // Any thread. This node only.
+    void publishLocal(const OutboundMessagePtr &message) const override;
+
+    // Any thread. The app calls it when a tenant's first socket joins on this node (true) and
+    // when its last one leaves (false); peers learn it within one link hop.
+    void noteLocalTenant(const QByteArray &tenantId, bool present);
+
+    // Cluster thread. The members of the cluster (this node's entry is ignored); call it with
+    // the same membership as NodeLinks::setPeers.
+    void setPeers(const QList<rt::pubsub::ClusterPeer> &peers);
+
+    // Any thread: after it returns no remote copy is queued any more (the local fan-out goes
+    // on until LocalPubSub::stop()).
+    void stop();
+
+    // Any thread.
+    ClusterPubSubStats stats() const;
+    // Cluster thread.
+    const InterestMap &interest() const { return m_interest; }
+    const LocalInterest &localInterest() const { return m_localInterest; }
+    const ClusterPubSubSettings &settings() const { return m_settings; }
+
+private:
+    struct Pending
+    {
+        QByteArray tenant;
+        QString orderingKey;
+        QByteArray envelope;
+    };
+    class Outbox;
+
+    // Cluster thread.
+    void drain();
+    void sendEnvelope(const Pending &pending);
+    void flushLocalInterest();
+    void onFrame(const QString &fromNodeId, quint8 kind, const QByteArray &payload);
+    void onEnvelope(const QString &fromNodeId, const QByteArray &payload);
+    void onInterestUpdate(const QString &fromNodeId, const QByteArray &payload);
+    void onInterestSync(const QString &fromNodeId, const QByteArray &payload);
+    void onPeerConnected(const QString &nodeId);
+    void onInterestCheck();
+    void sendInterest(const QString &nodeId, quint8 kind, const QByteArray &payload);
+    void sendSync(const QString &nodeId);
+    void requestSync(const QString &nodeId, bool force);
+    void refreshPeerFigures(const QString &nodeId); // call with m_statsMutex held
+    void countBadFrame(const QString &fromNodeId, quint8 kind, const QString &reason);
+
+    ClusterPubSubSettings m_settings;
+    LocalPubSub &m_local;
+    cluster::links::NodeLinks &m_links;
+    CountingResolver m_resolver;
+    Outbox *m_outbox; // child; the thread-safe hand-off from publishers
+    QTimer *m_checkTimer; // child
+    QElapsedTimer m_clock;
+
+    // Cluster thread only.
+    InterestMap m_interest;
+    LocalInterest m_localInterest;
+
+    // Any thread.
+    mutable std::atomic<quint64> m_published{ 0 };
+    mutable std::atomic<quint64> m_keptLocal{ 0 };
+    std::atomic<int> m_peerCount{ 0 }; // members other than this node (set on the cluster thread)
+    mutable QMutex m_statsMutex;
+    ClusterPubSubStats m_stats; // guarded by m_statsMutex (written on the cluster thread)
+};
+
+} // namespace rt::pubsub

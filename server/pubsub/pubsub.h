@@ -1,0 +1,36 @@
+#pragma once
+
+#include "server/pubsub/outbound_message.h"
+
+namespace rt::pubsub {
+
+// Fan-out of messages to the members of a topic (the port the channel handlers, the HTTP
+// broadcast routes, the database broadcasts and presence publish through).
+//
+// Implementations: LocalPubSub (one node: every worker hub of this process) and ClusterPubSub
+// (the same, plus the other nodes that hold clients of the message's tenant, over node links).
+//
+// Both methods are thread-safe and never block: delivery happens later on each hub's own thread
+// (the calling thread's hub may be served synchronously). They are const because publishing
+// does not change what the pubsub is (callers hold it by const reference); implementations keep
+// their hand-off queues and counters internally synchronised.
+class PubSub
+{
+public:
+    virtual ~PubSub() = default;
+
+    // Every node that holds members of the message's tenant, this one included.
+    // Audience::Members messages (postgres_changes pushTo) address member ids, which mean
+    // something on this node only: they are delivered here and never leave the node.
+    virtual void publish(const OutboundMessagePtr &message) const = 0;
+    // This node only: a message that arrived from another node, or one every node produces
+    // by itself.
+    virtual void publishLocal(const OutboundMessagePtr &message) const = 0;
+
+protected:
+    PubSub() = default;
+    PubSub(const PubSub &) = delete;
+    PubSub &operator=(const PubSub &) = delete;
+};
+
+} // namespace rt::pubsub
