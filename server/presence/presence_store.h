@@ -1,5 +1,6 @@
 #pragma once
 
+#include "server/presence/presence_change.h"
 #include "server/presence/topic_presence.h"
 #include "server/pubsub/outbound_message.h"
 #include "server/pubsub/topic_key.h"
@@ -16,9 +17,15 @@ class LocalPubSub;
 
 namespace rt::presence {
 
-// Presence of every topic of this node (single node; the cluster issue replicates it). Lives on
-// one thread (the main thread), which serialises all changes; every change is published as a
-// fastlane presence_diff through pubsub right away.
+// Presence of every topic as this node sees it: its own members' presences, plus (in a cluster)
+// the presences of the other nodes, replicated by a PresenceReplicator. Lives on one thread
+// (the main thread), which serialises all changes; every change, local or remote, is published
+// as a fastlane presence_diff through this node's pubsub right away.
+//
+// Each node is the authority for its own members: local changes are announced by
+// localChanged() (the replicator sends them to the peers); remote ones arrive through the
+// applyRemote*/replaceRemoteOrigin/dropRemoteOrigin slots, keyed by the origin node's id, so
+// member ids chosen independently by different nodes never collide.
 //
 // Ordering guarantee workers rely on: diffs and presence_state snapshots for a topic are posted
 // to workers from this thread in the order they happened. A snapshot therefore already contains
@@ -53,16 +60,56 @@ public:
     void untrack(const pubsub::TopicKey &topic, quint64 memberId,
                  pubsub::DeliveryCounting counting = {});
     QByteArray stateJson(const pubsub::TopicKey &topic) const;
+    // Every presence of the topic, this node's and replicated ones.
     qsizetype presenceCount(const pubsub::TopicKey &topic) const;
+    // This node's own presences (what a replicator must announce to a new peer), in no order.
+    QList<PresenceRecord> localPresences() const;
+    // Where the diffs of replicated changes are counted (the tenant's presence counter); by
+    // default they are not. Store thread; set it before replication starts.
+    void setRemoteCounting(std::function<pubsub::DeliveryCounting(const pubsub::TopicKey &)> fn)
+    {
+        m_remoteCounting = std::move(fn);
+    }
+
+public Q_SLOTS:
+    // Replication (store thread; the replicator's signals arrive here queued, in its order).
+    // A change of a presence of node `origin`.
+    void applyRemoteChange(const QString &origin, const rt::presence::PresenceChange &change);
+    // `records` are all of `origin`'s presences now: what it held before and is absent goes
+    // (leaves), what is new or changed comes (joins), what is unchanged publishes nothing.
+    // One presence_diff per touched topic.
+    void replaceRemoteOrigin(const QString &origin,
+                             const QList<rt::presence::PresenceRecord> &records);
+    // Node `origin` left the cluster: all its presences leave.
+    void dropRemoteOrigin(const QString &origin);
+
+Q_SIGNALS:
+    // One of this node's presences changed (a non-empty diff), in the order of the changes.
+    void localChanged(const rt::presence::PresenceChange &change);
 
 private:
+    struct Topic
+    {
+        pubsub::TopicKey key;
+        TopicPresence presences;
+    };
     void publish(const pubsub::TopicKey &topic, const PresenceDiff &diff,
                  pubsub::DeliveryCounting counting);
+    void publishRemote(const pubsub::TopicKey &topic, const PresenceDiff &diff);
+    void eraseIfEmpty(QHash<QByteArray, Topic>::iterator it);
+    quint32 originHandle(const QString &origin);
     QByteArray nextRef();
 
     const pubsub::LocalPubSub &m_pubsub;
-    QHash<QByteArray, TopicPresence> m_topics; // TopicKey::id() -> presences
-    quint32 m_refPrefix; // random per process, so refs differ across restarts
+    QHash<QByteArray, Topic> m_topics; // TopicKey::id() -> presences
+    // Peer node id -> its MemberRef::origin (from 1; 0 is this node). Never shrinks: a node that
+    // comes back under the same name gets its old number, and names are few.
+    QHash<QString, quint32> m_origins;
+    std::function<pubsub::DeliveryCounting(const pubsub::TopicKey &)> m_remoteCounting;
+    // Refs are 12 bytes: a random 48-bit prefix per store (per process) and a 48-bit counter, so
+    // refs differ across restarts and across the nodes of a cluster (a collision needs two of
+    // the cluster's live processes to draw the same 48-bit prefix).
+    quint64 m_refPrefix;
     quint64 m_refCounter = 0;
     bool m_stopped = false;
 };
