@@ -44,6 +44,26 @@ const OptionSpec Options[] = {
     { "region", "REGION", "name", "Region of this node (tenant health, placement).", "local" },
     { "node-name", "NODE_NAME", "name", "Unique name of this node; derived from host and port.",
       "" },
+    { "etcd-endpoints", "ETCD_ENDPOINTS", "urls",
+      "Comma-separated etcd 3.4 URLs (http://host:2379). Set: this node joins the cluster kept in "
+      "etcd. Unset: a single node on the embedded in-process cluster backend.",
+      "" },
+    { "etcd-prefix", "ETCD_PREFIX", "prefix", "Key prefix of this cluster in etcd.",
+      "/qtrealtime" },
+    { "cluster-lease-ttl-s", "CLUSTER_LEASE_TTL_S", "s",
+      "A node that stops renewing its etcd lease leaves the cluster (its records, claims and "
+      "presences go) this many seconds later.",
+      "10" },
+    { "cluster-port", "CLUSTER_PORT", "port",
+      "Port of the node-link listener (other nodes connect to it); 0 picks a free one.", "0" },
+    { "cluster-advertise-host", "CLUSTER_ADVERTISE_HOST", "host",
+      "Host name or address other nodes use to reach this node's links and clients; the host "
+      "name by default.",
+      "" },
+    { "cluster-secret", "CLUSTER_SECRET", "secret",
+      "Shared secret that authenticates node links (required with ETCD_ENDPOINTS).", "" },
+    { "cluster-links-per-peer", "CLUSTER_LINKS_PER_PEER", "n",
+      "TCP connections this node keeps to each other node.", "2" },
     { "api-jwt-jwks", "API_JWT_JWKS", "json",
       "JWKS ({\"keys\":[...]}) of the seeded self-host tenant.", "" },
     { "seed-self-host", "SEED_SELF_HOST", "bool",
@@ -280,11 +300,23 @@ QString configSummary(const ServerConfig &config)
         seeds.append(QString::fromUtf8(tenant.externalId));
     }
     const bool apiSecret = !config.apiJwtSecret.isEmpty() || !config.apiJwtJwks.isEmpty();
+    QString cluster = QStringLiteral("single node");
+    if (config.cluster.usesEtcd()) {
+        QStringList endpoints;
+        for (const QUrl &url : config.cluster.etcdEndpoints) {
+            endpoints.append(url.toString(QUrl::RemoveUserInfo));
+        }
+        cluster = QStringLiteral("etcd %1 under %2, node links on port %3")
+                          .arg(endpoints.join(QLatin1Char(',')), config.cluster.etcdPrefix,
+                               config.cluster.linkPort == 0
+                                       ? QStringLiteral("(any)")
+                                       : QString::number(config.cluster.linkPort));
+    }
     return QStringLiteral("configuration ok: port %1 on %2, control plane %3, seeded tenants: %4, "
-                          "tenant API secret %5")
+                          "tenant API secret %5, cluster %6")
             .arg(QString::number(config.port), address, controlPlane,
                  seeds.isEmpty() ? QStringLiteral("none") : seeds.join(QStringLiteral(", ")),
-                 apiSecret ? QStringLiteral("set") : QStringLiteral("not set"));
+                 apiSecret ? QStringLiteral("set") : QStringLiteral("not set"), cluster);
 }
 
 QHash<QString, QString> processEnvironment()
@@ -484,6 +516,35 @@ Result<ConfigRequest> parseConfig(const QStringList &arguments,
         read.fail(spec("region"), config.region, QStringLiteral("a region name"));
     }
     config.nodeName = read.text(spec("node-name")).trimmed();
+    const QString endpoints = read.text(spec("etcd-endpoints")).trimmed();
+    if (!endpoints.isEmpty()) {
+        for (const QString &part : endpoints.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+            const QUrl url(part.trimmed(), QUrl::StrictMode);
+            if (!url.isValid() || url.host().isEmpty()
+                || (url.scheme() != QLatin1String("http")
+                    && url.scheme() != QLatin1String("https"))) {
+                read.fail(spec("etcd-endpoints"), endpoints,
+                          QStringLiteral("comma-separated http(s)://host:port URLs"));
+                break;
+            }
+            config.cluster.etcdEndpoints.append(url);
+        }
+    }
+    config.cluster.etcdPrefix = read.text(spec("etcd-prefix")).trimmed();
+    if (!config.cluster.etcdPrefix.startsWith(QLatin1Char('/'))
+        || config.cluster.etcdPrefix.endsWith(QLatin1Char('/'))) {
+        read.fail(spec("etcd-prefix"), config.cluster.etcdPrefix,
+                  QStringLiteral("a key prefix starting with / and not ending with /"));
+    }
+    config.cluster.leaseTtlSeconds = read.integer(spec("cluster-lease-ttl-s"), 2, 300);
+    config.cluster.linkPort = static_cast<quint16>(read.integer(spec("cluster-port"), 0, 65535));
+    config.cluster.advertiseHost = read.text(spec("cluster-advertise-host")).trimmed();
+    config.cluster.secret = read.text(spec("cluster-secret")).toUtf8();
+    config.cluster.linksPerPeer = read.integer(spec("cluster-links-per-peer"), 1, 16);
+    if (!config.cluster.etcdEndpoints.isEmpty() && config.cluster.secret.isEmpty() && !read.error) {
+        read.error = QStringLiteral("ETCD_ENDPOINTS (--etcd-endpoints) needs CLUSTER_SECRET "
+                                    "(--cluster-secret): node links are authenticated with it");
+    }
     config.workers = read.integer(spec("workers"), 0, 256);
     config.maxSendBufferBytes =
             read.integer(spec("max-send-buffer-bytes"), 64 * 1024, 1'000'000'000);

@@ -11,10 +11,25 @@
 #include <QJsonObject>
 #include <QString>
 #include <QStringList>
+#include <QUrl>
 
 #include <optional>
 
 namespace rt::app {
+
+// How this node joins a cluster: etcd when endpoints are given, else the embedded single node.
+struct ClusterConfig
+{
+    QList<QUrl> etcdEndpoints; // ETCD_ENDPOINTS; empty: in-process backend, no node links
+    QString etcdPrefix = QStringLiteral("/qtrealtime");
+    int leaseTtlSeconds = 10;
+    quint16 linkPort = 0; // CLUSTER_PORT; 0: any free port (advertised in the node record)
+    QString advertiseHost; // empty: this machine's host name
+    QByteArray secret; // CLUSTER_SECRET
+    int linksPerPeer = 2;
+
+    bool usesEtcd() const { return !etcdEndpoints.isEmpty(); }
+};
 
 // Everything realtime-server is configured with. Each option is a command-line flag and an
 // environment variable (Supabase Realtime's name where one exists); the flag wins.
@@ -31,6 +46,7 @@ struct ServerConfig
     int tenantCacheExpirationMs = 30'000;
     QString region = QStringLiteral("local");
     QString nodeName; // empty: derived from the host name and port
+    ClusterConfig cluster;
     bool seedSelfHost = false;
     QByteArray selfHostTenantName = QByteArrayLiteral("realtime-dev");
     QString seedTenantsFile; // SEED_TENANTS_FILE: {"tenants":[...]} upserted at start

@@ -105,7 +105,7 @@ void CheckConfigTest::validConfiguration()
     QCOMPARE(outcome.out,
              QStringLiteral("configuration ok: port 4123 on 0.0.0.0, control plane sqlite "
                             "%1/control-plane.sqlite3, seeded tenants: realtime-dev (self-host), "
-                            "tenant API secret set\n")
+                            "tenant API secret set, cluster single node\n")
                      .arg(QDir::cleanPath(data)));
 }
 

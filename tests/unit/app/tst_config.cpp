@@ -65,6 +65,18 @@ const Documented DocumentedOptions[] = {
     { "WORKERS", "workers" },
     { "EVENT_DISPATCHER", "event-dispatcher" },
     { "LOG_LEVEL", "log-level" },
+    { "TENANT_DB_IDLE_TIMEOUT_IN_MS", "tenant-db-idle-timeout-in-ms" },
+    { "TENANT_DB_POOL_SIZE", "tenant-db-pool-size" },
+    { "TENANT_DB_CONNECT_RETRY_MS", "tenant-db-connect-retry-ms" },
+    { "SLOT_NAME_SUFFIX", "slot-name-suffix" },
+    { "RLS_STRATEGY", "rls-strategy" },
+    { "ETCD_ENDPOINTS", "etcd-endpoints" },
+    { "ETCD_PREFIX", "etcd-prefix" },
+    { "CLUSTER_LEASE_TTL_S", "cluster-lease-ttl-s" },
+    { "CLUSTER_PORT", "cluster-port" },
+    { "CLUSTER_ADVERTISE_HOST", "cluster-advertise-host" },
+    { "CLUSTER_SECRET", "cluster-secret" },
+    { "CLUSTER_LINKS_PER_PEER", "cluster-links-per-peer" },
 };
 
 QString flagOf(const QString &env)
@@ -168,6 +180,35 @@ QString fieldOf(const ServerConfig &config, const QString &env)
         return config.epollDispatcher ? QStringLiteral("epoll") : QStringLiteral("qt");
     if (env == QLatin1String("LOG_LEVEL"))
         return config.logLevel;
+    if (env == QLatin1String("TENANT_DB_IDLE_TIMEOUT_IN_MS"))
+        return number(config.cdc.idleTimeoutMs);
+    if (env == QLatin1String("TENANT_DB_POOL_SIZE"))
+        return number(config.cdc.poolSize);
+    if (env == QLatin1String("TENANT_DB_CONNECT_RETRY_MS"))
+        return number(config.cdc.connectRetryMs);
+    if (env == QLatin1String("SLOT_NAME_SUFFIX"))
+        return QString::fromUtf8(config.cdc.slotNameSuffix);
+    if (env == QLatin1String("RLS_STRATEGY"))
+        return config.cdc.naiveRls ? QStringLiteral("naive") : QStringLiteral("batched");
+    if (env == QLatin1String("ETCD_ENDPOINTS")) {
+        QStringList urls;
+        for (const QUrl &url : config.cluster.etcdEndpoints) {
+            urls.append(url.toString());
+        }
+        return urls.join(u',');
+    }
+    if (env == QLatin1String("ETCD_PREFIX"))
+        return config.cluster.etcdPrefix;
+    if (env == QLatin1String("CLUSTER_LEASE_TTL_S"))
+        return number(config.cluster.leaseTtlSeconds);
+    if (env == QLatin1String("CLUSTER_PORT"))
+        return number(config.cluster.linkPort);
+    if (env == QLatin1String("CLUSTER_ADVERTISE_HOST"))
+        return config.cluster.advertiseHost;
+    if (env == QLatin1String("CLUSTER_SECRET"))
+        return QString::fromUtf8(config.cluster.secret);
+    if (env == QLatin1String("CLUSTER_LINKS_PER_PEER"))
+        return number(config.cluster.linksPerPeer);
     return QStringLiteral("<unknown %1>").arg(env);
 }
 
@@ -357,6 +398,21 @@ void ConfigTest::everyOption_data()
     same("WORKERS", "3", "1", none);
     same("EVENT_DISPATCHER", "qt", "epoll", none);
     same("LOG_LEVEL", "debug", "warning", none);
+    same("TENANT_DB_IDLE_TIMEOUT_IN_MS", "5000", "7000", none);
+    same("TENANT_DB_POOL_SIZE", "1", "8", none);
+    same("TENANT_DB_CONNECT_RETRY_MS", "0", "100", none);
+    same("SLOT_NAME_SUFFIX", "blue", "green", none);
+    same("RLS_STRATEGY", "naive", "naive", none);
+    const QStringList withSecret{ QStringLiteral("CLUSTER_SECRET=s") };
+    row("ETCD_ENDPOINTS", QStringLiteral("http://127.0.0.1:2379"),
+        QStringLiteral("http://127.0.0.1:2379"), QStringLiteral("http://a:1, https://b:2"),
+        QStringLiteral("http://a:1,https://b:2"), withSecret);
+    same("ETCD_PREFIX", "/env", "/flag/x", none);
+    same("CLUSTER_LEASE_TTL_S", "3", "60", none);
+    same("CLUSTER_PORT", "7000", "7001", none);
+    same("CLUSTER_ADVERTISE_HOST", "10.0.0.5", "node-b.internal", none);
+    same("CLUSTER_SECRET", "env-secret", "flag-secret", none);
+    same("CLUSTER_LINKS_PER_PEER", "1", "4", none);
 }
 
 void ConfigTest::everyOption()
@@ -480,6 +536,23 @@ void ConfigTest::invalidValues_data()
         R"(invalid EVENT_DISPATCHER (--event-dispatcher): "glib"; expected epoll or qt)");
     row("LOG_LEVEL", { QStringLiteral("LOG_LEVEL=loud") },
         R"(invalid LOG_LEVEL (--log-level): "loud"; expected debug, info, warning or error)");
+    row("RLS_STRATEGY", { QStringLiteral("RLS_STRATEGY=smart") },
+        R"(invalid RLS_STRATEGY (--rls-strategy): "smart"; expected batched or naive)");
+    row("ETCD_ENDPOINTS without scheme",
+        { QStringLiteral("ETCD_ENDPOINTS=127.0.0.1:2379"), QStringLiteral("CLUSTER_SECRET=s") },
+        R"(invalid ETCD_ENDPOINTS (--etcd-endpoints): "127.0.0.1:2379"; expected comma-separated http(s)://host:port URLs)");
+    row("ETCD_PREFIX", { QStringLiteral("ETCD_PREFIX=qtrealtime/") },
+        R"(invalid ETCD_PREFIX (--etcd-prefix): "qtrealtime/"; expected a key prefix starting with / and not ending with /)");
+    row("CLUSTER_LEASE_TTL_S", { QStringLiteral("CLUSTER_LEASE_TTL_S=1") },
+        R"(invalid CLUSTER_LEASE_TTL_S (--cluster-lease-ttl-s): "1"; expected an integer from 2 to 300)");
+    row("CLUSTER_PORT", { QStringLiteral("CLUSTER_PORT=70000") },
+        R"(invalid CLUSTER_PORT (--cluster-port): "70000"; expected an integer from 0 to 65535)");
+    row("CLUSTER_LINKS_PER_PEER", { QStringLiteral("CLUSTER_LINKS_PER_PEER=0") },
+        R"(invalid CLUSTER_LINKS_PER_PEER (--cluster-links-per-peer): "0"; expected an integer from 1 to 16)");
+    row("ETCD_ENDPOINTS without CLUSTER_SECRET",
+        { QStringLiteral("ETCD_ENDPOINTS=http://127.0.0.1:2379") },
+        "ETCD_ENDPOINTS (--etcd-endpoints) needs CLUSTER_SECRET (--cluster-secret): node links "
+        "are authenticated with it");
 }
 
 void ConfigTest::invalidValues()
@@ -771,7 +844,7 @@ void ConfigTest::checkConfigSummary_data()
             << QStringList() << QStringList{ QStringLiteral("DATA_DIR=") + data }
             << QStringLiteral("configuration ok: port 4000 on 0.0.0.0, control plane sqlite "
                               "%1/control-plane.sqlite3, seeded tenants: none, tenant API secret "
-                              "not set")
+                              "not set, cluster single node")
                        .arg(data);
     QTest::newRow("self-host and seeds file")
             << QStringList{ QStringLiteral("--seed-tenants-file"), seeds }
@@ -781,7 +854,7 @@ void ConfigTest::checkConfigSummary_data()
                             QStringLiteral("API_JWT_SECRET=top-secret") }
             << QStringLiteral("configuration ok: port 4100 on [::1], control plane sqlite "
                               "%1/control-plane.sqlite3, seeded tenants: realtime-dev "
-                              "(self-host), one, two, tenant API secret set")
+                              "(self-host), one, two, tenant API secret set, cluster single node")
                        .arg(data);
     QTest::newRow("postgres")
             << QStringList{ QStringLiteral("--db-host=db.local") }
@@ -790,7 +863,19 @@ void ConfigTest::checkConfigSummary_data()
                             QStringLiteral("DB_NAME=control"), QStringLiteral("DB_PORT=6543") }
             << QStringLiteral("configuration ok: port 4000 on 0.0.0.0, control plane postgres "
                               "rt@db.local:6543/control, seeded tenants: none, tenant API secret "
-                              "not set");
+                              "not set, cluster single node");
+    QTest::newRow("etcd cluster")
+            << QStringList{ QStringLiteral("--cluster-port=7100") }
+            << QStringList{ QStringLiteral("DATA_DIR=") + data,
+                            QStringLiteral(
+                                    "ETCD_ENDPOINTS=http://10.0.0.1:2379, http://10.0.0.2:2379"),
+                            QStringLiteral("ETCD_PREFIX=/rt/prod"),
+                            QStringLiteral("CLUSTER_SECRET=s3cret") }
+            << QStringLiteral("configuration ok: port 4000 on 0.0.0.0, control plane sqlite "
+                              "%1/control-plane.sqlite3, seeded tenants: none, tenant API secret "
+                              "not set, cluster etcd http://10.0.0.1:2379,http://10.0.0.2:2379 "
+                              "under /rt/prod, node links on port 7100")
+                       .arg(data);
 }
 
 void ConfigTest::checkConfigSummary()
