@@ -1,11 +1,13 @@
 #include "server/app/server.h"
 
+#include "server/app/cluster_node.h"
 #include "server/app/logging.h"
 #include "server/app/worker_node.h"
 #include "server/gateway/connect_gate.h"
 #include "server/http/admin_auth.h"
 #include "server/http/api_auth.h"
 #include "server/http/broadcast_routes.h"
+#include "server/http/cluster_routes.h"
 #include "server/http/health_routes.h"
 #include "server/http/metrics_routes.h"
 #include "server/http/tenant_routes.h"
@@ -16,6 +18,7 @@
 #include "server/transport/listener.h"
 #include "shared/core/clock.h"
 
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QLoggingCategory>
 #include <QSysInfo>
@@ -60,6 +63,7 @@ Server::Server(ServerConfig config, QObject *parent) : QObject(parent), m_config
                 << "API_JWT_SECRET is not set: the tenant management API refuses every request";
     }
     m_dbThread.setObjectName(QStringLiteral("db"));
+    m_clusterThread.setObjectName(QStringLiteral("cluster"));
     // Rate counters tick on the main thread, which is otherwise nearly idle.
     m_rateTicker = std::make_unique<limits::RateCounterTicker>(m_rateCounters);
     m_rateTicker->setObserver(
@@ -72,6 +76,12 @@ Server::~Server()
     stop();
     m_dbThread.quit();
     m_dbThread.wait();
+    // stop() asked the cluster node to leave (revoking its lease takes one request to etcd);
+    // the thread ends when it has, or after a grace period.
+    if (m_clusterThread.isRunning() && !m_clusterThread.wait(5000)) {
+        m_clusterThread.quit();
+        m_clusterThread.wait();
+    }
 }
 
 quint16 Server::port() const
@@ -190,6 +200,8 @@ void Server::onControlPlaneReady()
             http::registerMetricsRoutes(router, *m_metricsAdmin,
                                         [this] { return renderMetrics(); });
             http::registerHealthRoutes(router, *m_apiAuth);
+            http::registerClusterRoutes(router, *m_tenantApiAdmin,
+                                        [this] { return clusterView(); });
         },
         m_cdc.get(),
     };
@@ -235,7 +247,42 @@ void Server::startListening()
     qCInfo(lcApp).noquote() << "listening on" << m_config.listenAddress.toString() << "port"
                             << m_listener->serverPort() << "with" << m_workerNodes.size()
                             << "worker(s);" << m_tenants.size() << "tenant(s)";
+    startCluster(m_listener->serverPort());
     Q_EMIT started(m_listener->serverPort());
+}
+
+void Server::startCluster(quint16 clientPort)
+{
+    ClusterNode::Settings settings;
+    settings.cluster = m_config.cluster;
+    settings.nodeId = nodeName();
+    settings.region = m_config.region;
+    settings.listenAddress = m_config.listenAddress;
+    settings.clientPort = clientPort;
+    m_clusterNode = new ClusterNode(settings); // NOLINT: deleted on its thread when it ends
+    m_clusterNode->moveToThread(&m_clusterThread);
+    connect(&m_clusterThread, &QThread::finished, m_clusterNode, &QObject::deleteLater);
+    connect(m_clusterNode, &ClusterNode::failed, this, &Server::failed);
+    m_clusterThread.start();
+    ClusterNode *node = m_clusterNode;
+    runtime::post(node, [node] { node->start(); });
+}
+
+QJsonObject Server::clusterView() const
+{
+    QJsonArray nodes;
+    if (m_clusterNode != nullptr) {
+        for (const cluster::NodeInfo &node : m_clusterNode->membersSnapshot()) {
+            nodes.append(node.toJson());
+        }
+    }
+    return QJsonObject{
+        { QStringLiteral("node"), nodeName() },
+        { QStringLiteral("backend"),
+          m_config.cluster.usesEtcd() ? QStringLiteral("etcd") : QStringLiteral("in_process") },
+        { QStringLiteral("available"), m_clusterNode != nullptr && m_clusterNode->isAvailable() },
+        { QStringLiteral("nodes"), nodes },
+    };
 }
 
 void Server::recordRateTicks(const limits::RateCounterRegistry::TickPass &pass)
@@ -294,7 +341,9 @@ QString Server::nodeName() const
     if (!m_config.nodeName.isEmpty()) {
         return m_config.nodeName;
     }
-    return QSysInfo::machineHostName() + u':' + QString::number(m_config.port);
+    // The bound port, not PORT: with PORT=0 several nodes on one machine stay distinct.
+    return QSysInfo::machineHostName() + u':'
+            + QString::number(port() != 0 ? port() : m_config.port);
 }
 
 void Server::disconnectTenant(const QByteArray &externalId)
@@ -333,6 +382,18 @@ void Server::stop()
     // Before the hubs go: the change streams publish to them.
     m_cdc->stop();
     m_pubsub.stop();
+    if (m_clusterNode != nullptr) {
+        // Leave the cluster now (peers see it at once, not at lease expiry); the thread ends
+        // when the backend confirms, or after a grace period if etcd does not answer.
+        ClusterNode *node = m_clusterNode;
+        QThread *thread = &m_clusterThread;
+        runtime::post(node, [node, thread] {
+            QObject::connect(node, &ClusterNode::stopped, thread, &QThread::quit,
+                             Qt::DirectConnection);
+            QTimer::singleShot(3000, thread, &QThread::quit);
+            node->stop();
+        });
+    }
     if (m_workers) {
         for (int i = 0; i < m_workers->size(); ++i) {
             QObject *context = m_workers->context(i);

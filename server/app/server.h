@@ -11,6 +11,7 @@
 #include "server/tenants/tenant_directory.h"
 #include "server/tenants/tenant_rates.h"
 
+#include <QJsonObject>
 #include <QMutex>
 #include <QObject>
 #include <QThread>
@@ -40,6 +41,7 @@ class ControlPlane;
 
 namespace rt::app {
 
+class ClusterNode;
 class WorkerNode;
 
 // One realtime node, wired: control plane on the db thread, presence on the main thread,
@@ -80,6 +82,10 @@ private:
     QByteArray renderMetrics() const;
     void onWorkerReady();
     void startListening();
+    // Joins the cluster once the client port is known (it is part of the node's record).
+    void startCluster(quint16 clientPort);
+    // GET /api/cluster. Any thread.
+    QJsonObject clusterView() const;
 
     ServerConfig m_config;
     tenants::TenantDirectory m_tenants;
@@ -100,6 +106,8 @@ private:
     std::unique_ptr<http::AdminAuth> m_tenantApiAdmin; // API_JWT_SECRET(_NEXT)
     std::unique_ptr<http::TenantRoutes> m_tenantRoutes; // made once the control plane exists
     QThread m_dbThread;
+    QThread m_clusterThread;
+    ClusterNode *m_clusterNode = nullptr; // lives on m_clusterThread
     tenants::ControlPlane *m_controlPlane = nullptr; // lives on m_dbThread
     std::unique_ptr<runtime::WorkerPool> m_workers;
     std::vector<WorkerNode *> m_workerNodes; // live on the workers

@@ -138,6 +138,11 @@ export async function startServer(opts = {}) {
         stderr: getStderr,
         /** null while running, else { code, signal } */
         exitInfo: getExit,
+        /** Sends `signal` (e.g. 'SIGKILL': a crash) and resolves { code, signal } once it exited. */
+        async kill(signal = 'SIGKILL') {
+            if (!getExit()) proc.kill(signal);
+            return await exited;
+        },
         async stop() {
             if (stopped) return stopped;
             const before = getExit();

@@ -1,0 +1,216 @@
+#include "server/app/cluster_node.h"
+
+#include "server/app/logging.h"
+#include "server/cluster/cluster_backend.h"
+#include "server/cluster/etcd/etcd_cluster_backend.h"
+#include "server/cluster/in_process/in_process_cluster.h"
+#include "server/cluster/links/node_links.h"
+#include "server/cluster/placement/load_average.h"
+#include "server/cluster/placement/placement.h"
+
+#include <QDateTime>
+#include <QHostInfo>
+#include <QMutexLocker>
+#include <QSet>
+
+namespace rt::app {
+
+namespace {
+
+// "host:port" -> (host, port); IPv6 literals may be bracketed. Port 0 or garbage: nullopt.
+std::optional<cluster::links::PeerAddress> peerAddress(const cluster::NodeInfo &node)
+{
+    const qsizetype colon = node.linkAddress.lastIndexOf(QLatin1Char(':'));
+    if (colon <= 0) {
+        return std::nullopt;
+    }
+    bool ok = false;
+    const uint port = node.linkAddress.mid(colon + 1).toUInt(&ok);
+    if (!ok || port == 0 || port > 65535) {
+        return std::nullopt;
+    }
+    QString host = node.linkAddress.left(colon);
+    if (host.startsWith(QLatin1Char('[')) && host.endsWith(QLatin1Char(']'))) {
+        host = host.mid(1, host.size() - 2);
+    }
+    return cluster::links::PeerAddress{ node.id, host, static_cast<quint16>(port) };
+}
+
+QString hostPort(const QString &host, quint16 port)
+{
+    return (host.contains(QLatin1Char(':')) ? u'[' + host + u']' : host) + u':'
+            + QString::number(port);
+}
+
+} // namespace
+
+ClusterNode::ClusterNode(Settings settings, QObject *parent)
+    : QObject(parent),
+      m_settings(std::move(settings)),
+      m_loadTimer(this)
+{
+    m_loadTimer.setInterval(m_settings.loadPublishIntervalMs);
+    connect(&m_loadTimer, &QTimer::timeout, this, &ClusterNode::publishLoad);
+}
+
+ClusterNode::~ClusterNode() = default;
+
+void ClusterNode::start()
+{
+    const ClusterConfig &config = m_settings.cluster;
+    const QString advertiseHost =
+            config.advertiseHost.isEmpty() ? QHostInfo::localHostName() : config.advertiseHost;
+    m_self.id = m_settings.nodeId;
+    m_self.region = m_settings.region;
+    m_self.clientAddress = hostPort(advertiseHost, m_settings.clientPort);
+    m_self.startedAtMs = QDateTime::currentMSecsSinceEpoch();
+    m_uptime.start();
+
+    if (config.usesEtcd()) {
+        cluster::links::LinkSettings linkSettings;
+        linkSettings.nodeId = m_self.id;
+        linkSettings.secret = config.secret;
+        linkSettings.linksPerPeer = config.linksPerPeer;
+        if (const std::optional<QString> problem =
+                    cluster::links::validateLinkSettings(linkSettings)) {
+            Q_EMIT failed(QStringLiteral("node links: %1").arg(*problem));
+            return;
+        }
+        m_links = new cluster::links::NodeLinks(linkSettings, this);
+        const Result<quint16> port = m_links->listen(m_settings.listenAddress, config.linkPort);
+        if (!port) {
+            Q_EMIT failed(QStringLiteral("node links cannot listen on port %1: %2")
+                                  .arg(config.linkPort)
+                                  .arg(port.error().message));
+            return;
+        }
+        m_self.linkAddress = hostPort(advertiseHost, *port);
+        cluster::EtcdBackendSettings etcd;
+        etcd.endpoints = config.etcdEndpoints;
+        etcd.prefix = config.etcdPrefix;
+        etcd.leaseTtlSeconds = config.leaseTtlSeconds;
+        m_backend = std::make_unique<cluster::EtcdClusterBackend>(etcd);
+        qCInfo(lcApp).noquote() << QStringLiteral(
+                                           "joining the cluster in etcd %1 as %2 (region %3), "
+                                           "node links on %4")
+                                           .arg(etcd.prefix, m_self.id, m_self.region,
+                                                m_self.linkAddress);
+    } else {
+        m_inProcess = std::make_unique<cluster::InProcessCluster>();
+        m_backend = std::make_unique<cluster::InProcessClusterBackend>(*m_inProcess);
+    }
+    connect(m_backend.get(), &cluster::ClusterBackend::membersChanged, this,
+            &ClusterNode::onMembersChanged);
+    connect(m_backend.get(), &cluster::ClusterBackend::stopped, this, &ClusterNode::stopped);
+    connect(m_backend.get(), &cluster::ClusterBackend::backendAvailable, this, [this] {
+        {
+            const QMutexLocker lock(&m_snapshotMutex);
+            m_available = true;
+        }
+        if (m_settings.cluster.usesEtcd()) {
+            qCInfo(lcApp) << "cluster backend available";
+        }
+    });
+    connect(m_backend.get(), &cluster::ClusterBackend::backendUnavailable, this,
+            [this](const QString &reason) {
+                {
+                    const QMutexLocker lock(&m_snapshotMutex);
+                    m_available = false;
+                }
+                // Degraded, not down: clients stay connected, configuration stays as last known.
+                qCWarning(lcApp).noquote()
+                        << "cluster backend unavailable, serving on with the last known state:"
+                        << reason;
+            });
+    m_backend->start(m_self);
+    m_loadTimer.start();
+    Q_EMIT started(m_self);
+}
+
+void ClusterNode::stop()
+{
+    m_loadTimer.stop();
+    if (m_links != nullptr) {
+        m_links->setPeers({});
+    }
+    if (m_backend) {
+        m_backend->stop();
+    } else {
+        Q_EMIT stopped();
+    }
+}
+
+QList<cluster::NodeInfo> ClusterNode::membersSnapshot() const
+{
+    const QMutexLocker lock(&m_snapshotMutex);
+    return m_membersSnapshot;
+}
+
+bool ClusterNode::isAvailable() const
+{
+    const QMutexLocker lock(&m_snapshotMutex);
+    return m_available;
+}
+
+void ClusterNode::onMembersChanged(const QList<cluster::NodeInfo> &members)
+{
+    QSet<QString> before;
+    QList<cluster::NodeInfo> previous;
+    {
+        const QMutexLocker lock(&m_snapshotMutex);
+        previous = m_membersSnapshot;
+        m_membersSnapshot = members;
+    }
+    for (const cluster::NodeInfo &node : std::as_const(previous)) {
+        before.insert(node.id);
+    }
+    QSet<QString> now;
+    for (const cluster::NodeInfo &node : members) {
+        now.insert(node.id);
+        if (!before.contains(node.id) && node.id != m_self.id) {
+            qCInfo(lcApp).noquote() << QStringLiteral("node %1 joined (region %2, links %3)")
+                                               .arg(node.id, node.region, node.linkAddress);
+        }
+    }
+    for (const QString &id : std::as_const(before)) {
+        if (!now.contains(id)) {
+            qCInfo(lcApp).noquote() << "node" << id << "left the cluster";
+        }
+    }
+    if (m_links != nullptr) {
+        QList<cluster::links::PeerAddress> peers;
+        for (const cluster::NodeInfo &node : members) {
+            if (node.id == m_self.id) {
+                continue;
+            }
+            if (const auto address = peerAddress(node)) {
+                peers.append(*address);
+            } else {
+                qCWarning(lcApp).noquote()
+                        << "node" << node.id
+                        << "publishes no usable link address:" << node.linkAddress;
+            }
+        }
+        m_links->setPeers(peers);
+    }
+    Q_EMIT membersChanged(members);
+}
+
+void ClusterNode::publishLoad()
+{
+    // A young node has no meaningful 5-minute average yet: it reports "not enough data" and
+    // the placement falls back to consistent hashing for candidate pairs that include it.
+    const qint64 uptimeMs = m_uptime.isValid() ? m_uptime.elapsed() : 0;
+    const std::optional<double> load =
+            cluster::placement::reportedLoad(uptimeMs, cluster::placement::readLoadAverage5(),
+                                             cluster::placement::PlacementSettings{});
+    if (load == m_self.load) {
+        return;
+    }
+    m_self.load = load;
+    if (m_backend) {
+        m_backend->updateSelf(m_self);
+    }
+}
+
+} // namespace rt::app

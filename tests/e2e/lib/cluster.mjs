@@ -1,0 +1,76 @@
+// Clusters of realtime-server processes on one machine, coordinated by a throwaway etcd 3.4
+// (tests/support/etcd/etcd-cluster.sh, the same script the C++ integration suites use).
+//
+//   const etcd = await startEtcd(dir);
+//   const a = await startNode(etcd, { name: 'node-a', prefix });   // a startServer() handle
+//   await clusterView(a)        // GET /api/cluster → { node, backend, available, nodes: [...] }
+//   await etcd.stop();
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { operatorToken } from './admin.mjs';
+import { repoRoot, SELF_HOST_SECRET, startServer } from './server.mjs';
+import { httpRequest } from './util.mjs';
+
+const run = promisify(execFile);
+export const etcdScript = path.join(repoRoot, 'tests', 'support', 'etcd', 'etcd-cluster.sh');
+export const CLUSTER_SECRET = 'e2e-cluster-secret';
+/** Lease TTL of the test nodes: a killed node leaves within this many seconds. */
+export const LEASE_TTL_S = 3;
+
+function parseEnvFile(file) {
+    const env = {};
+    for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+        const m = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line);
+        if (m) env[m[1]] = m[2].replace(/^'(.*)'$/, '$1');
+    }
+    return env;
+}
+
+/** Starts etcd in `dir`; resolves { endpoints, stop(), halt(), resume() }. */
+export async function startEtcd(dir) {
+    try {
+        await run('bash', [etcdScript, 'start', dir], { timeout: 60_000 });
+    } catch (err) {
+        throw new Error(`etcd-cluster.sh start ${dir} failed: ${err.message}\n${err.stdout || ''}${err.stderr || ''}`);
+    }
+    const env = parseEnvFile(path.join(dir, 'etcd.env'));
+    const script = (action) => run('bash', [etcdScript, action, dir], { timeout: 60_000 });
+    return {
+        endpoints: env.RT_ETCD_ENDPOINTS,
+        stop: () => script('stop').catch(() => {}),
+        /** An outage: etcd stops (data, ports and env kept); resume() starts it again. */
+        halt: () => script('halt'),
+        resume: () => script('resume'),
+    };
+}
+
+/** Starts one node of the cluster kept in `etcd` under `prefix`. */
+export async function startNode(etcd, { name, prefix, region = 'local', env = {}, tenants } = {}) {
+    return await startServer({
+        tenants,
+        env: {
+            ETCD_ENDPOINTS: etcd.endpoints,
+            ETCD_PREFIX: prefix,
+            NODE_NAME: name,
+            REGION: region,
+            CLUSTER_SECRET,
+            CLUSTER_ADVERTISE_HOST: '127.0.0.1',
+            CLUSTER_LEASE_TTL_S: String(LEASE_TTL_S),
+            ...env,
+        },
+    });
+}
+
+/** GET /api/cluster of `server` (operator token signed with API_JWT_SECRET). */
+export async function clusterView(server, token = operatorToken(SELF_HOST_SECRET)) {
+    const res = await httpRequest(server, { path: '/api/cluster', headers: { Authorization: `Bearer ${token}` } });
+    if (res.status !== 200) throw new Error(`GET /api/cluster answered ${res.status}: ${res.body}`);
+    return res.json;
+}
+
+/** The sorted node ids `server` sees. */
+export async function memberIds(server) {
+    return (await clusterView(server)).nodes.map((n) => n.id).sort();
+}
