@@ -3,6 +3,7 @@
 #include "server/cluster/links/node_links.h"
 #include "server/presence/logging.h"
 #include "server/presence/presence_store.h"
+#include "server/runtime/post.h"
 
 #include <QRandomGenerator>
 #include <QTimer>
@@ -83,6 +84,20 @@ void PresenceReplicator::publishLocalChange(const PresenceChange &change)
     const QByteArray payload = wire::encode(wire::Delta{ m_incarnation, m_sequence, change });
     for (const QString &peer : peers) {
         m_links.send(peer, wire::KindDelta, payload, OrderingKey);
+    }
+}
+
+void PresenceReplicator::resetLocal(const QList<PresenceRecord> &records)
+{
+    m_local.clear();
+    for (const PresenceRecord &record : records) {
+        m_local[record.topic.id()].insert(record.memberId, record);
+    }
+    // A new number: peers holding an older state see the sync (or a marker) move on.
+    ++m_sequence;
+    const QStringList peers = m_links.connectedPeers();
+    for (const QString &peer : peers) {
+        sendSync(peer);
     }
 }
 
@@ -310,6 +325,10 @@ void connectReplication(PresenceStore &store, PresenceReplicator &replicator)
                      &PresenceStore::replaceRemoteOrigin, Qt::QueuedConnection);
     QObject::connect(&replicator, &PresenceReplicator::remoteDropped, &store,
                      &PresenceStore::dropRemoteOrigin, Qt::QueuedConnection);
+    // Runs on the replicator's thread, and not at all if it is gone by then.
+    PresenceReplicator *target = &replicator;
+    runtime::post(target,
+                  [target, records = store.localPresences()] { target->resetLocal(records); });
 }
 
 } // namespace rt::presence

@@ -79,6 +79,10 @@ public:
 public Q_SLOTS:
     // One of this node's presences changed (from PresenceStore::localChanged, in order).
     void publishLocalChange(const rt::presence::PresenceChange &change);
+    // All of this node's presences now (the store's localPresences()): replaces the mirror and
+    // sends a full sync to every connected peer. connectReplication() posts it once, so a
+    // replicator (re)started next to a store that already holds presences starts complete.
+    void resetLocal(const QList<rt::presence::PresenceRecord> &records);
     // The live members' node ids (from ClusterBackend::membersChanged). Nodes that were
     // members and are no longer: their presences leave.
     void setMembers(const QStringList &liveNodeIds);
@@ -138,7 +142,9 @@ private:
 };
 
 // Connects a store (main thread) and a replicator (cluster thread) both ways with queued
-// connections. Call before the store's first track, so the replicator's mirror misses nothing.
+// connections, then hands the replicator the store's current presences (resetLocal), so it
+// misses nothing whenever it starts. Call it on the store's thread: no change can slip in
+// between the snapshot and the connection.
 void connectReplication(PresenceStore &store, PresenceReplicator &replicator);
 
 } // namespace rt::presence
