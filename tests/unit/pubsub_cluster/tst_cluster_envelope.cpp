@@ -59,6 +59,7 @@ class ClusterEnvelopeTest : public QObject
     Q_OBJECT
 
 private Q_SLOTS:
+    void wireFormatIsStable();
     void roundTripGivesTheSameFrames_data();
     void roundTripGivesTheSameFrames();
     void nodeLocalFieldsDoNotTravel();
@@ -72,6 +73,22 @@ private Q_SLOTS:
     void impossibleCombinationsAreErrors();
     void hostileLengthDoesNotAllocate();
 };
+
+void ClusterEnvelopeTest::wireFormatIsStable()
+{
+    // Nodes of different builds must understand each other: the layout is spelled out here
+    // (and in the fuzz corpus, tests/fuzz/cluster_envelope/corpus/envelope-private-metadata.bin).
+    const auto message =
+            OutboundMessage::userBroadcast(PrivateRoom, "shout", R"({"a":[1,2,3]})", true,
+                                           R"({"id":"0b1c"})", 7, someCounting(true));
+    const auto field = [](const QByteArray &value) -> QByteArray {
+        return QByteArray(3, '\0') + static_cast<char>(value.size()) + value;
+    };
+    const QByteArray expected = QByteArray("\x01\x01\x07\x00", 4) + field("tenant-a")
+            + field("room:1") + field("shout") + field(R"({"id":"0b1c"})")
+            + field(R"({"a":[1,2,3]})");
+    QCOMPARE(encodeEnvelope(*message).value(), expected);
+}
 
 void ClusterEnvelopeTest::roundTripGivesTheSameFrames_data()
 {
