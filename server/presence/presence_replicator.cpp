@@ -41,10 +41,7 @@ PresenceReplicator::PresenceReplicator(cluster::links::NodeLinks &links,
     m_markerTimer->start(m_settings.markerInterval);
     // Peers already connected get our (empty) state, replacing what an earlier incarnation of
     // this node may have left with them.
-    const QStringList connected = m_links.connectedPeers();
-    for (const QString &peer : connected) {
-        sendSync(peer);
-    }
+    sendSync(m_links.connectedPeers());
 }
 
 PresenceReplicator::~PresenceReplicator() = default;
@@ -95,10 +92,7 @@ void PresenceReplicator::resetLocal(const QList<PresenceRecord> &records)
     }
     // A new number: peers holding an older state see the sync (or a marker) move on.
     ++m_sequence;
-    const QStringList peers = m_links.connectedPeers();
-    for (const QString &peer : peers) {
-        sendSync(peer);
-    }
+    sendSync(m_links.connectedPeers());
 }
 
 void PresenceReplicator::setMembers(const QStringList &liveNodeIds)
@@ -141,7 +135,7 @@ void PresenceReplicator::handleFrame(const QString &fromNodeId, quint8 kind,
     } else if (auto *marker = std::get_if<wire::Marker>(&*message)) {
         onMarker(fromNodeId, from, *marker);
     } else {
-        sendSync(fromNodeId); // ResyncRequest
+        sendSync({ fromNodeId }); // ResyncRequest
     }
 }
 
@@ -151,7 +145,7 @@ void PresenceReplicator::onPeerConnected(const QString &nodeId)
     if (known != m_origins.end()) {
         known->graceTimer->stop();
     }
-    sendSync(nodeId);
+    sendSync({ nodeId });
 }
 
 void PresenceReplicator::onPeerDisconnected(const QString &nodeId)
@@ -171,24 +165,30 @@ void PresenceReplicator::sendMarkers()
     }
 }
 
-void PresenceReplicator::sendSync(const QString &nodeId)
+void PresenceReplicator::sendSync(const QStringList &nodeIds)
 {
+    if (nodeIds.isEmpty()) {
+        return;
+    }
     QList<PresenceRecord> records;
     for (const auto &members : std::as_const(m_local)) {
         for (const PresenceRecord &record : members) {
             records.append(record);
         }
     }
+    // Encoded once for all the peers.
     const QList<QByteArray> chunks =
             wire::encodeSync(m_incarnation, m_sequence, records, m_settings.maxSyncChunkBytes);
-    qCDebug(lcPresence) << "full sync to" << nodeId << ":" << records.size() << "presences in"
-                        << chunks.size() << "frames, up to change" << m_sequence;
-    for (const QByteArray &chunk : chunks) {
-        // A refused frame (queue full, peer gone) leaves the peer short of the last chunk; its
-        // next marker check asks again.
-        if (!m_links.send(nodeId, wire::KindSyncChunk, chunk, OrderingKey)) {
-            qCInfo(lcPresence) << "presence sync to" << nodeId << "not sent completely";
-            return;
+    for (const QString &nodeId : nodeIds) {
+        qCDebug(lcPresence) << "full sync to" << nodeId << ":" << records.size() << "presences in"
+                            << chunks.size() << "frames, up to change" << m_sequence;
+        for (const QByteArray &chunk : chunks) {
+            // A refused frame (queue full, peer gone) leaves the peer without the last chunk; its
+            // next marker check asks again.
+            if (!m_links.send(nodeId, wire::KindSyncChunk, chunk, OrderingKey)) {
+                qCInfo(lcPresence) << "presence sync to" << nodeId << "not sent completely";
+                break;
+            }
         }
     }
 }

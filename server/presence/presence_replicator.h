@@ -120,7 +120,7 @@ private:
     void onPeerConnected(const QString &nodeId);
     void onPeerDisconnected(const QString &nodeId);
     void sendMarkers();
-    void sendSync(const QString &nodeId);
+    void sendSync(const QStringList &nodeIds);
     void onDelta(const QString &from, Origin &origin, const wire::Delta &delta);
     void onSyncChunk(const QString &from, Origin &origin, wire::SyncChunk chunk);
     void onMarker(const QString &from, Origin &origin, const wire::Marker &marker);
