@@ -7,6 +7,11 @@
 #include "server/cluster/links/node_links.h"
 #include "server/cluster/placement/load_average.h"
 #include "server/cluster/placement/placement.h"
+#include "server/presence/presence_replicator.h"
+#include "server/presence/presence_store.h"
+#include "server/pubsub/cluster_pubsub.h"
+#include "server/runtime/post.h"
+#include "server/tenants/tenant_directory.h"
 
 #include <QDateTime>
 #include <QHostInfo>
@@ -44,16 +49,25 @@ QString hostPort(const QString &host, quint16 port)
 
 } // namespace
 
-ClusterNode::ClusterNode(Settings settings, QObject *parent)
+ClusterNode::ClusterNode(Settings settings, Parts parts, QObject *parent)
     : QObject(parent),
       m_settings(std::move(settings)),
+      m_parts(std::move(parts)),
+      m_localTenantsTimer(this),
       m_loadTimer(this)
 {
     m_loadTimer.setInterval(m_settings.loadPublishIntervalMs);
     connect(&m_loadTimer, &QTimer::timeout, this, &ClusterNode::publishLoad);
+    m_localTenantsTimer.setInterval(m_settings.localTenantsIntervalMs);
+    connect(&m_localTenantsTimer, &QTimer::timeout, this, &ClusterNode::reconcileLocalTenants);
 }
 
-ClusterNode::~ClusterNode() = default;
+ClusterNode::~ClusterNode()
+{
+    // Before the links they send on (children are deleted in creation order: links first).
+    delete m_presenceReplicator;
+    delete m_pubsub;
+}
 
 void ClusterNode::start()
 {
@@ -85,6 +99,7 @@ void ClusterNode::start()
             return;
         }
         m_self.linkAddress = hostPort(advertiseHost, *port);
+        startDataPlane();
         cluster::EtcdBackendSettings etcd;
         etcd.endpoints = config.etcdEndpoints;
         etcd.prefix = config.etcdPrefix;
@@ -127,9 +142,60 @@ void ClusterNode::start()
     Q_EMIT started(m_self);
 }
 
+void ClusterNode::startDataPlane()
+{
+    pubsub::ClusterPubSubSettings pubsubSettings;
+    pubsubSettings.nodeId = m_self.id;
+    pubsubSettings.region = m_self.region;
+    m_pubsub = new pubsub::ClusterPubSub(pubsubSettings, m_parts.localPubSub, *m_links,
+                                         m_parts.counting, this);
+    m_presenceReplicator = new presence::PresenceReplicator(*m_links, {}, this);
+    // The store lives on the main thread: wire it from there (it reads the store's state).
+    presence::PresenceStore *store = &m_parts.presence;
+    presence::PresenceReplicator *replicator = m_presenceReplicator;
+    runtime::post(store,
+                  [store, replicator] { presence::connectReplication(*store, *replicator); });
+    m_localTenantsTimer.start();
+    reconcileLocalTenants();
+}
+
+void ClusterNode::noteLocalTenant(const QByteArray &tenantId)
+{
+    if (m_pubsub != nullptr) {
+        m_pubsub->noteLocalTenant(tenantId, true);
+    }
+}
+
+void ClusterNode::reconcileLocalTenants()
+{
+    // Departures are announced here only (arrivals also at once, by noteLocalTenant): a late
+    // "gone" racing a new first client could otherwise leave peers believing we hold nobody.
+    QSet<QByteArray> now;
+    for (const auto &[tenant, users] : m_parts.usage.connectedUsers()) {
+        if (users > 0) {
+            now.insert(tenant);
+        }
+    }
+    for (const QByteArray &tenant : std::as_const(now)) {
+        if (!m_announcedTenants.contains(tenant)) {
+            m_pubsub->noteLocalTenant(tenant, true);
+        }
+    }
+    for (const QByteArray &tenant : std::as_const(m_announcedTenants)) {
+        if (!now.contains(tenant)) {
+            m_pubsub->noteLocalTenant(tenant, false);
+        }
+    }
+    m_announcedTenants = std::move(now);
+}
+
 void ClusterNode::stop()
 {
     m_loadTimer.stop();
+    m_localTenantsTimer.stop();
+    if (m_pubsub != nullptr) {
+        m_pubsub->stop();
+    }
     if (m_links != nullptr) {
         m_links->setPeers({});
     }
@@ -192,6 +258,16 @@ void ClusterNode::onMembersChanged(const QList<cluster::NodeInfo> &members)
             }
         }
         m_links->setPeers(peers);
+        QList<pubsub::ClusterPeer> pubsubPeers;
+        QStringList ids;
+        for (const cluster::NodeInfo &node : members) {
+            ids.append(node.id);
+            if (node.id != m_self.id) {
+                pubsubPeers.append(pubsub::ClusterPeer{ node.id, node.region });
+            }
+        }
+        m_pubsub->setPeers(pubsubPeers);
+        m_presenceReplicator->setMembers(ids);
     }
     Q_EMIT membersChanged(members);
 }

@@ -8,8 +8,10 @@
 #include <QList>
 #include <QMutex>
 #include <QObject>
+#include <QSet>
 #include <QTimer>
 
+#include <functional>
 #include <memory>
 
 namespace rt::cluster {
@@ -19,6 +21,20 @@ namespace links {
 class NodeLinks;
 }
 } // namespace rt::cluster
+
+namespace rt::pubsub {
+class ClusterPubSub;
+class LocalPubSub;
+struct DeliveryCounting;
+class TopicKey;
+} // namespace rt::pubsub
+namespace rt::presence {
+class PresenceReplicator;
+class PresenceStore;
+} // namespace rt::presence
+namespace rt::tenants {
+class TenantUsageRegistry;
+}
 
 namespace rt::app {
 
@@ -41,9 +57,23 @@ public:
         quint16 clientPort = 0; // where clients reach this node (published in the record)
         // How often the node republishes its load; placement caches it per time bucket.
         int loadPublishIntervalMs = 15'000;
+        // How often the tenants with clients here are compared with what peers were told: the
+        // delay before peers forward a tenant's broadcasts to a node that got its first client.
+        int localTenantsIntervalMs = 100;
     };
 
-    explicit ClusterNode(Settings settings, QObject *parent = nullptr);
+    // What the cluster's data plane works on; all of it outlives this object.
+    struct Parts
+    {
+        pubsub::LocalPubSub &localPubSub;
+        presence::PresenceStore &presence; // lives on the main thread
+        const tenants::TenantUsageRegistry &usage;
+        // The receiving node's counting of a broadcast from another node (see ClusterPubSub).
+        std::function<pubsub::DeliveryCounting(const pubsub::TopicKey &, bool isBroadcast)>
+                counting;
+    };
+
+    ClusterNode(Settings settings, Parts parts, QObject *parent = nullptr);
     ~ClusterNode() override;
 
     // Registers this node (and, with etcd, opens the link listener first so that the record
@@ -55,6 +85,10 @@ public:
     cluster::ClusterBackend *backend() const { return m_backend.get(); }
     // nullptr without etcd (a single node has no peers).
     cluster::links::NodeLinks *links() const { return m_links; }
+    // Broadcasts to and from the other nodes; nullptr without etcd. publish() is thread-safe.
+    pubsub::ClusterPubSub *clusterPubSub() const { return m_pubsub; }
+    // Any thread: a tenant got its first client on this node (its broadcasts must reach us).
+    void noteLocalTenant(const QByteArray &tenantId);
     const cluster::NodeInfo &self() const { return m_self; }
 
     // Live members as last seen, sorted by id. Any thread.
@@ -72,9 +106,16 @@ Q_SIGNALS:
 private:
     void onMembersChanged(const QList<cluster::NodeInfo> &members);
     void publishLoad();
+    void startDataPlane();
+    void reconcileLocalTenants();
 
     Settings m_settings;
+    Parts m_parts;
     cluster::NodeInfo m_self;
+    pubsub::ClusterPubSub *m_pubsub = nullptr; // child; etcd only
+    presence::PresenceReplicator *m_presenceReplicator = nullptr; // child; etcd only
+    QTimer m_localTenantsTimer; // a child, like m_loadTimer
+    QSet<QByteArray> m_announcedTenants; // what peers were told we hold
     std::unique_ptr<cluster::InProcessCluster> m_inProcess; // the embedded default only
     std::unique_ptr<cluster::ClusterBackend> m_backend;
     cluster::links::NodeLinks *m_links = nullptr; // child; etcd only

@@ -11,6 +11,7 @@
 #include "server/http/health_routes.h"
 #include "server/http/metrics_routes.h"
 #include "server/http/tenant_routes.h"
+#include "server/pubsub/cluster_pubsub.h"
 #include "server/runtime/post.h"
 #include "server/runtime/worker_pool.h"
 #include "server/tenants/control_plane.h"
@@ -46,7 +47,7 @@ Server::Server(ServerConfig config, QObject *parent) : QObject(parent), m_config
             m_tenants, m_rates, *m_metrics, m_config.selfHostTenantName,
             m_config.jwtClaimValidators, SystemClock::instance());
     m_broadcastRoutes =
-            std::make_unique<http::BroadcastRoutes>(*m_apiAuth, m_rates, m_pubsub, m_cdc.get());
+            std::make_unique<http::BroadcastRoutes>(*m_apiAuth, m_rates, m_nodePubSub, m_cdc.get());
     m_metricsAdmin = std::make_unique<http::AdminAuth>(
             QList<QByteArray>{ m_config.metricsJwtSecret },
             http::AdminAuth::parseBlocklist(m_config.metricsTokenBlocklist), QJsonObject(),
@@ -186,7 +187,7 @@ void Server::onControlPlaneReady()
         m_usage,
         m_rates,
         *m_metrics,
-        m_pubsub,
+        m_nodePubSub,
         *m_presence,
         SystemClock::instance(),
         m_shuttingDown,
@@ -259,10 +260,38 @@ void Server::startCluster(quint16 clientPort)
     settings.region = m_config.region;
     settings.listenAddress = m_config.listenAddress;
     settings.clientPort = clientPort;
-    m_clusterNode = new ClusterNode(settings); // NOLINT: deleted on its thread when it ends
+    // A broadcast from another node counts here as it would had it been sent here.
+    const auto remoteCounting = [this](const pubsub::TopicKey &topic, bool isBroadcast) {
+        pubsub::DeliveryCounting counting;
+        const tenants::TenantPtr tenant = m_tenants.find(topic.tenant());
+        if (!tenant) {
+            return counting;
+        }
+        counting.counter = isBroadcast ? m_rates.events(*tenant) : nullptr;
+        counting.shutsDownReceivers = isBroadcast;
+        counting.delivered = m_metrics->messagesOut.labels({ topic.tenant() });
+        return counting;
+    };
+    // Diffs of other nodes' presences count against the tenant here, like local ones.
+    m_presence->setRemoteCounting([this](const pubsub::TopicKey &topic) {
+        pubsub::DeliveryCounting counting;
+        if (const tenants::TenantPtr tenant = m_tenants.find(topic.tenant())) {
+            counting.counter = m_rates.presenceEvents(*tenant);
+            counting.delivered = m_metrics->messagesOut.labels({ topic.tenant() });
+        }
+        return counting;
+    });
+    m_clusterNode = new ClusterNode( // NOLINT: deleted on its thread when it ends
+            settings, ClusterNode::Parts{ m_pubsub, *m_presence, m_usage, remoteCounting });
     m_clusterNode->moveToThread(&m_clusterThread);
     connect(&m_clusterThread, &QThread::finished, m_clusterNode, &QObject::deleteLater);
     connect(m_clusterNode, &ClusterNode::failed, this, &Server::failed);
+    // Queued: started() comes from the cluster thread; publishers switch over from here on.
+    connect(m_clusterNode, &ClusterNode::started, this, [this] {
+        if (m_clusterNode->clusterPubSub() != nullptr) {
+            m_nodePubSub.attach(m_clusterNode->clusterPubSub());
+        }
+    });
     m_clusterThread.start();
     ClusterNode *node = m_clusterNode;
     runtime::post(node, [node] { node->start(); });
@@ -381,6 +410,7 @@ void Server::stop()
     m_presence->stop();
     // Before the hubs go: the change streams publish to them.
     m_cdc->stop();
+    m_nodePubSub.detach(); // the cluster's pubsub goes with the cluster thread
     m_pubsub.stop();
     if (m_clusterNode != nullptr) {
         // Leave the cluster now (peers see it at once, not at lease expiry); the thread ends

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "server/app/config.h"
+#include "server/app/node_pubsub.h"
 #include "server/cdc/cdc_service.h"
 #include "server/limits/rate_counter_ticker.h"
 #include "server/metrics/catalog.h"
@@ -97,6 +98,7 @@ private:
     std::unique_ptr<metrics::ServerMetrics> m_metrics;
     std::unique_ptr<http::AdminAuth> m_metricsAdmin; // METRICS_JWT_SECRET
     pubsub::LocalPubSub m_pubsub;
+    NodePubSub m_nodePubSub{ m_pubsub }; // what broadcasts go through (cluster-wide once joined)
     std::atomic<bool> m_shuttingDown{ false };
     std::unique_ptr<presence::PresenceStore> m_presence;
     std::unique_ptr<cdc::CdcService> m_cdc; // tenant databases, on the cdc thread

@@ -35,7 +35,7 @@ public:
         tenants::TenantUsageRegistry &usage;
         const tenants::TenantRates &rates;
         metrics::ServerMetrics &metrics;
-        const pubsub::LocalPubSub &pubsub;
+        const pubsub::PubSub &pubsub; // broadcasts (NodePubSub)
         presence::PresenceStore &presence;
         const Clock &clock;
         const std::atomic<bool> &shuttingDown;

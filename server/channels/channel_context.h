@@ -14,7 +14,7 @@ class TenantRates;
 } // namespace rt::tenants
 namespace rt::pubsub {
 class Hub;
-class LocalPubSub;
+class PubSub;
 } // namespace rt::pubsub
 namespace rt::presence {
 class PresenceStore;
@@ -49,7 +49,7 @@ struct ChannelContext
     tenants::TenantUsageRegistry &usage;
     const tenants::TenantRates &rates;
     pubsub::Hub &hub;
-    const pubsub::LocalPubSub &pubsub;
+    const pubsub::PubSub &pubsub; // broadcasts: this node and, in a cluster, the others
     presence::PresenceStore &presence;
     const Clock &clock;
     const std::atomic<bool> &shuttingDown;

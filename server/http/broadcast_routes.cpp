@@ -73,7 +73,7 @@ QJsonObject requestHeadersJson(const wire::HttpRequest &request)
 } // namespace
 
 BroadcastRoutes::BroadcastRoutes(const TenantApiAuth &auth, const tenants::TenantRates &rates,
-                                 const pubsub::LocalPubSub &pubsub, cdc::CdcService *cdc)
+                                 const pubsub::PubSub &pubsub, cdc::CdcService *cdc)
     : m_auth(auth),
       m_rates(rates),
       m_pubsub(pubsub),
@@ -185,7 +185,7 @@ void BroadcastRoutes::handleBatch(const wire::HttpRequest &request,
     const pubsub::DeliveryCounting counting{
         events, true, m_auth.metrics().messagesOut.labels({ tenant.externalId })
     };
-    const pubsub::LocalPubSub *pubsub = &m_pubsub;
+    const pubsub::PubSub *pubsub = &m_pubsub;
     const auto publish = [pubsub, counting, tenantId = tenant.externalId](
                                  const QJsonObject &message, bool isPrivate) {
         const QByteArray topic = message.value(QLatin1String("topic")).toString().toUtf8();
@@ -322,7 +322,7 @@ void BroadcastRoutes::handleSingle(const wire::HttpRequest &request, const Route
         reply(messageResponse(429, ExceededRateLimit));
         return;
     }
-    const pubsub::LocalPubSub *pubsub = &m_pubsub;
+    const pubsub::PubSub *pubsub = &m_pubsub;
     const pubsub::DeliveryCounting counting{
         events, true, m_auth.metrics().messagesOut.labels({ tenant.externalId })
     };

@@ -3,7 +3,7 @@
 #include "server/http/router.h"
 
 namespace rt::pubsub {
-class LocalPubSub;
+class PubSub;
 }
 namespace rt::tenants {
 class TenantRates;
@@ -25,7 +25,7 @@ public:
     // `cdc` (may be null: no tenant databases) checks private messages against the tenant's
     // RLS policies.
     BroadcastRoutes(const TenantApiAuth &auth, const tenants::TenantRates &rates,
-                    const pubsub::LocalPubSub &pubsub, cdc::CdcService *cdc = nullptr);
+                    const pubsub::PubSub &pubsub, cdc::CdcService *cdc = nullptr);
 
     void registerOn(Router &router);
 
@@ -37,7 +37,7 @@ public:
 private:
     const TenantApiAuth &m_auth;
     const tenants::TenantRates &m_rates;
-    const pubsub::LocalPubSub &m_pubsub;
+    const pubsub::PubSub &m_pubsub;
     cdc::CdcService *m_cdc;
 };
 

@@ -1,0 +1,35 @@
+#pragma once
+
+#include "server/pubsub/pubsub.h"
+
+#include <atomic>
+
+namespace rt::pubsub {
+class LocalPubSub;
+}
+
+namespace rt::app {
+
+// What the node's publishers (channels, HTTP broadcasts) publish through: this node's fan-out
+// until the cluster's fan-out is attached (a node with peers: ClusterPubSub), then that. The
+// cluster side appears only once the node has joined, after the workers already hold this.
+// Thread-safe; publish() never blocks. detach() waits for publishers that are inside
+// publish() (microseconds), so the attached pubsub may be destroyed once it returns.
+class NodePubSub final : public pubsub::PubSub
+{
+public:
+    explicit NodePubSub(const pubsub::LocalPubSub &local);
+
+    void publish(const pubsub::OutboundMessagePtr &message) const override;
+    void publishLocal(const pubsub::OutboundMessagePtr &message) const override;
+
+    void attach(const pubsub::PubSub *cluster);
+    void detach();
+
+private:
+    const pubsub::LocalPubSub &m_local;
+    std::atomic<const pubsub::PubSub *> m_cluster{ nullptr };
+    mutable std::atomic<int> m_publishing{ 0 };
+};
+
+} // namespace rt::app

@@ -1,0 +1,176 @@
+// Broadcast and presence across the nodes of a cluster (issue 5 parts 6 and 7), with the
+// unchanged realtime-js: clients on different nodes of one etcd cluster talk as if they shared a
+// node; a node that dies takes its presences along.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, afterEach, before, describe, test } from 'node:test';
+import { ClientPool, joinChannel, selfHostToken } from '../lib/clients.mjs';
+import { LEASE_TTL_S, memberIds, startEtcd, startNode } from '../lib/cluster.mjs';
+import { httpRequest, Recorder, sleep, waitFor } from '../lib/util.mjs';
+
+const QUIET_MS = 300;
+let counter = 0;
+const unique = (name) => `${name}-${process.pid}-${++counter}`;
+
+describe('broadcast and presence across nodes', () => {
+    let dir;
+    let etcd;
+    const nodes = {};
+    const pools = [];
+
+    before(async () => {
+        dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rt-e2e-fanout-'));
+        etcd = await startEtcd(dir);
+        const prefix = `/e2e-fanout-${process.pid}`;
+        for (const name of ['node-a', 'node-b', 'node-c']) {
+            nodes[name] = await startNode(etcd, { name, prefix });
+        }
+        for (const node of Object.values(nodes)) {
+            await waitFor(async () => (await memberIds(node)).length === 3, 8000, 'every node sees 3 members');
+        }
+    });
+
+    afterEach(async () => {
+        await Promise.all(pools.splice(0).map((p) => p.cleanup()));
+    });
+
+    after(async () => {
+        await Promise.all(Object.values(nodes).map((n) => n.stop()));
+        await etcd?.stop();
+        if (dir) fs.rmSync(dir, { recursive: true, force: true });
+    });
+
+    function poolOn(node) {
+        const pool = new ClientPool(node);
+        pools.push(pool);
+        return pool;
+    }
+
+    async function member(node, sub, { self = false, presenceKey } = {}) {
+        const client = poolOn(node).client();
+        const config = { broadcast: { self, ack: true } };
+        if (presenceKey) config.presence = { key: presenceKey };
+        const ch = client.channel(sub, { config });
+        const got = new Recorder(`broadcasts on ${sub} at ${node.port}`);
+        ch.on('broadcast', { event: '*' }, got.fn);
+        const joins = new Recorder('presence joins');
+        const leaves = new Recorder('presence leaves');
+        ch.on('presence', { event: 'join' }, joins.fn);
+        ch.on('presence', { event: 'leave' }, leaves.fn);
+        await joinChannel(ch);
+        return { client, ch, got, joins, leaves };
+    }
+
+    test('a broadcast from a client on one node reaches clients of the topic on the others, once', async () => {
+        const sub = unique('room');
+        const a = await member(nodes['node-a'], sub);
+        const b = await member(nodes['node-b'], sub);
+        const c = await member(nodes['node-c'], sub);
+        // The interest of a node in the tenant spreads with its first client; give it a moment.
+        await sleep(200);
+        assert.equal(await a.ch.send({ type: 'broadcast', event: 'hello', payload: { from: 'a' } }), 'ok');
+        assert.deepEqual(await b.got.next((m) => m.event === 'hello', 3000, 'b receives a'),
+            { type: 'broadcast', event: 'hello', payload: { from: 'a' } });
+        await c.got.next((m) => m.event === 'hello', 3000, 'c receives a');
+        assert.equal(await c.ch.send({ type: 'broadcast', event: 'back', payload: { from: 'c' } }), 'ok');
+        await a.got.next((m) => m.event === 'back', 3000, 'a receives c');
+        await b.got.next((m) => m.event === 'back', 3000, 'b receives c');
+        await sleep(QUIET_MS);
+        // Exactly once each, and no echo to the sender (self: false).
+        assert.equal(b.got.filter((m) => m.event === 'hello').length, 1);
+        assert.equal(c.got.filter((m) => m.event === 'hello').length, 1);
+        assert.equal(a.got.filter((m) => m.event === 'hello').length, 0);
+        assert.equal(a.got.filter((m) => m.event === 'back').length, 1);
+    });
+
+    test('other topics and other tenants stay apart; a broadcast keeps its order across the hop', async () => {
+        const sub = unique('ordered');
+        const other = unique('other');
+        const a = await member(nodes['node-a'], sub);
+        const b = await member(nodes['node-b'], sub);
+        const bOther = await member(nodes['node-b'], other);
+        await sleep(200);
+        for (let i = 0; i < 50; ++i) {
+            a.ch.send({ type: 'broadcast', event: 'n', payload: { i } });
+        }
+        await waitFor(() => b.got.items.length === 50, 5000, '50 broadcasts at b');
+        assert.deepEqual(b.got.items.map((m) => m.payload.i), [...Array(50).keys()]);
+        await sleep(QUIET_MS);
+        assert.equal(bOther.got.items.length, 0);
+    });
+
+    test('the HTTP broadcast API on one node reaches clients on the others', async () => {
+        const sub = unique('http');
+        const a = await member(nodes['node-a'], sub);
+        const b = await member(nodes['node-b'], sub);
+        await sleep(200);
+        const res = await httpRequest(nodes['node-c'], {
+            method: 'POST',
+            path: '/api/broadcast',
+            headers: { apikey: selfHostToken(), Authorization: `Bearer ${selfHostToken()}` },
+            body: { messages: [{ topic: sub, event: 'from-http', payload: { ok: true } }] },
+        });
+        assert.equal(res.status, 202, res.body);
+        await a.got.next((m) => m.event === 'from-http', 3000, 'a receives the HTTP broadcast');
+        await b.got.next((m) => m.event === 'from-http', 3000, 'b receives the HTTP broadcast');
+    });
+
+    test('presence: a track on one node shows on the others; late joiners get the whole state', async () => {
+        const sub = unique('presence');
+        const alice = await member(nodes['node-a'], sub, { presenceKey: 'alice' });
+        const bob = await member(nodes['node-b'], sub, { presenceKey: 'bob' });
+        assert.equal(await alice.ch.track({ name: 'Alice' }), 'ok');
+        await bob.joins.next((j) => j.key === 'alice', 3000, 'bob sees alice join');
+        assert.equal(await bob.ch.track({ name: 'Bob' }), 'ok');
+        await alice.joins.next((j) => j.key === 'bob', 3000, 'alice sees bob join');
+        const carol = await member(nodes['node-c'], sub, { presenceKey: 'carol' });
+        await waitFor(() => {
+            const state = carol.ch.presenceState();
+            return state.alice && state.bob;
+        }, 3000, 'carol has alice and bob in presenceState()');
+        assert.equal(carol.ch.presenceState().alice[0].name, 'Alice');
+        assert.equal(carol.ch.presenceState().bob[0].name, 'Bob');
+        // Untrack on one node: a leave everywhere.
+        await alice.ch.untrack();
+        await bob.leaves.next((l) => l.key === 'alice', 3000, 'bob sees alice leave');
+        await waitFor(() => !carol.ch.presenceState().alice, 3000, 'alice gone at carol');
+    });
+});
+
+describe('a node that dies', () => {
+    test('takes its presences along: the others see the leaves within the lease TTL', async () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rt-e2e-death-'));
+        const etcd = await startEtcd(dir);
+        const prefix = `/e2e-death-${process.pid}`;
+        const a = await startNode(etcd, { name: 'node-a', prefix });
+        const b = await startNode(etcd, { name: 'node-b', prefix });
+        const pool = new ClientPool(a);
+        const poolB = new ClientPool(b);
+        try {
+            await waitFor(async () => (await memberIds(a)).length === 2, 8000, 'a sees b');
+            const sub = unique('doomed');
+            const watcher = pool.client().channel(sub, { config: { presence: { key: 'watcher' } } });
+            const leaves = new Recorder('leaves at a');
+            watcher.on('presence', { event: 'leave' }, leaves.fn);
+            await joinChannel(watcher);
+            const victim = poolB.client().channel(sub, { config: { presence: { key: 'victim' } } });
+            await joinChannel(victim);
+            assert.equal(await victim.track({ on: 'b' }), 'ok');
+            await waitFor(() => watcher.presenceState().victim, 3000, 'a sees the victim');
+            const killedAt = Date.now();
+            await b.kill('SIGKILL');
+            await leaves.next((l) => l.key === 'victim', (LEASE_TTL_S + 5) * 1000, 'the victim leaves at a');
+            assert.ok(Date.now() - killedAt <= (LEASE_TTL_S + 3) * 1000, `left after ${Date.now() - killedAt} ms`);
+            assert.equal(watcher.presenceState().victim, undefined);
+        } finally {
+            await pool.cleanup();
+            await poolB.cleanup().catch(() => {});
+            await a.stop();
+            await b.stop();
+            await etcd.stop();
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+});
