@@ -87,7 +87,9 @@ struct ClusterPubSubStats
 // The interest protocol (see cluster_interest.h) keeps the map: every node announces its own
 // tenants (noteLocalTenant) with numbered incremental updates, answers sync requests with its
 // full set, sends a full sync (and asks for one) whenever its link to a peer comes up, and
-// checks its numbering with every peer periodically so lost frames are noticed.
+// checks its numbering with every peer periodically so lost frames are noticed. A peer whose
+// links are down keeps its last known interest meanwhile (its frames wait in the links'
+// bounded queue); when its link comes up again it is Unknown (flooded) until it has synced.
 //
 // Not forwarded: Audience::Members messages (postgres_changes pushTo: member ids mean nothing
 // on another node) are delivered here only. Delivery across nodes is at most once, in order
