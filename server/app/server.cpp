@@ -288,7 +288,7 @@ void Server::startCluster(quint16 clientPort)
     connect(m_clusterNode, &ClusterNode::failed, this, &Server::failed);
     // Queued: started() comes from the cluster thread; publishers switch over from here on.
     connect(m_clusterNode, &ClusterNode::started, this, [this] {
-        if (m_clusterNode->clusterPubSub() != nullptr) {
+        if (!m_stopped && m_clusterNode != nullptr && m_clusterNode->clusterPubSub() != nullptr) {
             m_nodePubSub.attach(m_clusterNode->clusterPubSub());
         }
     });
@@ -412,18 +412,6 @@ void Server::stop()
     m_cdc->stop();
     m_nodePubSub.detach(); // the cluster's pubsub goes with the cluster thread
     m_pubsub.stop();
-    if (m_clusterNode != nullptr) {
-        // Leave the cluster now (peers see it at once, not at lease expiry); the thread ends
-        // when the backend confirms, or after a grace period if etcd does not answer.
-        ClusterNode *node = m_clusterNode;
-        QThread *thread = &m_clusterThread;
-        runtime::post(node, [node, thread] {
-            QObject::connect(node, &ClusterNode::stopped, thread, &QThread::quit,
-                             Qt::DirectConnection);
-            QTimer::singleShot(3000, thread, &QThread::quit);
-            node->stop();
-        });
-    }
     if (m_workers) {
         for (int i = 0; i < m_workers->size(); ++i) {
             QObject *context = m_workers->context(i);
@@ -432,8 +420,23 @@ void Server::stop()
         m_workers->stop();
     }
     m_workerNodes.clear();
-    const QMutexLocker lock(&m_workerMailboxesMutex);
-    m_workerMailboxes.clear();
+    {
+        const QMutexLocker lock(&m_workerMailboxesMutex);
+        m_workerMailboxes.clear();
+    }
+    if (m_clusterNode != nullptr) {
+        // Last, once no worker can read the cluster view any more: leave the cluster (peers see
+        // it at once, not at lease expiry). The thread ends when the backend confirms, or after
+        // a grace period if etcd does not answer; the node is deleted when it ends.
+        ClusterNode *node = m_clusterNode;
+        QThread *thread = &m_clusterThread;
+        m_clusterNode = nullptr;
+        runtime::post(node, [node, thread] {
+            QObject::connect(node, &ClusterNode::stopped, node, [thread] { thread->quit(); });
+            QTimer::singleShot(3000, node, [thread] { thread->quit(); });
+            node->stop();
+        });
+    }
 }
 
 } // namespace rt::app
