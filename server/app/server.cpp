@@ -305,8 +305,29 @@ QJsonObject Server::clusterView() const
             nodes.append(node.toJson());
         }
     }
+    // Running totals of the broadcasts this node sent to and received from each peer (rates are
+    // the differences between two reads).
+    QJsonObject links;
+    if (m_clusterNode != nullptr && m_clusterNode->clusterPubSub() != nullptr) {
+        const pubsub::ClusterPubSubStats stats = m_clusterNode->clusterPubSub()->stats();
+        for (auto it = stats.peers.cbegin(); it != stats.peers.cend(); ++it) {
+            const pubsub::ClusterPeerFigures &peer = it.value();
+            links.insert(it.key(),
+                         QJsonObject{
+                                 { QStringLiteral("messages_out"), qint64(peer.envelopesOut) },
+                                 { QStringLiteral("bytes_out"), qint64(peer.bytesOut) },
+                                 { QStringLiteral("flooded_out"), qint64(peer.floodedOut) },
+                                 { QStringLiteral("dropped_out"), qint64(peer.envelopesDropped) },
+                                 { QStringLiteral("messages_in"), qint64(peer.envelopesIn) },
+                                 { QStringLiteral("bytes_in"), qint64(peer.bytesIn) },
+                                 { QStringLiteral("interest_known"), peer.interestKnown },
+                                 { QStringLiteral("tenants"), qint64(peer.tenants) },
+                         });
+        }
+    }
     return QJsonObject{
         { QStringLiteral("node"), nodeName() },
+        { QStringLiteral("links"), links },
         { QStringLiteral("backend"),
           m_config.cluster.usesEtcd() ? QStringLiteral("etcd") : QStringLiteral("in_process") },
         { QStringLiteral("available"), m_clusterNode != nullptr && m_clusterNode->isAvailable() },

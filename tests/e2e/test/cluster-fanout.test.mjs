@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { ClientPool, joinChannel, selfHostToken } from '../lib/clients.mjs';
-import { LEASE_TTL_S, memberIds, startEtcd, startNode } from '../lib/cluster.mjs';
+import { clusterView, LEASE_TTL_S, memberIds, startEtcd, startNode } from '../lib/cluster.mjs';
 import { httpRequest, Recorder, sleep, waitFor } from '../lib/util.mjs';
 
 const QUIET_MS = 300;
@@ -115,6 +115,39 @@ describe('broadcast and presence across nodes', () => {
         assert.equal(res.status, 202, res.body);
         await a.got.next((m) => m.event === 'from-http', 3000, 'a receives the HTTP broadcast');
         await b.got.next((m) => m.event === 'from-http', 3000, 'b receives the HTTP broadcast');
+    });
+
+    test('a broadcast goes only to the nodes that hold clients of its tenant', async () => {
+        // After the earlier tests' clients left, no node holds the tenant: wait until node-a's
+        // view of b and c says so, then broadcast with clients on node-a only.
+        const a = nodes['node-a'];
+        const linksOfA = async () => (await clusterView(a)).links;
+        await waitFor(async () => {
+            const links = await linksOfA();
+            return links['node-b']?.interest_known && links['node-c']?.interest_known
+                && links['node-b'].tenants === 0 && links['node-c'].tenants === 0;
+        }, 5000, 'a knows that b and c hold no clients');
+        const sub = unique('targeted');
+        const local = await member(a, sub, { self: true });
+        const before = await linksOfA();
+        for (let i = 0; i < 10; ++i) {
+            await local.ch.send({ type: 'broadcast', event: 'only-here', payload: { i } });
+        }
+        await waitFor(() => local.got.items.length === 10, 3000, 'the sender gets its own 10');
+        const quiet = await linksOfA();
+        assert.equal(quiet['node-b'].messages_out, before['node-b'].messages_out, 'nothing sent to b');
+        assert.equal(quiet['node-c'].messages_out, before['node-c'].messages_out, 'nothing sent to c');
+
+        // A client of the tenant on node-b: from now on b gets them, c still does not.
+        const remote = await member(nodes['node-b'], sub);
+        await waitFor(async () => (await linksOfA())['node-b'].tenants === 1, 3000, 'a learns that b holds the tenant');
+        for (let i = 0; i < 10; ++i) {
+            await local.ch.send({ type: 'broadcast', event: 'both', payload: { i } });
+        }
+        await waitFor(() => remote.got.items.length === 10, 3000, 'b receives the 10');
+        const after = await linksOfA();
+        assert.equal(after['node-b'].messages_out - quiet['node-b'].messages_out, 10, 'one link message per broadcast to b');
+        assert.equal(after['node-c'].messages_out, quiet['node-c'].messages_out, 'still nothing to c');
     });
 
     test('presence: a track on one node shows on the others; late joiners get the whole state', async () => {
