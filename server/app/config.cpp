@@ -83,6 +83,21 @@ const OptionSpec Options[] = {
     { "db-name", "DB_NAME", "name", "PostgreSQL control plane database.", "postgres" },
     { "db-user", "DB_USER", "user", "PostgreSQL control plane user.", "postgres" },
     { "db-password", "DB_PASSWORD", "password", "PostgreSQL control plane password.", "" },
+    { "db-replica-host", "DB_REPLICA_HOST", "host",
+      "Host of a streaming replica of the PostgreSQL control plane (same database, user and "
+      "password; needs DB_HOST). Set: tenant API reads (GET) use it unless the client's session "
+      "wrote within DB_REPLICA_DELAY_MS; writes always use DB_HOST.",
+      "" },
+    { "db-replica-port", "DB_REPLICA_PORT", "port",
+      "Port of the control-plane replica; DB_PORT when unset.", "" },
+    { "db-replica-delay-ms", "DB_REPLICA_DELAY_MS", "ms",
+      "Read-your-writes window: after a tenant API write, the same session (cookie "
+      "realtime_last_write or header X-Realtime-Last-Write) reads from the primary this long.",
+      "2000" },
+    { "db-replica-retry-ms", "DB_REPLICA_RETRY_MS", "ms",
+      "After the replica failed (unreachable, broken connection), reads use the primary this long "
+      "before it is tried again.",
+      "5000" },
     { "db-enc-key", "DB_ENC_KEY", "key",
       "Key (exactly 16 bytes) that encrypts tenant secrets at rest with AES-128-ECB, as Supabase "
       "Realtime does. Required with DB_HOST; the embedded default generates one in DATA_DIR.",
@@ -290,7 +305,13 @@ QString configSummary(const ServerConfig &config)
     const tenants::ControlPlaneSettings &plane = config.controlPlane;
     const QString controlPlane = plane.backend == tenants::ControlPlaneSettings::Backend::Postgres
             ? QStringLiteral("postgres %1@%2:%3/%4")
-                      .arg(plane.user, plane.host, QString::number(plane.port), plane.database)
+                            .arg(plane.user, plane.host, QString::number(plane.port),
+                                 plane.database)
+                    + (plane.hasReplica()
+                               ? QStringLiteral(" (reads from replica %1:%2, delay %3 ms)")
+                                         .arg(plane.replicaHost, QString::number(plane.replicaPort),
+                                              QString::number(plane.replicaDelayMs))
+                               : QString())
             : QStringLiteral("sqlite %1").arg(QDir::cleanPath(plane.sqlitePath));
     QStringList seeds;
     if (config.seedSelfHost) {
@@ -466,11 +487,23 @@ Result<ConfigRequest> parseConfig(const QStringList &arguments,
                       QStringLiteral("a 16-byte key: tenant secrets in a PostgreSQL control plane "
                                      "are encrypted with it"));
         }
+        config.controlPlane.replicaHost = read.text(spec("db-replica-host")).trimmed();
+        config.controlPlane.replicaPort = read.isGiven(spec("db-replica-port"))
+                ? read.integer(spec("db-replica-port"), 1, 65535)
+                : config.controlPlane.port;
     } else {
+        if (read.isGiven(spec("db-replica-host")) && !read.error) {
+            read.error = QStringLiteral("DB_REPLICA_HOST (--db-replica-host) needs DB_HOST "
+                                        "(--db-host): it names a replica of the PostgreSQL "
+                                        "control plane");
+        }
         config.controlPlane.backend = tenants::ControlPlaneSettings::Backend::Sqlite;
         config.controlPlane.sqlitePath = config.dataDir + QStringLiteral("/control-plane.sqlite3");
         config.controlPlane.keyFile = config.dataDir + QStringLiteral("/db_enc_key");
     }
+
+    config.controlPlane.replicaDelayMs = read.integer(spec("db-replica-delay-ms"), 0, 3'600'000);
+    config.controlPlane.replicaRetryMs = read.integer(spec("db-replica-retry-ms"), 100, 600'000);
 
     tenants::TenantDefaults &defaults = config.tenantDefaults;
     constexpr int Huge = 1'000'000'000;

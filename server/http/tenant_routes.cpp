@@ -7,6 +7,7 @@
 #include "server/tenants/control_plane.h"
 #include "server/tenants/tenant_directory.h"
 
+#include <QDateTime>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -56,6 +57,28 @@ wire::HttpResponse phrase(int status)
 QByteArray tenantParam(const RouteParams &params)
 {
     return params.value(QByteArrayLiteral("tenant_id"));
+}
+
+// The read-your-writes session a GET carries back (cookie or header; the later one counts).
+tenants::ApiSession readSession(const wire::HttpRequest &request)
+{
+    return tenants::ApiSession::read(tenants::latestSession(
+            tenants::parseSessionCookie(request.header("cookie")),
+            tenants::parseSessionTimestamp(request.header(tenants::SessionHeaderName))));
+}
+
+// A write went to the primary: with a replica, the response starts (or renews) the session
+// whose reads go to the primary for the delay, as Rails' DatabaseSelector does after every
+// write request. Without a replica the answer stays exactly upstream's.
+void startSession(wire::HttpResponse &response, const tenants::ControlPlane &controlPlane)
+{
+    if (!controlPlane.hasReplica() || controlPlane.replicaDelayMs() <= 0) {
+        return;
+    }
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    response.headers.append({ QByteArrayLiteral("set-cookie"),
+                              tenants::sessionSetCookie(now, controlPlane.replicaDelayMs()) });
+    response.setHeader(QByteArray(tenants::SessionHeaderName), QByteArray::number(now));
 }
 
 } // namespace
@@ -119,7 +142,7 @@ void TenantRoutes::registerOn(Router &router) const
                [this](const wire::HttpRequest &request, const RouteParams &,
                       const HttpResponder &responder) {
                    if (admit(request, responder)) {
-                       list(responder);
+                       list(readSession(request), responder);
                    }
                });
     router.add("POST", "/api/tenants",
@@ -138,18 +161,24 @@ void TenantRoutes::registerOn(Router &router) const
                        }
                    });
     }
-    router.add("GET", "/api/tenants/:tenant_id", onTenant(&TenantRoutes::show));
+    router.add("GET", "/api/tenants/:tenant_id",
+               [this](const wire::HttpRequest &request, const RouteParams &params,
+                      const HttpResponder &responder) {
+                   if (admit(request, responder)) {
+                       show(tenantParam(params), readSession(request), responder);
+                   }
+               });
     router.add("DELETE", "/api/tenants/:tenant_id", onTenant(&TenantRoutes::remove));
     router.add("POST", "/api/tenants/:tenant_id/reload", onTenant(&TenantRoutes::reload));
     router.add("POST", "/api/tenants/:tenant_id/shutdown", onTenant(&TenantRoutes::shutdown));
     router.add("GET", "/api/tenants/:tenant_id/health", onTenant(&TenantRoutes::health));
 }
 
-void TenantRoutes::list(const HttpResponder &responder) const
+void TenantRoutes::list(const tenants::ApiSession &session, const HttpResponder &responder) const
 {
     tenants::ControlPlane *controlPlane = &m_controlPlane;
-    runtime::post(controlPlane, [controlPlane, deferred = responder.deferred()] {
-        Result<QList<tenants::TenantPtr>> all = controlPlane->fetchAll();
+    runtime::post(controlPlane, [controlPlane, session, deferred = responder.deferred()] {
+        Result<QList<tenants::TenantPtr>> all = controlPlane->fetchAll(session);
         if (!all) {
             qCWarning(lcHttp) << "listing tenants failed:" << all.error().message;
             deferred.respond(phrase(500));
@@ -159,21 +188,23 @@ void TenantRoutes::list(const HttpResponder &responder) const
     });
 }
 
-void TenantRoutes::show(const QByteArray &externalId, const HttpResponder &responder) const
+void TenantRoutes::show(const QByteArray &externalId, const tenants::ApiSession &session,
+                        const HttpResponder &responder) const
 {
     tenants::ControlPlane *controlPlane = &m_controlPlane;
-    runtime::post(controlPlane, [controlPlane, externalId, deferred = responder.deferred()] {
-        Result<tenants::TenantPtr> tenant = controlPlane->fetchTenant(externalId);
-        if (!tenant) {
-            qCWarning(lcHttp) << "reading tenant" << externalId
-                              << "failed:" << tenant.error().message;
-            deferred.respond(phrase(500));
-        } else if (!*tenant) {
-            deferred.respond(notFound());
-        } else {
-            deferred.respond(jsonResponse(200, renderTenantData(**tenant)));
-        }
-    });
+    runtime::post(
+            controlPlane, [controlPlane, externalId, session, deferred = responder.deferred()] {
+                Result<tenants::TenantPtr> tenant = controlPlane->fetchTenant(externalId, session);
+                if (!tenant) {
+                    qCWarning(lcHttp) << "reading tenant" << externalId
+                                      << "failed:" << tenant.error().message;
+                    deferred.respond(phrase(500));
+                } else if (!*tenant) {
+                    deferred.respond(notFound());
+                } else {
+                    deferred.respond(jsonResponse(200, renderTenantData(**tenant)));
+                }
+            });
 }
 
 void TenantRoutes::write(const wire::HttpRequest &request, QByteArray externalId,
@@ -218,8 +249,8 @@ void TenantRoutes::write(const wire::HttpRequest &request, QByteArray externalId
         runtime::post(controlPlane,
                       [controlPlane, externalId, errors = parsed.errors,
                        deferred = responder.deferred()]() mutable {
-                          const Result<tenants::TenantPtr> existing =
-                                  controlPlane->fetchTenant(externalId);
+                          const Result<tenants::TenantPtr> existing = controlPlane->fetchTenant(
+                                  externalId, tenants::ApiSession::write());
                           if (existing && *existing && !(*existing)->extensions.isEmpty()) {
                               QJsonArray list;
                               for (qsizetype i = 0; i < (*existing)->extensions.size(); ++i) {
@@ -236,31 +267,35 @@ void TenantRoutes::write(const wire::HttpRequest &request, QByteArray externalId
                       });
         return;
     }
-    runtime::post(
-            controlPlane,
-            [controlPlane, externalId, patch = std::move(parsed.patch),
-             deferred = responder.deferred()] {
-                auto written = controlPlane->writeTenant(externalId, patch,
-                                                         tenants::ControlPlane::WriteMode::Upsert);
-                if (!written) {
-                    const tenants::ControlPlane::WriteFailure &failure = written.error();
-                    if (!failure.errors.isEmpty()) {
-                        deferred.respond(errors422(failure.errors));
-                    } else {
-                        qCWarning(lcHttp)
-                                << "writing tenant" << externalId << "failed:" << failure.message;
-                        deferred.respond(phrase(failure.status >= 400 ? failure.status : 500));
-                    }
-                    return;
-                }
-                wire::HttpResponse response = jsonResponse(written->created ? 201 : 200,
-                                                           renderTenantData(*written->tenant));
-                // Upstream's location names the row's UUID, a path its own API cannot look up.
-                response.setHeader(QByteArrayLiteral("location"),
-                                   QByteArrayLiteral("/api/tenants/")
-                                           + written->tenant->id.toUtf8());
-                deferred.respond(std::move(response));
-            });
+    runtime::post(controlPlane,
+                  [controlPlane, externalId, patch = std::move(parsed.patch),
+                   deferred = responder.deferred()] {
+                      auto written = controlPlane->writeTenant(
+                              externalId, patch, tenants::ControlPlane::WriteMode::Upsert);
+                      if (!written) {
+                          const tenants::ControlPlane::WriteFailure &failure = written.error();
+                          wire::HttpResponse response;
+                          if (!failure.errors.isEmpty()) {
+                              response = errors422(failure.errors);
+                          } else {
+                              qCWarning(lcHttp) << "writing tenant" << externalId
+                                                << "failed:" << failure.message;
+                              response = phrase(failure.status >= 400 ? failure.status : 500);
+                          }
+                          // Whether or not it committed, the session reads its outcome from the primary.
+                          startSession(response, *controlPlane);
+                          deferred.respond(std::move(response));
+                          return;
+                      }
+                      wire::HttpResponse response = jsonResponse(
+                              written->created ? 201 : 200, renderTenantData(*written->tenant));
+                      // Upstream's location names the row's UUID, a path its own API cannot look up.
+                      response.setHeader(QByteArrayLiteral("location"),
+                                         QByteArrayLiteral("/api/tenants/")
+                                                 + written->tenant->id.toUtf8());
+                      startSession(response, *controlPlane);
+                      deferred.respond(std::move(response));
+                  });
 }
 
 void TenantRoutes::remove(const QByteArray &externalId, const HttpResponder &responder) const
@@ -269,13 +304,14 @@ void TenantRoutes::remove(const QByteArray &externalId, const HttpResponder &res
     runtime::post(controlPlane, [controlPlane, externalId, deferred = responder.deferred()] {
         // The control plane announces the deletion (tenantChanged), which disconnects sockets.
         Result<bool> deleted = controlPlane->deleteTenant(externalId);
+        wire::HttpResponse response = wire::HttpResponse::empty(204);
         if (!deleted) {
             qCWarning(lcHttp) << "deleting tenant" << externalId
                               << "failed:" << deleted.error().message;
-            deferred.respond(phrase(500));
-            return;
+            response = phrase(500);
         }
-        deferred.respond(wire::HttpResponse::empty(204));
+        startSession(response, *controlPlane);
+        deferred.respond(std::move(response));
     });
 }
 
@@ -285,7 +321,8 @@ void TenantRoutes::reload(const QByteArray &externalId, const HttpResponder &res
     runtime::post(
             controlPlane,
             [controlPlane, externalId, disconnect = m_disconnect, deferred = responder.deferred()] {
-                Result<tenants::TenantPtr> tenant = controlPlane->fetchTenant(externalId);
+                Result<tenants::TenantPtr> tenant =
+                        controlPlane->fetchTenant(externalId, tenants::ApiSession::write());
                 if (!tenant) {
                     deferred.respond(phrase(500));
                 } else if (!*tenant) {
@@ -304,7 +341,8 @@ void TenantRoutes::shutdown(const QByteArray &externalId, const HttpResponder &r
     runtime::post(controlPlane,
                   [controlPlane, externalId, shutdownDatabase = m_databases.shutdown,
                    deferred = responder.deferred()] {
-                      Result<tenants::TenantPtr> tenant = controlPlane->fetchTenant(externalId);
+                      Result<tenants::TenantPtr> tenant =
+                              controlPlane->fetchTenant(externalId, tenants::ApiSession::write());
                       if (!tenant) {
                           deferred.respond(phrase(500));
                       } else if (!*tenant) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "server/http/router.h"
+#include "server/tenants/replica_router.h"
 
 #include <QByteArray>
 #include <QString>
@@ -23,6 +24,12 @@ class AdminAuth;
 // Requests are authenticated and parsed on the worker; reads and writes of the control plane run
 // on its database thread and are answered from there through a DeferredResponder, so no worker
 // ever waits on the database. One instance serves every worker (it is immutable).
+//
+// With a control-plane replica (DB_REPLICA_HOST), GETs read the replica unless their API session
+// wrote within DB_REPLICA_DELAY_MS: every answer to POST/PUT/PATCH/DELETE of a tenant sets the
+// cookie realtime_last_write=<ms since the epoch> (Max-Age = the delay, Path=/api/tenants) and
+// the header x-realtime-last-write with the same value; a client sends back either (cookie jar,
+// or the header copied into its next request) and reads its own writes from the primary.
 class TenantRoutes
 {
 public:
@@ -51,8 +58,9 @@ private:
     // Runs `handler` if the request may use the API; otherwise answers 406 or 403 like upstream.
     bool admit(const wire::HttpRequest &request, const transport::HttpResponder &responder) const;
 
-    void list(const transport::HttpResponder &responder) const;
-    void show(const QByteArray &externalId, const transport::HttpResponder &responder) const;
+    void list(const tenants::ApiSession &session, const transport::HttpResponder &responder) const;
+    void show(const QByteArray &externalId, const tenants::ApiSession &session,
+              const transport::HttpResponder &responder) const;
     void write(const wire::HttpRequest &request, QByteArray externalId,
                const transport::HttpResponder &responder) const;
     void remove(const QByteArray &externalId, const transport::HttpResponder &responder) const;

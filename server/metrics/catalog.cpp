@@ -123,6 +123,10 @@ std::vector<CatalogEntry> buildCatalog()
               "Time from accepting a message to handing it to the last local subscriber's "
               "socket, in milliseconds.",
               { QByteArray("message_type") }, FanoutBuckets),
+        entry(Counter, G, names::ControlPlaneRouting,
+              "Control-plane reads and writes by the database that served them (target: primary "
+              "or replica) and why it was chosen (reason).",
+              { QByteArray("target"), QByteArray("reason") }),
     };
     std::sort(entries.begin(), entries.end(), [](const CatalogEntry &a, const CatalogEntry &b) {
         return a.spec.name < b.spec.name;
@@ -244,7 +248,8 @@ ServerMetrics::ServerMetrics(Registry &global, Registry &tenant)
       slowConsumerDisconnects(
               declare<CounterFamily>(names::SlowConsumerDisconnects, global, tenant)),
       rateLimitRejections(declare<CounterFamily>(names::RateLimitRejections, global, tenant)),
-      fanoutLatency(declare<HistogramFamily>(names::FanoutLatency, global, tenant))
+      fanoutLatency(declare<HistogramFamily>(names::FanoutLatency, global, tenant)),
+      controlPlaneRouting(declare<CounterFamily>(names::ControlPlaneRouting, global, tenant))
 { }
 
 } // namespace rt::metrics

@@ -78,6 +78,7 @@ inline constexpr char SlowConsumerDisconnects[] = "qtrealtime_slow_consumer_disc
 inline constexpr char RateLimitRejections[] = "qtrealtime_rate_limit_rejections_total";
 // Ours (global registry).
 inline constexpr char FanoutLatency[] = "qtrealtime_fanout_latency_milliseconds";
+inline constexpr char ControlPlaneRouting[] = "qtrealtime_control_plane_routing_total";
 } // namespace names
 
 // Label values used by the catalog's families.
@@ -167,6 +168,9 @@ public:
     CounterFamily &slowConsumerDisconnects; // {tenant}
     CounterFamily &rateLimitRejections; // {tenant, kind}; kind: label_values
     HistogramFamily &fanoutLatency; // {message_type}, ms
+    // {target, reason}: which control-plane database served a read or write and why
+    // (tenants::ReplicaRouter's targetLabel()/reasonLabel()).
+    CounterFamily &controlPlaneRouting;
 };
 
 } // namespace rt::metrics

@@ -10,6 +10,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QLoggingCategory>
+#include <QRegularExpression>
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QSqlRecord>
@@ -114,14 +115,20 @@ ControlPlane::ControlPlane(ControlPlaneSettings settings, TenantDefaults default
       m_settings(std::move(settings)),
       m_defaults(defaults),
       m_directory(directory),
-      m_connectionName(QStringLiteral("control-plane-%1").arg(++connectionCounter))
+      m_connectionName(QStringLiteral("control-plane-%1").arg(++connectionCounter)),
+      m_replicaConnectionName(m_connectionName + QStringLiteral("-replica")),
+      m_router(ReplicaRouter::Settings{ m_settings.hasReplica(), m_settings.replicaDelayMs,
+                                        m_settings.replicaRetryMs },
+               SystemClock::instance())
 { }
 
 ControlPlane::~ControlPlane()
 {
-    if (QSqlDatabase::contains(m_connectionName)) {
-        QSqlDatabase::database(m_connectionName, false).close();
-        QSqlDatabase::removeDatabase(m_connectionName);
+    for (const QString &name : { m_connectionName, m_replicaConnectionName }) {
+        if (QSqlDatabase::contains(name)) {
+            QSqlDatabase::database(name, false).close();
+            QSqlDatabase::removeDatabase(name);
+        }
     }
 }
 
@@ -340,7 +347,16 @@ void ControlPlane::start(const QList<TenantInput> &seeds)
         return;
     }
     m_directory.replaceAll(*tenants);
+    rememberPrimaryPosition();
     qCInfo(lcTenants) << "loaded" << tenants->size() << "tenant(s)";
+    if (m_settings.hasReplica()) {
+        qCInfo(lcTenants).noquote()
+                << QStringLiteral("tenant API reads use the replica %1:%2 unless the session "
+                                  "wrote within %3 ms")
+                           .arg(m_settings.replicaHost)
+                           .arg(m_settings.replicaPort)
+                           .arg(m_settings.replicaDelayMs);
+    }
     Q_EMIT ready(static_cast<int>(tenants->size()));
 }
 
@@ -503,9 +519,9 @@ QJsonObject ControlPlane::encryptSettings(const QString &type, const QJsonObject
     return stored;
 }
 
-Result<QList<Extension>> ControlPlane::readExtensions(const QString &externalId)
+Result<QList<Extension>> ControlPlane::readExtensions(QSqlDatabase db, const QString &externalId)
 {
-    QSqlQuery query(database());
+    QSqlQuery query(db);
     query.setForwardOnly(true);
     if (externalId.isNull()) {
         query.prepare(QStringLiteral("SELECT type, settings, tenant_external_id, inserted_at, "
@@ -557,7 +573,32 @@ Result<QList<Extension>> ControlPlane::readExtensions(const QString &externalId)
 
 Result<QList<TenantPtr>> ControlPlane::fetchAll()
 {
-    Result<QList<Extension>> extensions = readExtensions(QString());
+    return fetchAllFrom(database());
+}
+
+Result<TenantPtr> ControlPlane::fetchTenant(const QByteArray &externalId)
+{
+    return fetchTenantFrom(database(), externalId);
+}
+
+Result<QList<TenantPtr>> ControlPlane::fetchAll(const ApiSession &session)
+{
+    return routedRead<QList<TenantPtr>>(m_router.forApiRead(session),
+                                        QStringLiteral("tenant API: list tenants"),
+                                        [this](QSqlDatabase db) { return fetchAllFrom(db); });
+}
+
+Result<TenantPtr> ControlPlane::fetchTenant(const QByteArray &externalId, const ApiSession &session)
+{
+    return routedRead<TenantPtr>(
+            m_router.forApiRead(session),
+            QStringLiteral("tenant API: read tenant %1").arg(QString::fromUtf8(externalId)),
+            [this, &externalId](QSqlDatabase db) { return fetchTenantFrom(db, externalId); });
+}
+
+Result<QList<TenantPtr>> ControlPlane::fetchAllFrom(QSqlDatabase db)
+{
+    Result<QList<Extension>> extensions = readExtensions(db, QString());
     if (!extensions) {
         return Error{ extensions.error().message };
     }
@@ -566,7 +607,7 @@ Result<QList<TenantPtr>> ControlPlane::fetchAll()
         const QString owner = extension.settings.take(QStringLiteral("\x01owner")).toString();
         byTenant[owner].append(extension);
     }
-    QSqlQuery query(database());
+    QSqlQuery query(db);
     query.setForwardOnly(true);
     if (!query.exec(
                 QStringLiteral("SELECT * FROM %1 ORDER BY external_id").arg(table("tenants")))) {
@@ -581,9 +622,9 @@ Result<QList<TenantPtr>> ControlPlane::fetchAll()
     return tenants;
 }
 
-Result<TenantPtr> ControlPlane::fetchTenant(const QByteArray &externalId)
+Result<TenantPtr> ControlPlane::fetchTenantFrom(QSqlDatabase db, const QByteArray &externalId)
 {
-    QSqlQuery query(database());
+    QSqlQuery query(db);
     query.prepare(QStringLiteral("SELECT * FROM %1 WHERE external_id = ?").arg(table("tenants")));
     query.addBindValue(QString::fromUtf8(externalId));
     if (!query.exec()) {
@@ -593,7 +634,7 @@ Result<TenantPtr> ControlPlane::fetchTenant(const QByteArray &externalId)
         return TenantPtr();
     }
     const QSqlRecord row = query.record();
-    Result<QList<Extension>> extensions = readExtensions(QString::fromUtf8(externalId));
+    Result<QList<Extension>> extensions = readExtensions(db, QString::fromUtf8(externalId));
     if (!extensions) {
         return Error{ extensions.error().message };
     }
@@ -692,6 +733,141 @@ bool storedDiffer(const Tenant &a, const Tenant &b)
 
 } // namespace
 
+template <typename T, typename Read>
+Result<T> ControlPlane::routedRead(RouteDecision decision, const QString &what, Read read,
+                                   RouteTarget *servedBy)
+{
+    if (decision.target == RouteTarget::Replica) {
+        Result<QSqlDatabase> replica = replicaDatabase();
+        if (replica) {
+            Result<T> result = read(*replica);
+            if (result) {
+                record(decision, what);
+                if (servedBy) {
+                    *servedBy = RouteTarget::Replica;
+                }
+                return result;
+            }
+            replicaFailed(what, result.error().message);
+        } else {
+            replicaFailed(what, replica.error().message);
+        }
+        // The read must not fail because the replica did: the primary answers it.
+        decision = { RouteTarget::Primary, RouteReason::ReplicaError };
+    }
+    record(decision, what);
+    if (servedBy) {
+        *servedBy = RouteTarget::Primary;
+    }
+    return read(database());
+}
+
+Result<QSqlDatabase> ControlPlane::replicaDatabase()
+{
+    if (!QSqlDatabase::contains(m_replicaConnectionName)) {
+        QSqlDatabase db =
+                QSqlDatabase::addDatabase(QStringLiteral("QPSQL"), m_replicaConnectionName);
+        db.setHostName(m_settings.replicaHost);
+        db.setPort(m_settings.replicaPort);
+        db.setDatabaseName(m_settings.database);
+        db.setUserName(m_settings.user);
+        db.setPassword(m_settings.password);
+        // Short: connecting blocks this thread, and a replica that does not answer quickly is
+        // better skipped (reads fall back to the primary and the next try is retryMs later).
+        db.setConnectOptions(
+                QStringLiteral("connect_timeout=2;application_name=qtrealtime-replica"));
+    }
+    QSqlDatabase db = QSqlDatabase::database(m_replicaConnectionName, false);
+    if (!db.isOpen()) {
+        if (!db.open()) {
+            return Error{ QStringLiteral("cannot connect: %1").arg(describe(db.lastError())) };
+        }
+        qCInfo(lcTenants).noquote()
+                << QStringLiteral("connected to the control-plane replica %1:%2")
+                           .arg(m_settings.replicaHost)
+                           .arg(m_settings.replicaPort);
+    }
+    return db;
+}
+
+void ControlPlane::replicaFailed(const QString &what, const QString &message)
+{
+    m_router.replicaFailed();
+    // Closed, so that the next use connects afresh (a broken connection stays "open" in QtSql).
+    if (QSqlDatabase::contains(m_replicaConnectionName)) {
+        QSqlDatabase::database(m_replicaConnectionName, false).close();
+    }
+    qCWarning(lcTenants).noquote()
+            << QStringLiteral("control-plane replica %1:%2 failed (%3): %4; reads use the "
+                              "primary for the next %5 ms")
+                       .arg(m_settings.replicaHost)
+                       .arg(m_settings.replicaPort)
+                       .arg(what, message)
+                       .arg(m_settings.replicaRetryMs);
+}
+
+void ControlPlane::record(const RouteDecision &decision, const QString &what)
+{
+    const QByteArrayView target = targetLabel(decision.target);
+    const QByteArrayView reason = reasonLabel(decision.reason);
+    qCDebug(lcTenants).noquote() << QStringLiteral("%1: %2 (%3)")
+                                            .arg(what,
+                                                 QString::fromLatin1(target.data(), target.size()),
+                                                 QString::fromLatin1(reason.data(), reason.size()));
+    if (m_routing) {
+        m_routing->labels({ target, reason })->inc();
+    }
+}
+
+void ControlPlane::rememberPrimaryPosition()
+{
+    if (!m_settings.hasReplica()) {
+        return;
+    }
+    // The insert position, not the write position: with synchronous_commit = off a commit
+    // record may not be written out yet, but it has been inserted.
+    QSqlQuery query(database());
+    if (query.exec(QStringLiteral("SELECT pg_current_wal_insert_lsn()::text")) && query.next()) {
+        m_seenPrimaryLsn = query.value(0).toString();
+        m_seenPrimaryLsnUnknown = false;
+        return;
+    }
+    m_seenPrimaryLsnUnknown = true;
+    qCWarning(lcTenants) << "cannot read the primary's WAL position; the tenant refresh reads the "
+                            "primary until it can:"
+                         << describe(query.lastError());
+}
+
+Result<bool> ControlPlane::replicaCaughtUp()
+{
+    Result<QSqlDatabase> replica = replicaDatabase();
+    if (!replica) {
+        return Error{ replica.error().message };
+    }
+    if (m_seenPrimaryLsnUnknown) {
+        return false;
+    }
+    static const QRegularExpression Lsn(QStringLiteral("^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$"));
+    const QString position =
+            Lsn.match(m_seenPrimaryLsn).hasMatch() ? m_seenPrimaryLsn : QStringLiteral("0/0");
+    // NULL when the server is not in recovery (not a standby, e.g. promoted): not caught up,
+    // since it may have diverged from the primary this node writes to.
+    QSqlQuery query(*replica);
+    if (!query.exec(QStringLiteral("SELECT COALESCE(pg_last_wal_replay_lsn() >= '%1'::pg_lsn, "
+                                   "false)")
+                            .arg(position))
+        || !query.next()) {
+        return Error{ describe(query.lastError()) };
+    }
+    const bool caughtUp = query.value(0).toBool();
+    if (!caughtUp) {
+        qCDebug(lcTenants).noquote()
+                << QStringLiteral("the control-plane replica has not replayed %1 yet")
+                           .arg(position);
+    }
+    return caughtUp;
+}
+
 bool credentialsDiffer(const Tenant &before, const Tenant &after)
 {
     return before.jwtSecret != after.jwtSecret || before.jwtJwks != after.jwtJwks
@@ -707,6 +883,8 @@ ControlPlane::writeTenant(const QByteArray &externalId, const TenantPatch &patch
         failed.message = message;
         return failed;
     };
+    record(m_router.forWrite(),
+           QStringLiteral("write tenant %1").arg(QString::fromUtf8(externalId)));
     QSqlDatabase db = database();
     if (!db.transaction()) {
         return failure(500, describe(db.lastError()));
@@ -731,7 +909,7 @@ ControlPlane::writeTenant(const QByteArray &externalId, const TenantPatch &patch
     TenantPtr before;
     if (query.next()) {
         const QSqlRecord row = query.record();
-        Result<QList<Extension>> extensions = readExtensions(key);
+        Result<QList<Extension>> extensions = readExtensions(db, key);
         if (!extensions) {
             return rollbackWith(failure(500, extensions.error().message));
         }
@@ -931,8 +1109,11 @@ ControlPlane::writeTenant(const QByteArray &externalId, const TenantPatch &patch
         return rollbackWith(failure(500, describe(db.lastError())));
     }
 
-    // Publish the tenant as stored (re-read, so the directory holds exactly the database's view).
-    Result<TenantPtr> stored = fetchTenant(externalId);
+    // Publish the tenant as stored (re-read, so the directory holds exactly the database's view),
+    // and remember where the primary's WAL was: the cache refresh must not read a replica that
+    // has not replayed this write yet.
+    Result<TenantPtr> stored = fetchTenantFrom(db, externalId);
+    rememberPrimaryPosition();
     if (!stored || !*stored) {
         return failure(500,
                        stored ? QStringLiteral("tenant vanished after writing it")
@@ -959,6 +1140,8 @@ ControlPlane::writeTenant(const QByteArray &externalId, const TenantPatch &patch
 
 Result<bool> ControlPlane::deleteTenant(const QByteArray &externalId)
 {
+    record(m_router.forWrite(),
+           QStringLiteral("delete tenant %1").arg(QString::fromUtf8(externalId)));
     QSqlDatabase db = database();
     if (!db.transaction()) {
         return Error{ describe(db.lastError()) };
@@ -981,6 +1164,7 @@ Result<bool> ControlPlane::deleteTenant(const QByteArray &externalId)
         db.rollback();
         return Error{ QStringLiteral("cannot delete tenant %1: %2").arg(key, message) };
     }
+    rememberPrimaryPosition();
     if (deleted > 0 || m_directory.find(externalId)) {
         m_directory.remove(externalId);
         Q_EMIT tenantChanged(externalId, true);
@@ -990,7 +1174,23 @@ Result<bool> ControlPlane::deleteTenant(const QByteArray &externalId)
 
 void ControlPlane::refresh()
 {
-    Result<QList<TenantPtr>> tenants = fetchAll();
+    RouteDecision decision = m_router.forInternalRead(false);
+    if (m_router.replicaUsable()) {
+        const Result<bool> caughtUp = replicaCaughtUp();
+        if (caughtUp) {
+            decision = m_router.forInternalRead(*caughtUp);
+        } else {
+            replicaFailed(QStringLiteral("tenant refresh"), caughtUp.error().message);
+            decision = { RouteTarget::Primary, RouteReason::ReplicaError };
+        }
+    }
+    RouteTarget servedBy = RouteTarget::Primary;
+    Result<QList<TenantPtr>> tenants = routedRead<QList<TenantPtr>>(
+            decision, QStringLiteral("tenant refresh"),
+            [this](QSqlDatabase db) { return fetchAllFrom(db); }, &servedBy);
+    if (tenants && servedBy == RouteTarget::Primary) {
+        rememberPrimaryPosition();
+    }
     if (!tenants) {
         // Keep serving the last known tenants; the next refresh tries again.
         qCWarning(lcTenants) << "tenant refresh failed:" << tenants.error().message;

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "server/metrics/family.h"
+#include "server/tenants/replica_router.h"
 #include "server/tenants/secret_cipher.h"
 #include "server/tenants/tenant.h"
 #include "server/tenants/tenant_input.h"
@@ -36,6 +38,16 @@ struct ControlPlaneSettings
     QByteArray encryptionKeyGcm;
     bool writeGcm = false;
     QString keyFile; // Sqlite only
+    // A streaming replica of the PostgreSQL control plane (DB_REPLICA_HOST, DB_REPLICA_PORT):
+    // same database, user and password as the primary. Empty host: everything uses the primary.
+    QString replicaHost;
+    int replicaPort = 5432;
+    // DB_REPLICA_DELAY_MS: an API session that wrote less than this ago reads from the primary.
+    int replicaDelayMs = 2000;
+    // DB_REPLICA_RETRY_MS: after the replica failed, reads use the primary this long.
+    int replicaRetryMs = 5000;
+
+    bool hasReplica() const { return backend == Backend::Postgres && !replicaHost.isEmpty(); }
 };
 
 // The control-plane database: migrations, encryption at rest, tenant reads and writes, and the
@@ -81,12 +93,28 @@ public:
                                               const TenantPatch &patch, WriteMode mode);
     // Deletes a tenant and its extensions; false when there was none.
     Result<bool> deleteTenant(const QByteArray &externalId);
-    // Reads tenants from the database (not the directory).
+    // Reads tenants from the primary database (not the directory): start-up, tests and the
+    // re-read after a write.
     Result<TenantPtr> fetchTenant(const QByteArray &externalId);
     Result<QList<TenantPtr>> fetchAll();
+    // The same for a request of the tenant API, routed by ReplicaRouter::forApiRead(): from the
+    // replica unless the request writes or its session wrote within the delay; from the
+    // primary when the replica fails (the decision is logged and counted).
+    Result<TenantPtr> fetchTenant(const QByteArray &externalId, const ApiSession &session);
+    Result<QList<TenantPtr>> fetchAll(const ApiSession &session);
+
+    // Where each routing decision is counted ({target, reason}); may stay unset. Set before the
+    // control plane's thread starts; the family must outlive the control plane.
+    void setRoutingCounters(metrics::CounterFamily *routing) { m_routing = routing; }
+    // Whether reads may go to a replica, and the read-your-writes delay. Immutable: any thread.
+    bool hasReplica() const { return m_settings.hasReplica(); }
+    int replicaDelayMs() const { return m_settings.replicaDelayMs; }
 
     // Reloads every tenant (the cache's TTL): changes made by other nodes become visible, and
     // tenantChanged() is emitted for each tenant whose row changed or disappeared.
+    // With a replica, the reload reads it only when it has replayed the primary's WAL up to
+    // where this node last read or wrote the primary (else the primary): the directory never
+    // goes back to a state older than one it already published, however far the replica lags.
     void refresh();
 
 Q_SIGNALS:
@@ -103,7 +131,23 @@ private:
     Result<bool> migrate();
     Result<bool> verifyEncryptionKey();
     Result<bool> encryptPlaintextSecrets();
-    Result<QList<Extension>> readExtensions(const QString &externalId);
+    Result<QList<Extension>> readExtensions(QSqlDatabase db, const QString &externalId);
+    Result<TenantPtr> fetchTenantFrom(QSqlDatabase db, const QByteArray &externalId);
+    Result<QList<TenantPtr>> fetchAllFrom(QSqlDatabase db);
+    // Runs `read` on the database `decision` names; a replica failure marks it down and repeats
+    // the read on the primary. Logs and counts the outcome under `what`.
+    template <typename T, typename Read>
+    Result<T> routedRead(RouteDecision decision, const QString &what, Read read,
+                         RouteTarget *servedBy = nullptr);
+    // The replica connection, opened on first use (and after a failure).
+    Result<QSqlDatabase> replicaDatabase();
+    void replicaFailed(const QString &what, const QString &message);
+    void record(const RouteDecision &decision, const QString &what);
+    // Remembers the primary's WAL insert position (after a write or a primary read the
+    // directory publishes): a replica that has replayed it holds all the directory has seen.
+    void rememberPrimaryPosition();
+    // Whether the replica has replayed up to rememberPrimaryPosition(); an error when it fails.
+    Result<bool> replicaCaughtUp();
     TenantPtr tenantFromRow(const QSqlRecord &row, const QList<Extension> &extensions) const;
     QJsonObject encryptSettings(const QString &type, const QJsonObject &settings) const;
     QString table(const char *name) const;
@@ -113,7 +157,15 @@ private:
     TenantDefaults m_defaults;
     TenantDirectory &m_directory;
     QString m_connectionName;
+    QString m_replicaConnectionName;
     std::optional<SecretCipher> m_cipher;
+    ReplicaRouter m_router;
+    metrics::CounterFamily *m_routing = nullptr;
+    // The primary's WAL position when this node last wrote it or published a read of it
+    // (pg_lsn text; empty: nothing yet), and whether the last attempt to learn it failed (then
+    // no replica counts as caught up until it is known again).
+    QString m_seenPrimaryLsn;
+    bool m_seenPrimaryLsnUnknown = false;
 };
 
 // Whether two tenants differ in what authorises sockets (so they must reconnect).

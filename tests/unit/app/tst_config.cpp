@@ -45,6 +45,10 @@ const Documented DocumentedOptions[] = {
     { "DB_NAME", "db-name" },
     { "DB_USER", "db-user" },
     { "DB_PASSWORD", "db-password" },
+    { "DB_REPLICA_HOST", "db-replica-host" },
+    { "DB_REPLICA_PORT", "db-replica-port" },
+    { "DB_REPLICA_DELAY_MS", "db-replica-delay-ms" },
+    { "DB_REPLICA_RETRY_MS", "db-replica-retry-ms" },
     { "DATA_DIR", "data-dir" },
     { "DB_ENC_KEY", "db-enc-key" },
     { "DB_ENC_KEY_GCM", "db-enc-key-gcm" },
@@ -139,6 +143,14 @@ QString fieldOf(const ServerConfig &config, const QString &env)
         return config.controlPlane.user;
     if (env == QLatin1String("DB_PASSWORD"))
         return config.controlPlane.password;
+    if (env == QLatin1String("DB_REPLICA_HOST"))
+        return config.controlPlane.replicaHost;
+    if (env == QLatin1String("DB_REPLICA_PORT"))
+        return number(config.controlPlane.replicaPort);
+    if (env == QLatin1String("DB_REPLICA_DELAY_MS"))
+        return number(config.controlPlane.replicaDelayMs);
+    if (env == QLatin1String("DB_REPLICA_RETRY_MS"))
+        return number(config.controlPlane.replicaRetryMs);
     if (env == QLatin1String("DATA_DIR"))
         return QDir::cleanPath(config.dataDir);
     if (env == QLatin1String("DB_ENC_KEY"))
@@ -234,6 +246,7 @@ private Q_SLOTS:
     void initTestCase();
 
     void defaults();
+    void replicaDefaults();
     void everyOption_data();
     void everyOption();
     void helpListsEveryOption_data();
@@ -322,6 +335,28 @@ void ConfigTest::defaults()
     QVERIFY(config.apiJwtSecretNext.isEmpty());
 }
 
+// No replica unless DB_REPLICA_HOST is set; its port is DB_PORT's unless DB_REPLICA_PORT says.
+void ConfigTest::replicaDefaults()
+{
+    const auto plain = parseConfig({ Program }, {});
+    QVERIFY(plain.ok());
+    QVERIFY(!plain->config.controlPlane.hasReplica());
+    QCOMPARE(plain->config.controlPlane.replicaDelayMs, 2000);
+    QCOMPARE(plain->config.controlPlane.replicaRetryMs, 5000);
+
+    const auto replica = parseConfig(
+            { Program, QStringLiteral("--db-replica-host=standby") },
+            environmentFrom({ QStringLiteral("DB_HOST=primary"), QStringLiteral("DB_PORT=6000"),
+                              QStringLiteral("DB_ENC_KEY=0123456789abcdef") }));
+    QVERIFY2(replica.ok(), replica.ok() ? "" : qPrintable(replica.error().message));
+    const ControlPlaneSettings &settings = replica->config.controlPlane;
+    QVERIFY(settings.hasReplica());
+    QCOMPARE(settings.replicaHost, QStringLiteral("standby"));
+    QCOMPARE(settings.replicaPort, 6000);
+    QVERIFY(rt::app::configSummary(replica->config)
+                    .contains(QLatin1String("reads from replica standby:6000, delay 2000 ms")));
+}
+
 void ConfigTest::everyOption_data()
 {
     QTest::addColumn<QString>("env");
@@ -377,6 +412,10 @@ void ConfigTest::everyOption_data()
     same("DB_NAME", "envdb", "flagdb", withDb);
     same("DB_USER", "envuser", "flaguser", withDb);
     same("DB_PASSWORD", "envpass", "flagpass", withDb);
+    same("DB_REPLICA_HOST", "replica.env", "replica.flag", withDb);
+    same("DB_REPLICA_PORT", "6544", "5434", withDb);
+    same("DB_REPLICA_DELAY_MS", "0", "500", none);
+    same("DB_REPLICA_RETRY_MS", "100", "60000", none);
     row("DATA_DIR", dirA, dirA, dirB, dirB, none);
     same("DB_ENC_KEY", "0123456789abcdef", "fedcba9876543210", withDb);
     same("DB_ENC_KEY_GCM", "0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210",
@@ -522,6 +561,17 @@ void ConfigTest::invalidValues_data()
         R"(invalid SELF_HOST_TENANT_NAME (--self-host-tenant-name): "a.b"; expected a non-empty name without dots (it is a DNS label))");
     row("DB_PORT", { QStringLiteral("DB_HOST=db"), QStringLiteral("DB_PORT=0") },
         R"(invalid DB_PORT (--db-port): "0"; expected an integer from 1 to 65535)");
+    row("DB_REPLICA_PORT",
+        { QStringLiteral("DB_HOST=db"), QStringLiteral("DB_ENC_KEY=0123456789abcdef"),
+          QStringLiteral("DB_REPLICA_HOST=replica"), QStringLiteral("DB_REPLICA_PORT=65536") },
+        R"(invalid DB_REPLICA_PORT (--db-replica-port): "65536"; expected an integer from 1 to 65535)");
+    row("DB_REPLICA_DELAY_MS", { QStringLiteral("DB_REPLICA_DELAY_MS=-1") },
+        R"(invalid DB_REPLICA_DELAY_MS (--db-replica-delay-ms): "-1"; expected an integer from 0 to 3600000)");
+    row("DB_REPLICA_RETRY_MS", { QStringLiteral("DB_REPLICA_RETRY_MS=50") },
+        R"(invalid DB_REPLICA_RETRY_MS (--db-replica-retry-ms): "50"; expected an integer from 100 to 600000)");
+    row("DB_REPLICA_HOST without DB_HOST", { QStringLiteral("DB_REPLICA_HOST=replica") },
+        "DB_REPLICA_HOST (--db-replica-host) needs DB_HOST (--db-host): it names a replica of the "
+        "PostgreSQL control plane");
     row("TENANT_MAX_CONCURRENT_USERS", { QStringLiteral("TENANT_MAX_CONCURRENT_USERS=0") },
         R"(invalid TENANT_MAX_CONCURRENT_USERS (--tenant-max-concurrent-users): "0"; expected an integer from 1 to 1000000000)");
     row("TENANT_MAX_PAYLOAD_SIZE_IN_KB", { QStringLiteral("TENANT_MAX_PAYLOAD_SIZE_IN_KB=lots") },
