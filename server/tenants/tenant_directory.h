@@ -1,5 +1,6 @@
 #pragma once
 
+#include "server/tenants/limit_overrides.h"
 #include "server/tenants/tenant.h"
 
 #include <QHash>
@@ -12,24 +13,68 @@
 namespace rt::tenants {
 
 // The tenants this node serves, readable from any thread. Readers take an immutable snapshot
-// (one mutex-guarded shared_ptr copy); writers (the control plane) publish a new snapshot.
+// (one mutex-guarded shared_ptr copy); writers (the control plane, the cluster configuration)
+// publish a new snapshot.
+//
+// Two layers: the tenants as stored in the control plane (replaceAll/upsert/remove) and the
+// cluster configuration's per-tenant overrides (setLimitOverrides). find()/all() give the
+// effective tenant, stored settings with the overrides applied: what sockets, rate counters and
+// the connect checks must use. findStored()/allStored() give the stored rows: what the tenant
+// management API shows and what the control plane compares its database with. Overrides are
+// kept by external id independently of the stored tenants: they survive control-plane writes
+// and reloads, and apply to a tenant created later. When no override changes anything, the
+// effective tenant is the very same object as the stored one.
 class TenantDirectory
 {
 public:
     TenantDirectory();
 
-    TenantPtr find(const QByteArray &externalId) const;
-    QList<TenantPtr> all() const;
+    TenantPtr find(const QByteArray &externalId) const; // effective
+    QList<TenantPtr> all() const; // effective
+    TenantPtr findStored(const QByteArray &externalId) const;
+    QList<TenantPtr> allStored() const;
     qsizetype size() const;
 
+    // Control-plane writes: stored tenants. The current overrides apply to them at once.
     void replaceAll(const QList<TenantPtr> &tenants);
     void upsert(const TenantPtr &tenant);
     void remove(const QByteArray &externalId);
 
-private:
-    using Snapshot = QHash<QByteArray, TenantPtr>;
-    std::shared_ptr<const Snapshot> snapshot() const;
+    // A tenant whose effective settings changed because the overrides changed.
+    struct OverrideChange
+    {
+        QByteArray externalId;
+        // Its effective suspend flag changed: its sockets must be disconnected (like a
+        // control-plane change of suspend; suspended tenants' clients must go, resumed ones
+        // reconnect).
+        bool disconnectSockets = false;
 
+        friend bool operator==(const OverrideChange &, const OverrideChange &) = default;
+    };
+    // Replaces every override (external id -> overrides; empty overrides are dropped) and
+    // publishes the new effective tenants. Returns the stored tenants whose effective settings
+    // changed, sorted by external id: the caller restarts their rate counters
+    // (TenantRates::applyTenantChange with find()) and disconnects sockets where told.
+    // Thread-safe, like every other writer.
+    QList<OverrideChange> setLimitOverrides(QHash<QByteArray, LimitOverrides> overrides);
+    // The overrides last set for a tenant (empty if none).
+    LimitOverrides limitOverrides(const QByteArray &externalId) const;
+
+private:
+    struct Snapshot
+    {
+        QHash<QByteArray, TenantPtr> stored;
+        QHash<QByteArray, TenantPtr> effective; // same keys as `stored`
+    };
+    std::shared_ptr<const Snapshot> snapshot() const;
+    void publish(std::shared_ptr<const Snapshot> next);
+    TenantPtr effectiveOf(const TenantPtr &stored) const; // m_writeMutex held
+
+    // Writers hold m_writeMutex for their whole read-modify-publish, so concurrent writers
+    // (db thread, cluster thread) never lose each other's change; m_mutex only guards the
+    // pointer swap, so readers never wait for a writer's work.
+    mutable QMutex m_writeMutex;
+    QHash<QByteArray, LimitOverrides> m_overrides; // guarded by m_writeMutex
     mutable QMutex m_mutex;
     std::shared_ptr<const Snapshot> m_snapshot; // guarded by m_mutex
 };

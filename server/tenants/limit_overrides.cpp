@@ -1,0 +1,218 @@
+#include "server/tenants/limit_overrides.h"
+
+#include <QJsonDocument>
+#include <QJsonParseError>
+#include <QStringList>
+
+#include <array>
+#include <cmath>
+#include <limits>
+
+namespace rt::tenants {
+
+namespace {
+
+// One overridable limit: its JSON name and where it lives in LimitOverrides and in Tenant.
+struct LimitField
+{
+    QLatin1String name;
+    std::optional<int> LimitOverrides::*override;
+    int Tenant::*tenant;
+};
+
+const std::array<LimitField, 7> &limitFields()
+{
+    static const std::array<LimitField, 7> fields{ {
+            { QLatin1String("max_concurrent_users"), &LimitOverrides::maxConcurrentUsers,
+              &Tenant::maxConcurrentUsers },
+            { QLatin1String("max_events_per_second"), &LimitOverrides::maxEventsPerSecond,
+              &Tenant::maxEventsPerSecond },
+            { QLatin1String("max_bytes_per_second"), &LimitOverrides::maxBytesPerSecond,
+              &Tenant::maxBytesPerSecond },
+            { QLatin1String("max_channels_per_client"), &LimitOverrides::maxChannelsPerClient,
+              &Tenant::maxChannelsPerClient },
+            { QLatin1String("max_joins_per_second"), &LimitOverrides::maxJoinsPerSecond,
+              &Tenant::maxJoinsPerSecond },
+            { QLatin1String("max_presence_events_per_second"),
+              &LimitOverrides::maxPresenceEventsPerSecond, &Tenant::maxPresenceEventsPerSecond },
+            { QLatin1String("max_payload_size_in_kb"), &LimitOverrides::maxPayloadSizeInKb,
+              &Tenant::maxPayloadSizeInKb },
+    } };
+    return fields;
+}
+
+const QLatin1String SuspendField("suspend");
+
+QString describeType(const QJsonValue &value)
+{
+    switch (value.type()) {
+    case QJsonValue::Null:
+        return QStringLiteral("null");
+    case QJsonValue::Bool:
+        return QStringLiteral("a boolean");
+    case QJsonValue::Double:
+        return QStringLiteral("a number");
+    case QJsonValue::String:
+        return QStringLiteral("a string");
+    case QJsonValue::Array:
+        return QStringLiteral("an array");
+    case QJsonValue::Object:
+        return QStringLiteral("an object");
+    case QJsonValue::Undefined:
+        break;
+    }
+    return QStringLiteral("undefined");
+}
+
+Result<QJsonObject> parseObject(QByteArrayView json)
+{
+    QJsonParseError error{};
+    const QJsonDocument document = QJsonDocument::fromJson(json.toByteArray(), &error);
+    if (error.error != QJsonParseError::NoError) {
+        return Error{ QStringLiteral("not valid JSON: %1 at offset %2")
+                              .arg(error.errorString())
+                              .arg(error.offset) };
+    }
+    if (!document.isObject()) {
+        return Error{ QStringLiteral("must be a JSON object") };
+    }
+    return document.object();
+}
+
+// A positive integer that fits an int; JSON has only doubles, so 2.0 is 2.
+std::optional<int> positiveInt(const QJsonValue &value)
+{
+    if (!value.isDouble()) {
+        return std::nullopt;
+    }
+    const double number = value.toDouble();
+    if (!std::isfinite(number) || number < 1 || number > std::numeric_limits<int>::max()
+        || std::floor(number) != number) {
+        return std::nullopt;
+    }
+    return static_cast<int>(number);
+}
+
+} // namespace
+
+Result<LimitOverrides> parseLimitOverrides(QByteArrayView json)
+{
+    Result<QJsonObject> object = parseObject(json);
+    if (!object) {
+        return object.error();
+    }
+    LimitOverrides overrides;
+    for (auto it = object->constBegin(); it != object->constEnd(); ++it) {
+        const LimitField *field = nullptr;
+        for (const LimitField &candidate : limitFields()) {
+            if (it.key() == candidate.name) {
+                field = &candidate;
+                break;
+            }
+        }
+        if (!field) {
+            QStringList known;
+            for (const LimitField &candidate : limitFields()) {
+                known.append(candidate.name);
+            }
+            return Error{ QStringLiteral("unknown field \"%1\" (known: %2)")
+                                  .arg(it.key(), known.join(QLatin1String(", "))) };
+        }
+        const std::optional<int> number = positiveInt(it.value());
+        if (!number) {
+            const QString got = it.value().isDouble()
+                    ? QString::number(it.value().toDouble(), 'g', 17)
+                    : describeType(it.value());
+            return Error{ QStringLiteral("%1 must be a positive integer (at most %2), not %3")
+                                  .arg(it.key())
+                                  .arg(std::numeric_limits<int>::max())
+                                  .arg(got) };
+        }
+        overrides.*(field->override) = *number;
+    }
+    return overrides;
+}
+
+Result<LimitOverrides> parseTenantFlags(QByteArrayView json)
+{
+    Result<QJsonObject> object = parseObject(json);
+    if (!object) {
+        return object.error();
+    }
+    LimitOverrides overrides;
+    for (auto it = object->constBegin(); it != object->constEnd(); ++it) {
+        if (it.key() != SuspendField) {
+            return Error{ QStringLiteral("unknown field \"%1\" (known: suspend)").arg(it.key()) };
+        }
+        if (!it.value().isBool()) {
+            return Error{
+                QStringLiteral("suspend must be a boolean, not %1").arg(describeType(it.value()))
+            };
+        }
+        overrides.suspend = it.value().toBool();
+    }
+    return overrides;
+}
+
+LimitOverrides mergeOverrides(LimitOverrides base, const LimitOverrides &more)
+{
+    for (const LimitField &field : limitFields()) {
+        if (more.*(field.override)) {
+            base.*(field.override) = more.*(field.override);
+        }
+    }
+    if (more.suspend) {
+        base.suspend = more.suspend;
+    }
+    return base;
+}
+
+Tenant applyOverrides(Tenant tenant, const LimitOverrides &overrides)
+{
+    for (const LimitField &field : limitFields()) {
+        if (const std::optional<int> &value = overrides.*(field.override)) {
+            tenant.*(field.tenant) = *value;
+        }
+    }
+    if (overrides.suspend) {
+        tenant.suspend = *overrides.suspend;
+    }
+    return tenant;
+}
+
+bool overridesChange(const Tenant &tenant, const LimitOverrides &overrides)
+{
+    for (const LimitField &field : limitFields()) {
+        const std::optional<int> &value = overrides.*(field.override);
+        if (value && *value != tenant.*(field.tenant)) {
+            return true;
+        }
+    }
+    return overrides.suspend && *overrides.suspend != tenant.suspend;
+}
+
+LimitOverrides overridableSettings(const Tenant &tenant)
+{
+    LimitOverrides settings;
+    for (const LimitField &field : limitFields()) {
+        settings.*(field.override) = tenant.*(field.tenant);
+    }
+    settings.suspend = tenant.suspend;
+    return settings;
+}
+
+QJsonObject overridesToJson(const LimitOverrides &overrides)
+{
+    QJsonObject object;
+    for (const LimitField &field : limitFields()) {
+        if (const std::optional<int> &value = overrides.*(field.override)) {
+            object.insert(field.name, *value);
+        }
+    }
+    if (overrides.suspend) {
+        object.insert(SuspendField, *overrides.suspend);
+    }
+    return object;
+}
+
+} // namespace rt::tenants
