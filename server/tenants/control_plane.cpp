@@ -1197,7 +1197,8 @@ void ControlPlane::refresh()
         return;
     }
     QHash<QByteArray, TenantPtr> previous;
-    for (const TenantPtr &tenant : m_directory.all()) {
+    // Stored rows, not the effective tenants: cluster-wide overrides are not database changes.
+    for (const TenantPtr &tenant : m_directory.allStored()) {
         previous.insert(tenant->externalId, tenant);
     }
     // Unchanged tenants keep their published snapshot; changed ones are announced after the
