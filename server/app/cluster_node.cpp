@@ -1,6 +1,7 @@
 #include "server/app/cluster_node.h"
 
 #include "server/app/logging.h"
+#include "server/app/node_config_access.h"
 #include "server/cluster/cluster_backend.h"
 #include "server/cluster/etcd/etcd_cluster_backend.h"
 #include "server/cluster/in_process/in_process_cluster.h"
@@ -117,11 +118,16 @@ void ClusterNode::start()
     connect(m_backend.get(), &cluster::ClusterBackend::membersChanged, this,
             &ClusterNode::onMembersChanged);
     connect(m_backend.get(), &cluster::ClusterBackend::stopped, this, &ClusterNode::stopped);
+    connect(m_backend.get(), &cluster::ClusterBackend::configChanged, this,
+            &ClusterNode::configChanged);
+    m_parts.configAccess.setBackend(m_backend.get());
     connect(m_backend.get(), &cluster::ClusterBackend::backendAvailable, this, [this] {
         {
             const QMutexLocker lock(&m_snapshotMutex);
             m_available = true;
         }
+        // Keys deleted while this node could not see them are gone from this snapshot.
+        Q_EMIT configChanged(m_backend->configSnapshot());
         if (m_settings.cluster.usesEtcd()) {
             qCInfo(lcApp) << "cluster backend available";
         }
@@ -199,6 +205,7 @@ void ClusterNode::stop()
     if (m_links != nullptr) {
         m_links->setPeers({});
     }
+    m_parts.configAccess.setBackend(nullptr);
     if (m_backend) {
         m_backend->stop();
     } else {

@@ -38,6 +38,8 @@ class TenantUsageRegistry;
 
 namespace rt::app {
 
+class NodeConfigAccess;
+
 // This node's place in the cluster: its record in the membership (ClusterBackend: etcd, or the
 // embedded in-process backend for a single node), its links to the other nodes (etcd only) and
 // the load figure it publishes for placement. Peers' link addresses follow the membership.
@@ -71,6 +73,7 @@ public:
         // The receiving node's counting of a broadcast from another node (see ClusterPubSub).
         std::function<pubsub::DeliveryCounting(const pubsub::TopicKey &, bool isBroadcast)>
                 counting;
+        NodeConfigAccess &configAccess; // the configuration API's way to the backend
     };
 
     ClusterNode(Settings settings, Parts parts, QObject *parent = nullptr);
@@ -102,6 +105,8 @@ Q_SIGNALS:
     void membersChanged(const QList<rt::cluster::NodeInfo> &members);
     // After stop(): the node has left (or gave up reaching the backend).
     void stopped();
+    // The cluster configuration changed, or is known again after an outage.
+    void configChanged(const rt::cluster::ConfigSnapshot &snapshot);
 
 private:
     void onMembersChanged(const QList<cluster::NodeInfo> &members);

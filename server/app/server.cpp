@@ -1,12 +1,15 @@
 #include "server/app/server.h"
 
+#include "server/app/cluster_config.h"
 #include "server/app/cluster_node.h"
 #include "server/app/logging.h"
+#include "server/app/node_config_access.h"
 #include "server/app/worker_node.h"
 #include "server/gateway/connect_gate.h"
 #include "server/http/admin_auth.h"
 #include "server/http/api_auth.h"
 #include "server/http/broadcast_routes.h"
+#include "server/http/cluster_config_routes.h"
 #include "server/http/cluster_routes.h"
 #include "server/http/health_routes.h"
 #include "server/http/metrics_routes.h"
@@ -22,6 +25,7 @@
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QLoggingCategory>
+#include <QRegularExpression>
 #include <QSysInfo>
 #include <QTimer>
 
@@ -63,6 +67,10 @@ Server::Server(ServerConfig config, QObject *parent) : QObject(parent), m_config
         qCInfo(lcApp)
                 << "API_JWT_SECRET is not set: the tenant management API refuses every request";
     }
+    m_configAccess = std::make_unique<NodeConfigAccess>(
+            [this] { return m_clusterNode != nullptr && m_clusterNode->isAvailable(); });
+    m_configRoutes = std::make_unique<http::ClusterConfigRoutes>(
+            *m_tenantApiAdmin, *m_configAccess, &validateConfigEntry, &validateConfigKeyName);
     m_dbThread.setObjectName(QStringLiteral("db"));
     m_clusterThread.setObjectName(QStringLiteral("cluster"));
     // Rate counters tick on the main thread, which is otherwise nearly idle.
@@ -95,6 +103,7 @@ void Server::start()
     m_controlPlane =
             new tenants::ControlPlane(m_config.controlPlane, m_config.tenantDefaults, // NOLINT
                                       m_tenants);
+    m_controlPlane->setRoutingCounters(&m_metrics->controlPlaneRouting);
     m_controlPlane->moveToThread(&m_dbThread);
     connect(&m_dbThread, &QThread::finished, m_controlPlane, &QObject::deleteLater);
     connect(m_controlPlane, &tenants::ControlPlane::ready, this, &Server::onControlPlaneReady);
@@ -203,6 +212,7 @@ void Server::onControlPlaneReady()
             http::registerHealthRoutes(router, *m_apiAuth);
             http::registerClusterRoutes(router, *m_tenantApiAdmin,
                                         [this] { return clusterView(); });
+            m_configRoutes->registerOn(router);
         },
         m_cdc.get(),
     };
@@ -281,11 +291,28 @@ void Server::startCluster(quint16 clientPort)
         }
         return counting;
     });
+    // The configuration this node last applied, until the cluster answers (etcd may be down).
+    const auto saved = loadSnapshot(clusterConfigFile());
+    if (saved) {
+        qCInfo(lcApp).noquote() << "applying the last known cluster configuration (revision"
+                                << saved->revision << ") from" << clusterConfigFile();
+        applyClusterConfig(*saved, false);
+    } else if (saved.error().kind != SnapshotFileError::Kind::Missing) {
+        qCWarning(lcApp).noquote()
+                << "ignoring the saved cluster configuration:" << saved.error().message;
+    }
     m_clusterNode = new ClusterNode( // NOLINT: deleted on its thread when it ends
-            settings, ClusterNode::Parts{ m_pubsub, *m_presence, m_usage, remoteCounting });
+            settings,
+            ClusterNode::Parts{ m_pubsub, *m_presence, m_usage, remoteCounting, *m_configAccess });
     m_clusterNode->moveToThread(&m_clusterThread);
     connect(&m_clusterThread, &QThread::finished, m_clusterNode, &QObject::deleteLater);
     connect(m_clusterNode, &ClusterNode::failed, this, &Server::failed);
+    connect(m_clusterNode, &ClusterNode::configChanged, this,
+            [this](const cluster::ConfigSnapshot &snapshot) {
+                if (!m_stopped) {
+                    applyClusterConfig(snapshot, true);
+                }
+            });
     // Queued: started() comes from the cluster thread; publishers switch over from here on.
     connect(m_clusterNode, &ClusterNode::started, this, [this] {
         if (!m_stopped && m_clusterNode != nullptr && m_clusterNode->clusterPubSub() != nullptr) {
@@ -295,6 +322,36 @@ void Server::startCluster(quint16 clientPort)
     m_clusterThread.start();
     ClusterNode *node = m_clusterNode;
     runtime::post(node, [node] { node->start(); });
+}
+
+QString Server::clusterConfigFile() const
+{
+    // One file per node: several nodes on one machine may share a data directory.
+    QString name = nodeName();
+    name.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]")), QStringLiteral("_"));
+    return m_config.dataDir + QStringLiteral("/cluster-config-") + name + QStringLiteral(".json");
+}
+
+void Server::applyClusterConfig(const cluster::ConfigSnapshot &snapshot, bool save)
+{
+    const ClusterSettings settings = parseClusterSettings(snapshot);
+    for (const ConfigProblem &problem : settings.problems) {
+        qCWarning(lcApp).noquote()
+                << "cluster configuration" << problem.key << "does not apply:" << problem.message;
+    }
+    const QList<QByteArray> changed = applyTenantOverrides(
+            settings, m_tenants, m_rates,
+            [this](const QByteArray &externalId) { disconnectTenant(externalId); });
+    if (!changed.isEmpty()) {
+        qCInfo(lcApp).noquote() << "cluster configuration revision" << settings.revision
+                                << "changed the settings of" << changed.size() << "tenant(s)";
+    }
+    m_configAccess->setSnapshot(snapshot);
+    if (save) {
+        if (const std::optional<QString> error = saveSnapshot(clusterConfigFile(), snapshot)) {
+            qCWarning(lcApp).noquote() << "cannot save the cluster configuration:" << *error;
+        }
+    }
 }
 
 QJsonObject Server::clusterView() const

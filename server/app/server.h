@@ -3,6 +3,7 @@
 #include "server/app/config.h"
 #include "server/app/node_pubsub.h"
 #include "server/cdc/cdc_service.h"
+#include "server/cluster/types.h"
 #include "server/limits/rate_counter_ticker.h"
 #include "server/metrics/catalog.h"
 #include "server/metrics/registry.h"
@@ -34,6 +35,7 @@ namespace rt::http {
 class AdminAuth;
 class TenantApiAuth;
 class BroadcastRoutes;
+class ClusterConfigRoutes;
 class TenantRoutes;
 } // namespace rt::http
 namespace rt::tenants {
@@ -43,6 +45,7 @@ class ControlPlane;
 namespace rt::app {
 
 class ClusterNode;
+class NodeConfigAccess;
 class WorkerNode;
 
 // One realtime node, wired: control plane on the db thread, presence on the main thread,
@@ -87,6 +90,10 @@ private:
     void startCluster(quint16 clientPort);
     // GET /api/cluster. Any thread.
     QJsonObject clusterView() const;
+    // Applies a cluster configuration (tenant overrides; region mapping for placement) and,
+    // unless it came from there, saves it as this node's last known good. Main thread.
+    void applyClusterConfig(const cluster::ConfigSnapshot &snapshot, bool save);
+    QString clusterConfigFile() const;
 
     ServerConfig m_config;
     tenants::TenantDirectory m_tenants;
@@ -110,6 +117,8 @@ private:
     QThread m_dbThread;
     QThread m_clusterThread;
     ClusterNode *m_clusterNode = nullptr; // lives on m_clusterThread
+    std::unique_ptr<NodeConfigAccess> m_configAccess;
+    std::unique_ptr<http::ClusterConfigRoutes> m_configRoutes;
     tenants::ControlPlane *m_controlPlane = nullptr; // lives on m_dbThread
     std::unique_ptr<runtime::WorkerPool> m_workers;
     std::vector<WorkerNode *> m_workerNodes; // live on the workers
