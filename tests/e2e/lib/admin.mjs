@@ -92,7 +92,7 @@ function psqlBinary(env) {
 }
 
 /** Parses pg.env (KEY=value lines written with printf %q; the values used need no unquoting). */
-function parseEnvFile(file) {
+export function parseEnvFile(file) {
     const env = {};
     for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
         const m = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line);

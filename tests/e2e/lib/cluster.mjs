@@ -6,10 +6,9 @@
 //   await clusterView(a)        // GET /api/cluster → { node, backend, available, nodes: [...] }
 //   await etcd.stop();
 import { execFile } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { operatorToken } from './admin.mjs';
+import { operatorToken, parseEnvFile } from './admin.mjs';
 import { repoRoot, SELF_HOST_SECRET, startServer } from './server.mjs';
 import { httpRequest } from './util.mjs';
 
@@ -18,15 +17,6 @@ export const etcdScript = path.join(repoRoot, 'tests', 'support', 'etcd', 'etcd-
 export const CLUSTER_SECRET = 'e2e-cluster-secret';
 /** Lease TTL of the test nodes: a killed node leaves within this many seconds. */
 export const LEASE_TTL_S = 3;
-
-function parseEnvFile(file) {
-    const env = {};
-    for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
-        const m = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line);
-        if (m) env[m[1]] = m[2].replace(/^'(.*)'$/, '$1');
-    }
-    return env;
-}
 
 /** Starts etcd in `dir`; resolves { endpoints, stop(), halt(), resume() }. */
 export async function startEtcd(dir) {
