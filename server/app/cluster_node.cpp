@@ -1,7 +1,10 @@
 #include "server/app/cluster_node.h"
 
+#include "server/app/cluster_config.h"
 #include "server/app/logging.h"
 #include "server/app/node_config_access.h"
+#include "server/app/stream_coordinator.h"
+#include "server/cdc/cdc_service.h"
 #include "server/cluster/cluster_backend.h"
 #include "server/cluster/etcd/etcd_cluster_backend.h"
 #include "server/cluster/in_process/in_process_cluster.h"
@@ -66,6 +69,7 @@ ClusterNode::ClusterNode(Settings settings, Parts parts, QObject *parent)
 ClusterNode::~ClusterNode()
 {
     // Before the links they send on (children are deleted in creation order: links first).
+    delete m_streams;
     delete m_presenceReplicator;
     delete m_pubsub;
 }
@@ -143,6 +147,18 @@ void ClusterNode::start()
                         << "cluster backend unavailable, serving on with the last known state:"
                         << reason;
             });
+    if (m_links != nullptr && m_parts.cdc != nullptr && m_parts.tenants != nullptr) {
+        m_streams =
+                new StreamCoordinator(m_self,
+                                      StreamCoordinator::Parts{ *m_backend, *m_links, *m_pubsub,
+                                                                *m_parts.cdc, *m_parts.tenants },
+                                      this);
+        connect(this, &ClusterNode::configChanged, m_streams,
+                [this](const cluster::ConfigSnapshot &snapshot) {
+                    m_streams->setRegionMapping(parseClusterSettings(snapshot).regionMapping);
+                });
+        m_parts.cdc->attachCluster(m_streams, m_self.id);
+    }
     m_backend->start(m_self);
     m_loadTimer.start();
     Q_EMIT started(m_self);
@@ -275,6 +291,9 @@ void ClusterNode::onMembersChanged(const QList<cluster::NodeInfo> &members)
         }
         m_pubsub->setPeers(pubsubPeers);
         m_presenceReplicator->setMembers(ids);
+        if (m_streams != nullptr) {
+            m_streams->setMembers(members);
+        }
     }
     Q_EMIT membersChanged(members);
 }

@@ -33,12 +33,17 @@ class PresenceReplicator;
 class PresenceStore;
 } // namespace rt::presence
 namespace rt::tenants {
+class TenantDirectory;
 class TenantUsageRegistry;
+} // namespace rt::tenants
+namespace rt::cdc {
+class CdcService;
 }
 
 namespace rt::app {
 
 class NodeConfigAccess;
+class StreamCoordinator;
 
 // This node's place in the cluster: its record in the membership (ClusterBackend: etcd, or the
 // embedded in-process backend for a single node), its links to the other nodes (etcd only) and
@@ -74,6 +79,9 @@ public:
         std::function<pubsub::DeliveryCounting(const pubsub::TopicKey &, bool isBroadcast)>
                 counting;
         NodeConfigAccess &configAccess; // the configuration API's way to the backend
+        // Tenant change streams, placed once in the cluster (etcd only; thread-safe facade).
+        cdc::CdcService *cdc = nullptr;
+        const tenants::TenantDirectory *tenants = nullptr;
     };
 
     ClusterNode(Settings settings, Parts parts, QObject *parent = nullptr);
@@ -119,6 +127,7 @@ private:
     cluster::NodeInfo m_self;
     pubsub::ClusterPubSub *m_pubsub = nullptr; // child; etcd only
     presence::PresenceReplicator *m_presenceReplicator = nullptr; // child; etcd only
+    StreamCoordinator *m_streams = nullptr; // child; etcd with a cdc service only
     QTimer m_localTenantsTimer; // a child, like m_loadTimer
     QSet<QByteArray> m_announcedTenants; // what peers were told we hold
     std::unique_ptr<cluster::InProcessCluster> m_inProcess; // the embedded default only

@@ -39,7 +39,11 @@ Server::Server(ServerConfig config, QObject *parent) : QObject(parent), m_config
                                  { QByteArrayLiteral("region"), m_config.region.toUtf8() } });
     m_metrics = std::make_unique<metrics::ServerMetrics>(*m_metricsRegistry);
     m_presence = std::make_unique<presence::PresenceStore>(m_pubsub);
-    m_cdc = std::make_unique<cdc::CdcService>(m_config.cdc, m_pubsub, m_usage, m_rates, *m_metrics);
+    m_cdc = std::make_unique<cdc::CdcService>(m_config.cdc, m_pubsub, m_nodePubSub, m_usage,
+                                              m_rates, *m_metrics);
+    if (m_config.cluster.usesEtcd()) {
+        m_cdc->setClusterMode();
+    }
     m_cdc->start();
     gateway::ConnectSettings connect;
     connect.selfHostTenant = m_config.selfHostTenantName;
@@ -303,7 +307,8 @@ void Server::startCluster(quint16 clientPort)
     }
     m_clusterNode = new ClusterNode( // NOLINT: deleted on its thread when it ends
             settings,
-            ClusterNode::Parts{ m_pubsub, *m_presence, m_usage, remoteCounting, *m_configAccess });
+            ClusterNode::Parts{ m_pubsub, *m_presence, m_usage, remoteCounting, *m_configAccess,
+                                m_cdc.get(), &m_tenants });
     m_clusterNode->moveToThread(&m_clusterThread);
     connect(&m_clusterThread, &QThread::finished, m_clusterNode, &QObject::deleteLater);
     connect(m_clusterNode, &ClusterNode::failed, this, &Server::failed);
@@ -382,9 +387,15 @@ QJsonObject Server::clusterView() const
                          });
         }
     }
+    // The tenant change streams (per-tenant singletons) this node runs.
+    QJsonArray streams;
+    for (const QByteArray &tenant : m_cdc->ownedStreams()) {
+        streams.append(QString::fromUtf8(tenant));
+    }
     return QJsonObject{
         { QStringLiteral("node"), nodeName() },
         { QStringLiteral("links"), links },
+        { QStringLiteral("streams_owned"), streams },
         { QStringLiteral("backend"),
           m_config.cluster.usesEtcd() ? QStringLiteral("etcd") : QStringLiteral("in_process") },
         { QStringLiteral("available"), m_clusterNode != nullptr && m_clusterNode->isAvailable() },

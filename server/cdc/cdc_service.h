@@ -2,6 +2,7 @@
 
 #include "server/cdc/cdc_settings.h"
 #include "server/cdc/channel_authorization.h"
+#include "server/cdc/stream_wire.h"
 #include "server/cdc/tenant_database.h"
 #include "server/tenants/tenant.h"
 
@@ -18,7 +19,8 @@
 
 namespace rt::pubsub {
 class LocalPubSub;
-}
+class PubSub;
+} // namespace rt::pubsub
 namespace rt::tenants {
 class TenantUsageRegistry;
 class TenantRates;
@@ -29,6 +31,8 @@ class ServerMetrics;
 
 namespace rt::cdc {
 
+class StreamCluster;
+
 // The tenant databases this node uses, each a TenantDatabase on the node's cdc thread.
 // Thread-safe facade: workers call it from any thread; results come back on the caller's
 // worker thread through `receiver` (a QObject that lives as long as that worker) and only run
@@ -36,7 +40,9 @@ namespace rt::cdc {
 class CdcService
 {
 public:
-    CdcService(CdcSettings settings, pubsub::LocalPubSub &pubsub,
+    // `local` is this node's fan-out (postgres_changes for its own members); `publisher` is
+    // where database broadcasts go (the whole cluster once the node has joined).
+    CdcService(CdcSettings settings, pubsub::LocalPubSub &local, const pubsub::PubSub &publisher,
                tenants::TenantUsageRegistry &usage, const tenants::TenantRates &rates,
                metrics::ServerMetrics &metrics);
     ~CdcService();
@@ -89,6 +95,34 @@ public:
     // Whether the tenant's database is connected on this node (tenant health).
     bool isConnected(const QByteArray &tenantId) const;
 
+    // --- the cluster ---------------------------------------------------------------------------
+    // Before start(): this node is one of a cluster, where each tenant's change stream runs on
+    // one node only. Tenant databases then serve queries here and stream only once
+    // setStreamOwner() names this node; subscribers of a stream that runs elsewhere are
+    // registered with its owner, which sends their changes back (StreamCluster).
+    void setClusterMode();
+    // Any thread: the cluster is there, and this node's id in it (until stop(); it must outlive
+    // the service's thread). Every tenant database already open here asks it for its owner.
+    void attachCluster(StreamCluster *cluster, const QString &selfNodeId);
+    // Any thread (the cluster's answers and messages from other nodes):
+    // Who owns the tenant's stream (nullopt: nobody now); `ready` = its stream runs.
+    void setStreamOwner(const QByteArray &tenantId, const std::optional<QString> &owner,
+                        bool ready);
+    // The placement picked this node for a tenant that other nodes need: open its database
+    // so that the stream can run here (the caller claims it).
+    void openForStream(const tenants::TenantPtr &tenant);
+    void remoteSubscribe(const QString &fromNode, const tenants::TenantPtr &tenant, quint64 token,
+                         SubscribeRequest request);
+    void remoteUnsubscribe(const QString &fromNode, const QByteArray &tenantId, quint64 memberId);
+    void remoteSubscribeAnswered(quint64 token, const SubscribeOutcome &outcome, bool retry);
+    void remoteDelivery(wire::Delivery delivery);
+    // A node left the cluster: the subscribers it registered here are gone.
+    void nodeLeft(const QString &nodeId);
+    // Tenants that other nodes hold clients of: an owner keeps their stream while they do.
+    void setTenantsHeldByPeers(QSet<QByteArray> tenants);
+    // Figures for the admin view (any thread): tenants whose stream runs here.
+    QList<QByteArray> ownedStreams() const;
+
     // Posts `fn` to the caller: on `receiver`'s thread, only if `guard` is still alive there.
     template <typename Fn>
     static void reply(QObject *receiver, Guard guard, Fn fn)
@@ -104,11 +138,45 @@ public:
     }
 
 private:
-    TenantDatabase *database(const tenants::TenantPtr &tenant); // cdc thread
-    void sweepIdle(); // cdc thread
+    class DeliveryRouter;
+    enum class StreamRole { Standalone, Unknown, Owner, Remote };
+    // A channel's bindings on this node (cluster mode): kept to register them again with
+    // whichever node owns the stream next. `done` is empty once the channel got its answer.
+    struct LocalSubscription
+    {
+        SubscribeRequest request;
+        std::function<void(SubscribeOutcome)> done;
+    };
+    struct PendingRemoteSubscribe
+    {
+        QString fromNode;
+        quint64 token = 0;
+        SubscribeRequest request;
+    };
+    struct RemoteMember
+    {
+        QString node;
+        QByteArray tenantId;
+        quint64 memberId = 0;
+    };
+    struct Entry;
+
+    // cdc thread:
+    TenantDatabase *database(const tenants::TenantPtr &tenant);
+    void sweepIdle();
+    void routeSubscription(const QByteArray &tenantId, quint64 memberId);
+    void answerLocal(const QByteArray &tenantId, quint64 memberId, const SubscribeOutcome &outcome);
+    void takeOwnership(const QByteArray &tenantId, Entry &entry);
+    void stepDown(Entry &entry);
+    void acceptRemote(const QByteArray &tenantId, Entry &entry, PendingRemoteSubscribe pending);
+    void dropProxy(quint64 proxy);
+    void closeEntry(const QByteArray &tenantId);
+    void publishSplit(const pubsub::OutboundMessagePtr &message) const;
 
     CdcSettings m_settings;
     pubsub::LocalPubSub &m_pubsub;
+    const pubsub::PubSub &m_publisher;
+    std::unique_ptr<DeliveryRouter> m_router; // what tenant databases publish through
     tenants::TenantUsageRegistry &m_usage;
     const tenants::TenantRates &m_rates;
     metrics::ServerMetrics &m_metrics;
@@ -119,12 +187,37 @@ private:
     {
         TenantDatabase *database = nullptr;
         tenants::TenantPtr tenant;
+        pubsub::DeliveryCounting counting;
         qint64 idleSinceMs = -1;
+        StreamRole role = StreamRole::Standalone;
+        QString owner; // Remote: the owner's node id
+        bool ownerReady = false; // Remote: its stream runs
+        QHash<quint64, LocalSubscription> local; // cluster mode, by member id
+        std::vector<std::function<void(bool)>> streamWaiters; // until an owner streams
+        std::vector<PendingRemoteSubscribe> pendingRemote; // arrived while the role was Unknown
     };
     QHash<QByteArray, Entry> m_databases;
+    bool m_clustered = false; // set before start()
+    QString m_selfNodeId; // cluster mode, once attached
+    StreamCluster *m_cluster = nullptr;
+    // Owner side: other nodes' subscribers, registered under ids of their own (ProxyBit set).
+    QHash<quint64, RemoteMember> m_proxies;
+    QHash<QString, quint64> m_proxyOf; // "<node>/<tenant>/<member id>" -> proxy id
+    quint64 m_nextProxy = 0;
+    // Subscribing side: requests sent to an owner, by token.
+    struct SentSubscribe
+    {
+        QByteArray tenantId;
+        quint64 memberId = 0;
+        QString owner;
+    };
+    QHash<quint64, SentSubscribe> m_sent;
+    quint64 m_nextToken = 0;
+    QSet<QByteArray> m_heldByPeers;
     // Read by other threads (health):
     mutable QMutex m_connectedMutex;
     QSet<QByteArray> m_connected; // guarded by m_connectedMutex
+    QSet<QByteArray> m_owned; // guarded by m_connectedMutex: streams owned here (cluster mode)
 };
 
 } // namespace rt::cdc

@@ -16,6 +16,10 @@ struct CdcSettings
     QByteArray slotNameSuffix;
     // RLS_STRATEGY=naive: one RLS query per subscriber per change. For the benchmark only.
     bool naiveRls = false;
+    // In a cluster: how long a node that became the owner of a tenant's stream waits before
+    // streaming, so that the other nodes' subscribers are registered with it first (the
+    // changes left in the slot are then matched for them too).
+    int streamTakeoverGraceMs = 1000;
 };
 
 } // namespace rt::cdc

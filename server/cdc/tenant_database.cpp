@@ -7,7 +7,7 @@
 #include "server/postgres/migrations.h"
 #include "server/postgres/pool.h"
 #include "server/postgres/sql_text.h"
-#include "server/pubsub/local_pubsub.h"
+#include "server/pubsub/pubsub.h"
 #include "server/replication/replication_stream.h"
 #include "server/subscriptions/params.h"
 
@@ -126,7 +126,7 @@ std::optional<DatabaseBroadcast> broadcastFromRow(const RelationInfo &relation,
 
 } // namespace
 
-TenantDatabase::TenantDatabase(TenantDatabaseOptions options, pubsub::LocalPubSub &pubsub,
+TenantDatabase::TenantDatabase(TenantDatabaseOptions options, const pubsub::PubSub &pubsub,
                                pubsub::DeliveryCounting counting, QObject *parent)
     : QObject(parent),
       m_options(std::move(options)),
@@ -337,9 +337,43 @@ void TenantDatabase::startStream()
 
 void TenantDatabase::ensureStream()
 {
-    if (m_stream == nullptr && m_state == State::Ready) {
-        startStream();
+    if (m_stream != nullptr || m_state != State::Ready || !m_streamAllowed) {
+        return;
     }
+    const qint64 waitMs = m_streamAllowedAtMs - nowMs();
+    if (waitMs > 0) {
+        QTimer::singleShot(waitMs, this, [this] { ensureStream(); });
+        return;
+    }
+    startStream();
+}
+
+void TenantDatabase::setStreamAllowed(bool allowed, int graceMs)
+{
+    if (allowed == m_streamAllowed) {
+        return;
+    }
+    m_streamAllowed = allowed;
+    if (allowed) {
+        m_streamAllowedAtMs = nowMs() + qMax(0, graceMs);
+        if (!m_streamWaiters.empty() || !m_registry.isEmpty()) {
+            ensureStream();
+        } else {
+            // As after a connect: the stream also carries database broadcasts.
+            QTimer::singleShot(qMax(0, graceMs), this, [this] { ensureStream(); });
+        }
+        return;
+    }
+    if (m_stream != nullptr) {
+        qCInfo(lcCdc) << "tenant" << m_options.tenantId << "change stream stopped here";
+        m_stream->stop();
+        m_stream->deleteLater();
+        m_stream = nullptr;
+    }
+    m_streaming = false;
+    m_openTransaction.reset();
+    // Decoded but unpublished: never confirmed, so the next reader of the slot gets them.
+    m_queue.clear();
 }
 
 void TenantDatabase::whenStreaming(std::function<void()> done)

@@ -29,7 +29,7 @@ class ReplicationStream;
 struct WalMessage;
 } // namespace rt::replication
 namespace rt::pubsub {
-class LocalPubSub;
+class PubSub;
 }
 
 namespace rt::cdc {
@@ -92,7 +92,7 @@ class TenantDatabase : public QObject
 {
     Q_OBJECT
 public:
-    TenantDatabase(TenantDatabaseOptions options, pubsub::LocalPubSub &pubsub,
+    TenantDatabase(TenantDatabaseOptions options, const pubsub::PubSub &pubsub,
                    pubsub::DeliveryCounting counting, QObject *parent = nullptr);
     ~TenantDatabase() override;
 
@@ -115,6 +115,16 @@ public:
     void unsubscribe(quint64 memberId);
     // Runs `done` once the replication stream is streaming (broadcast.replication_ready).
     void whenStreaming(std::function<void()> done);
+
+    // Whether this node may run the tenant's replication stream. In a cluster only the owner of
+    // the tenant's stream claim may (the slot admits one reader, and two readers would deliver
+    // everything twice); elsewhere the object serves queries only. Allowing starts the stream
+    // `graceMs` later if the database is ready (other nodes re-register their subscribers with
+    // a new owner meanwhile, so the changes left in the slot are matched for them too).
+    // Forbidding stops a running stream: what it decoded but did not publish is not confirmed,
+    // so the next owner receives it again.
+    void setStreamAllowed(bool allowed, int graceMs = 0);
+    bool isStreamAllowed() const { return m_streamAllowed; }
 
     // The query pool, for the authorization checks of private channels (nullptr until ready).
     postgres::Pool *pool() const { return m_pool; }
@@ -158,7 +168,7 @@ private:
     void maintainPartitions();
 
     TenantDatabaseOptions m_options;
-    pubsub::LocalPubSub &m_pubsub;
+    const pubsub::PubSub &m_pubsub;
     pubsub::DeliveryCounting m_counting;
     State m_state = State::Idle;
     qint64 m_failedAtMs = 0;
@@ -168,6 +178,8 @@ private:
     postgres::Pool *m_pool = nullptr; // child
     replication::ReplicationStream *m_stream = nullptr; // child
     bool m_streaming = false;
+    bool m_streamAllowed = true;
+    qint64 m_streamAllowedAtMs = 0; // wall clock before which the stream must not start
     std::vector<std::function<void()>> m_streamWaiters;
 
     // Decoding state of the stream.

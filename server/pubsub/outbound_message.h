@@ -90,6 +90,8 @@ public:
     {
         return std::binary_search(m_members.begin(), m_members.end(), memberId);
     }
+    // Audience::Members: the addressed member ids, ascending.
+    const std::vector<quint64> &members() const { return m_members; }
     bool isUserBroadcast() const { return m_isUserBroadcast; }
 
     // What the message was made from (what a node link must carry to rebuild it elsewhere).
