@@ -18,6 +18,10 @@
 //     `storm` = the connect storm and the idle RSS only (no publisher): connect + JWT verify +
 //     join rates and latencies, with the core usage of the storm itself.
 //   * Server probes from /proc/<pid>: stat (utime+stime), status (VmRSS), io (syscw).
+//   * Two servers (--port-b, --subs-b; bench/cluster/): the publisher and N - subs-b subscribers
+//     on --port (node A), subs-b subscribers on --port-b (node B, interleaved in the storm), and
+//     one latency histogram per group besides the overall one, so the hop A -> B shows as the
+//     difference of the two groups, measured on one clock.
 //
 // Output: ONE JSON line on stdout (metrics of performance.md §6.3); progress on stderr.
 // Bounded: a hard self-exit timer (--hard-timeout, at most 60 s) prints an error line and exits 3.
@@ -62,6 +66,9 @@ const DEFAULTS = {
   meta: '{}', // JSON object merged into the output line (run.sh: target/scenario/rep)
   'autogroup-nice': 0, // if this process leads its own session: nice of its scheduler autogroup
   'count-syscalls': 'auto', // auto: count the server's write/send syscalls with `perf stat`; off
+  'port-b': 0, // second server (a cluster peer): subs-b of the subscribers connect here; 0 = off
+  'subs-b': 0, // how many of --subs connect to --port-b (spread evenly over the storm)
+  'server-pid-b': 0, // PID of the server on --port-b (its CPU and RSS are reported as serverB)
 };
 
 function usage() {
@@ -97,6 +104,8 @@ function parseArgs(argv) {
   if (!o.path) o.path = o.adapter === 'phx' ? '/socket/websocket' : '/';
   if (o.adapter === 'phx' && !o.token) o.token = o['jwt-secret'] ? benchToken(o['jwt-secret']) : 'bench';
   o.meta = JSON.parse(o.meta);
+  if (o['subs-b'] < 0 || o['subs-b'] > o.subs) throw new Error('--subs-b must be between 0 and --subs');
+  if (o['subs-b'] > 0 && !o['port-b']) throw new Error('--subs-b needs --port-b');
   return o;
 }
 
@@ -116,6 +125,11 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const HIST_BUCKET_MS = 0.01; // 10 µs buckets
 const HIST_MAX_MS = 60000; // everything above lands in the last bucket (max is kept exactly)
 const hist = new Uint32Array(Math.ceil(HIST_MAX_MS / HIST_BUCKET_MS) + 1);
+// Two-server runs: one more histogram per group (subscribers on --port and on --port-b).
+const TWO = OPT['subs-b'] > 0;
+const histA = TWO ? new Uint32Array(hist.length) : null;
+const histB = TWO ? new Uint32Array(hist.length) : null;
+const G = { A: { count: 0, max: 0, delivered: 0 }, B: { count: 0, max: 0, delivered: 0 } };
 
 const S = {
   delivered: 0, // broadcast frames received by subscribers (all phases)
@@ -141,15 +155,26 @@ function recordLatency(ms) {
   S.histCount++;
 }
 
-function percentile(q) {
-  if (S.histCount === 0) return null;
-  const target = Math.ceil(q * S.histCount);
+/** Latency of a delivery to a subscriber of group A or B (two-server runs), besides the total. */
+function recordGroupLatency(ms, b) {
+  const g = b ? G.B : G.A;
+  if (ms > g.max) g.max = ms;
+  let k = Math.floor(ms / HIST_BUCKET_MS);
+  if (k < 0) k = 0;
+  else if (k >= hist.length) k = hist.length - 1;
+  (b ? histB : histA)[k]++;
+  g.count++;
+}
+
+function percentile(q, h = hist, count = S.histCount, max = S.latMax) {
+  if (count === 0) return null;
+  const target = Math.ceil(q * count);
   let acc = 0;
-  for (let i = 0; i < hist.length; i++) {
-    acc += hist[i];
+  for (let i = 0; i < h.length; i++) {
+    acc += h[i];
     if (acc >= target) return round((i + 1) * HIST_BUCKET_MS, 3); // upper edge of the bucket
   }
-  return round(S.latMax, 3);
+  return round(max, 3);
 }
 
 function noteUnexpected(what) {
@@ -242,6 +267,7 @@ function wsKey() {
 }
 
 let srcIndex = 0;
+let subIndex = 0; // subscribers started so far (two-server runs: which go to --port-b)
 /** Hook run after every socket read (window mode sets it to the publish pump). */
 let afterRead = null;
 
@@ -258,16 +284,17 @@ class WsConn {
     this.frag = null; // fragmented message parts
     this.key = wsKey();
     const k = OPT['src-addrs'] > 1 ? (srcIndex++ % OPT['src-addrs']) + 1 : 1;
+    this.port = client.onB ? OPT['port-b'] : OPT.port;
     this.sock = net.connect({
       host: '127.0.0.1',
-      port: OPT.port,
+      port: this.port,
       localAddress: k > 1 ? `127.0.0.${k}` : undefined,
       noDelay: true,
       onread: { buffer: READ_BUF, callback: (n, buf) => this.onRead(n, buf) },
     });
     this.sock.on('connect', () => {
       this.sock.write(
-        `GET ${this.client.url} HTTP/1.1\r\nHost: 127.0.0.1:${OPT.port}\r\nUpgrade: websocket\r\n` +
+        `GET ${this.client.url} HTTP/1.1\r\nHost: 127.0.0.1:${this.port}\r\nUpgrade: websocket\r\n` +
           `Connection: Upgrade\r\nSec-WebSocket-Key: ${this.key}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
       );
     });
@@ -389,6 +416,13 @@ class BaseClient {
     this.tJoinSent = 0;
     this.tReady = 0;
     this.conn = null;
+    // Two-server runs: subscriber k goes to --port-b when the running share of B steps up, so
+    // the B subscribers are spread evenly over the storm. The publisher stays on --port.
+    this.onB = false;
+    if (TWO && role === 'sub') {
+      const k = subIndex++;
+      this.onB = Math.floor(((k + 1) * OPT['subs-b']) / OPT.subs) > Math.floor((k * OPT['subs-b']) / OPT.subs);
+    }
   }
 
   start() {
@@ -464,7 +498,12 @@ class PhxClient extends BaseClient {
       const i = buf.indexOf(T_NEEDLE, start);
       if (i !== -1 && i < end) {
         S.delivered++;
-        if (S.recording) recordLatency(now - parseNumberAt(buf, i + 4));
+        if (TWO) (this.onB ? G.B : G.A).delivered++;
+        if (S.recording) {
+          const ms = now - parseNumberAt(buf, i + 4);
+          recordLatency(ms);
+          if (TWO) recordGroupLatency(ms, this.onB);
+        }
         return;
       }
     }
@@ -575,6 +614,7 @@ const Client = OPT.adapter === 'phx' ? PhxClient : NatsClient;
 // ---- /proc probes ------------------------------------------------------------------------------
 
 const PID = OPT['server-pid'];
+const PID_B = OPT['server-pid-b'];
 let CLK_TCK = 100;
 try {
   CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
@@ -701,6 +741,9 @@ function snapshot() {
     delivered: S.delivered,
     published: S.published,
     srvCpu: procCpuSec(PID),
+    srvCpuB: procCpuSec(PID_B),
+    deliveredA: G.A.delivered,
+    deliveredB: G.B.delivered,
     syscw: procSyscw(PID),
     selfCpu: selfCpuSec(),
     cores: coreTimes(),
@@ -863,9 +906,15 @@ async function main() {
 
   const rssBefore = procRssKB(PID);
   if (PID && rssBefore === null) throw new Error(`no /proc entry for --server-pid ${PID}`);
+  const rssBeforeB = procRssKB(PID_B);
+  if (PID_B && rssBeforeB === null) throw new Error(`no /proc entry for --server-pid-b ${PID_B}`);
 
   // 1. Connect storm.
-  log(`${OPT.adapter}: connecting ${OPT.subs} subscribers to 127.0.0.1:${OPT.port} (conc ${OPT.conc})`);
+  log(
+    `${OPT.adapter}: connecting ${OPT.subs} subscribers to 127.0.0.1:${OPT.port}` +
+      (TWO ? ` (${OPT['subs-b']} of them to 127.0.0.1:${OPT['port-b']})` : '') +
+      ` (conc ${OPT.conc})`,
+  );
   const tcp0 = tcpExt();
   const storm0 = snapshot();
   const cpu0 = process.cpuUsage();
@@ -913,6 +962,7 @@ async function main() {
   // 2. Idle footprint.
   await sleep(OPT.idle * 1000);
   const rssIdle = procRssKB(PID);
+  const rssIdleB = procRssKB(PID_B);
   const serverBytesPerIdleConn =
     rssBefore === null || rssIdle === null ? null : round(((rssIdle - rssBefore) * 1024) / subs.length, 0);
 
@@ -987,6 +1037,7 @@ async function main() {
   S.recording = false;
   const w1 = snapshot();
   const rssEnd = procRssKB(PID);
+  const rssEndB = procRssKB(PID_B);
 
   // 6. Stop publishing and drain.
   publishing = false;
@@ -1023,6 +1074,37 @@ async function main() {
     ? core0.userSys + core0.irq - (w0.cores['0'].userSys + w0.cores['0'].irq)
     : null;
 
+  // Two-server runs: per-group figures (A = the publisher's server, B = the peer).
+  const group = (g, h, d, n) => ({
+    subsReady: n,
+    deliveriesPerSec: round(d / winSec, 0),
+    latencyMs: {
+      p50: percentile(0.5, h, g.count, g.max),
+      p90: percentile(0.9, h, g.count, g.max),
+      p99: percentile(0.99, h, g.count, g.max),
+      p999: percentile(0.999, h, g.count, g.max),
+      max: round(g.max, 3),
+      samples: g.count,
+    },
+  });
+  const nB = TWO ? subs.filter((c) => c.onB).length : 0;
+  const dSrvCpuB = w0.srvCpuB === null || w1.srvCpuB === null ? null : w1.srvCpuB - w0.srvCpuB;
+  const two = TWO
+    ? {
+        groupA: group(G.A, histA, w1.deliveredA - w0.deliveredA, nSubs - nB),
+        groupB: group(G.B, histB, w1.deliveredB - w0.deliveredB, nB),
+        serverB: {
+          cpuPct: dSrvCpuB === null ? null : round((100 * dSrvCpuB) / winSec, 1),
+          rssKB: { beforeConnect: rssBeforeB, idle: rssIdleB, endOfLoad: rssEndB },
+        },
+        // Both servers' CPU per delivery (the cost of the whole cluster).
+        serversCpuUsPerDelivery:
+          dSrvCpu === null || dSrvCpuB === null || dDeliv === 0
+            ? null
+            : round(((dSrvCpu + dSrvCpuB) * 1e6) / dDeliv, 3),
+      }
+    : {};
+
   emit({
     subsReady: nSubs,
     windowSec: round(winSec, 3),
@@ -1036,6 +1118,7 @@ async function main() {
       max: round(S.latMax, 3),
       samples: S.histCount,
     },
+    ...two,
     serverCpuPct: dSrvCpu === null ? null : round((100 * dSrvCpu) / winSec, 1),
     serverCpuUsPerDelivery: dSrvCpu === null || dDeliv === 0 ? null : round((dSrvCpu * 1e6) / dDeliv, 3),
     // Core 0 (the server's core) busy time incl. softirq, per delivery.
@@ -1070,7 +1153,9 @@ function emit(result) {
     adapter: OPT.adapter,
     vsn: OPT.adapter === 'phx' ? OPT.vsn : undefined,
     port: OPT.port,
+    portB: TWO ? OPT['port-b'] : undefined,
     subs: OPT.subs,
+    subsB: TWO ? OPT['subs-b'] : undefined,
     conc: OPT.conc,
     mode: OPT.mode,
     idle: OPT.idle,
