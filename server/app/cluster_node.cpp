@@ -84,6 +84,7 @@ void ClusterNode::start()
     m_self.clientAddress = hostPort(advertiseHost, m_settings.clientPort);
     m_self.startedAtMs = QDateTime::currentMSecsSinceEpoch();
     m_uptime.start();
+    m_self.load = currentLoad(); // known at once when no minimum uptime is asked for
 
     if (config.usesEtcd()) {
         cluster::links::LinkSettings linkSettings;
@@ -298,14 +299,21 @@ void ClusterNode::onMembersChanged(const QList<cluster::NodeInfo> &members)
     Q_EMIT membersChanged(members);
 }
 
+std::optional<double> ClusterNode::currentLoad() const
+{
+    const qint64 uptimeMs = m_uptime.isValid() ? m_uptime.elapsed() : 0;
+    cluster::placement::PlacementSettings placement;
+    placement.uptimeThreshold = std::chrono::seconds(m_settings.cluster.loadMinUptimeSeconds);
+    return cluster::placement::reportedLoad(
+            uptimeMs, cluster::placement::readLoadAverage5(m_settings.cluster.loadAverageFile),
+            placement);
+}
+
 void ClusterNode::publishLoad()
 {
     // A young node has no meaningful 5-minute average yet: it reports "not enough data" and
     // the placement falls back to consistent hashing for candidate pairs that include it.
-    const qint64 uptimeMs = m_uptime.isValid() ? m_uptime.elapsed() : 0;
-    const std::optional<double> load =
-            cluster::placement::reportedLoad(uptimeMs, cluster::placement::readLoadAverage5(),
-                                             cluster::placement::PlacementSettings{});
+    const std::optional<double> load = currentLoad();
     if (load == m_self.load) {
         return;
     }

@@ -119,6 +119,7 @@ Q_SIGNALS:
 private:
     void onMembersChanged(const QList<cluster::NodeInfo> &members);
     void publishLoad();
+    std::optional<double> currentLoad() const;
     void startDataPlane();
     void reconcileLocalTenants();
 

@@ -64,6 +64,14 @@ const OptionSpec Options[] = {
       "Shared secret that authenticates node links (required with ETCD_ENDPOINTS).", "" },
     { "cluster-links-per-peer", "CLUSTER_LINKS_PER_PEER", "n",
       "TCP connections this node keeps to each other node.", "2" },
+    { "cluster-loadavg-file", "CLUSTER_LOADAVG_FILE", "file",
+      "Where this node reads the 5-minute load average it publishes for placement (the format "
+      "of /proc/loadavg; e.g. a container's own figure).",
+      "/proc/loadavg" },
+    { "cluster-load-min-uptime-s", "CLUSTER_LOAD_MIN_UPTIME_S", "s",
+      "Uptime before this node publishes its load: a younger node reports \"not enough data\" "
+      "and placement falls back to consistent hashing for it.",
+      "300" },
     { "api-jwt-jwks", "API_JWT_JWKS", "json",
       "JWKS ({\"keys\":[...]}) of the seeded self-host tenant.", "" },
     { "seed-self-host", "SEED_SELF_HOST", "bool",
@@ -574,6 +582,9 @@ Result<ConfigRequest> parseConfig(const QStringList &arguments,
     config.cluster.advertiseHost = read.text(spec("cluster-advertise-host")).trimmed();
     config.cluster.secret = read.text(spec("cluster-secret")).toUtf8();
     config.cluster.linksPerPeer = read.integer(spec("cluster-links-per-peer"), 1, 16);
+    config.cluster.loadAverageFile = read.text(spec("cluster-loadavg-file")).trimmed();
+    config.cluster.loadMinUptimeSeconds =
+            read.integer(spec("cluster-load-min-uptime-s"), 0, 86'400);
     if (!config.cluster.etcdEndpoints.isEmpty() && config.cluster.secret.isEmpty() && !read.error) {
         read.error = QStringLiteral("ETCD_ENDPOINTS (--etcd-endpoints) needs CLUSTER_SECRET "
                                     "(--cluster-secret): node links are authenticated with it");

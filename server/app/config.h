@@ -27,6 +27,8 @@ struct ClusterConfig
     QString advertiseHost; // empty: this machine's host name
     QByteArray secret; // CLUSTER_SECRET
     int linksPerPeer = 2;
+    QString loadAverageFile = QStringLiteral("/proc/loadavg");
+    int loadMinUptimeSeconds = 300;
 
     bool usesEtcd() const { return !etcdEndpoints.isEmpty(); }
 };

@@ -60,7 +60,12 @@ std::optional<double> parseLoadAverage5(QByteArrayView procLoadavg)
 
 std::optional<double> readLoadAverage5()
 {
-    QFile file(QStringLiteral("/proc/loadavg"));
+    return readLoadAverage5(QString());
+}
+
+std::optional<double> readLoadAverage5(const QString &path)
+{
+    QFile file(path.isEmpty() ? QStringLiteral("/proc/loadavg") : path);
     if (!file.open(QIODevice::ReadOnly)) {
         return std::nullopt;
     }

@@ -14,5 +14,7 @@ std::optional<double> parseLoadAverage5(QByteArrayView procLoadavg);
 // Reads /proc/loadavg (a procfs file: the read does not wait on a disk) and parses it; nullopt
 // where the file does not exist or is malformed.
 std::optional<double> readLoadAverage5();
+// The same from a file in /proc/loadavg's format (an empty path means /proc/loadavg).
+std::optional<double> readLoadAverage5(const QString &path);
 
 } // namespace rt::cluster::placement

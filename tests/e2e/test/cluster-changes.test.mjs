@@ -120,6 +120,32 @@ describe('postgres_changes across the nodes of a cluster', { skip }, () => {
         assert.deepEqual(await owners(), await owners(), 'ownership is stable');
     });
 
+    test('a database broadcast (realtime.send) reaches clients of the topic on every node, once', { timeout: 60_000 }, async () => {
+        const topic = unique('db-room');
+        const recs = {};
+        for (const [name, node] of Object.entries(nodes)) {
+            const pool = new ClientPool(node);
+            pools.push(pool);
+            const ch = pool.client({ tenant: TENANT, token: token(SECRET, {}) }).channel(topic);
+            recs[name] = new Recorder(`database broadcasts at ${name}`);
+            ch.on('broadcast', { event: 'ev' }, recs[name].fn);
+            const statuses = subscribe(ch, 10_000);
+            await statuses.next((s) => s.status === 'SUBSCRIBED', 15_000, `${name} SUBSCRIBED`);
+        }
+        await waitFor(async () => (await owners()).length === 1, 10_000, 'one owner of the stream');
+        await sleep(300); // every node's interest in the tenant has reached the owner
+        for (let seq = 1; seq <= 5; seq++) {
+            await db.exec(`SELECT realtime.send('{"seq":${seq}}'::jsonb, 'ev', '${topic}', false)`);
+        }
+        for (const [name, rec] of Object.entries(recs)) {
+            await waitFor(() => rec.items.length >= 5, 10_000, `5 database broadcasts at ${name}`);
+        }
+        await sleep(300);
+        for (const [name, rec] of Object.entries(recs)) {
+            assert.deepEqual(rec.items.map((m) => m.payload.seq), [1, 2, 3, 4, 5], `${name}: each once, in order`);
+        }
+    });
+
     test('kill -9 of the owner under load: another node takes the stream over, no committed row is lost', { timeout: 120_000 }, async () => {
         const names = Object.keys(nodes);
         const subs = {};
@@ -170,5 +196,82 @@ describe('postgres_changes across the nodes of a cluster', { skip }, () => {
         const moved = await subscriber(nodes[survivors[0]], 'moved');
         await db.exec(`INSERT INTO items VALUES (5000, 'after')`);
         await moved.changes.next((c) => c.new.id === 5000, 10_000, 'the moved client gets new rows');
+    });
+});
+
+describe('placement of tenant streams by load', { skip }, () => {
+    // Three nodes that report fixed 5-minute load averages (CLUSTER_LOADAVG_FILE) from the start
+    // (CLUSTER_LOAD_MIN_UPTIME_S=0). The picker draws two candidates per tenant and takes the
+    // less loaded: {idle, busy} -> idle, {idle, hot} -> idle, {busy, hot} -> busy, so the hot
+    // node never runs a stream, whichever pairs the tenants draw, while consistent hashing
+    // (no load figures) would give it about a third.
+    const LOADS = { 'node-idle': 0.1, 'node-busy': 1.5, 'node-hot': 9.0 };
+    const COUNT = 6;
+    let dir;
+    let etcd;
+    let pg;
+    const nodes = {};
+    const pools = [];
+
+    before(async () => {
+        dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rt-e2e-place-'));
+        pg = await startPgCluster(path.join(dir, 'pg'));
+        await createDatabase(pg.env, 'rt_place');
+        const tenants = Array.from({ length: COUNT }, (_, k) => tenantSeed(`place${k}`, SECRET, pg.env, 'rt_place', {
+            settings: { slot_name: `rt_e2e_place_${k}` },
+        }));
+        etcd = await startEtcd(path.join(dir, 'etcd'));
+        const prefix = `/e2e-place-${process.pid}`;
+        for (const [name, load] of Object.entries(LOADS)) {
+            const file = path.join(dir, `${name}.loadavg`);
+            fs.writeFileSync(file, `${load} ${load} ${load} 1/100 4242\n`);
+            nodes[name] = await startNode(etcd, {
+                name, prefix, region: REGION, tenants,
+                env: { CLUSTER_LOADAVG_FILE: file, CLUSTER_LOAD_MIN_UPTIME_S: '0' },
+            });
+        }
+        for (const node of Object.values(nodes)) {
+            await waitFor(async () => (await memberIds(node)).length === 3, 8000, 'every node sees 3 members');
+        }
+    });
+
+    after(async () => {
+        await Promise.all(pools.splice(0).map((p) => p.cleanup()));
+        await Promise.all(Object.values(nodes).map((n) => n.stop()));
+        await etcd?.stop();
+        await pg?.stop?.();
+        if (dir) fs.rmSync(dir, { recursive: true, force: true });
+    });
+
+    test('streams go to the less loaded of two candidates; the most loaded node gets none', { timeout: 120_000 }, async () => {
+        const view = await clusterView(nodes['node-hot']);
+        assert.deepEqual(Object.fromEntries(view.nodes.map((n) => [n.id, n.load])), LOADS,
+            'every node publishes its load at once');
+        // Every tenant's clients are on the hot node: it needs the streams but must not run them.
+        const pool = new ClientPool(nodes['node-hot']);
+        pools.push(pool);
+        for (let k = 0; k < COUNT; k++) {
+            const client = pool.client({ tenant: `place${k}`, token: token(SECRET, {}) });
+            const ch = client.channel(unique(`place${k}`));
+            const statuses = subscribe(ch, 20_000);
+            await statuses.next((s) => s.status === 'SUBSCRIBED', SUBSCRIBED_MS, `place${k} SUBSCRIBED`);
+        }
+        const placed = async () => {
+            const owned = {};
+            for (const [name, node] of Object.entries(nodes)) {
+                owned[name] = (await clusterView(node)).streams_owned || [];
+            }
+            return owned;
+        };
+        let owned;
+        await waitFor(async () => {
+            owned = await placed();
+            return Object.values(owned).flat().length === COUNT;
+        }, 30_000, `all ${COUNT} streams placed`, () => owned);
+        assert.deepEqual(owned['node-hot'], [], `the hot node runs no stream: ${JSON.stringify(owned)}`);
+        assert.ok(owned['node-idle'].length >= 1, `the idle node runs some: ${JSON.stringify(owned)}`);
+        assert.deepEqual(Object.values(owned).flat().sort(),
+            Array.from({ length: COUNT }, (_, k) => `place${k}`).sort(), 'each stream runs once');
+        console.log(`# placement by load: ${JSON.stringify(owned)}`);
     });
 });

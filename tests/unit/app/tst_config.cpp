@@ -81,6 +81,8 @@ const Documented DocumentedOptions[] = {
     { "CLUSTER_ADVERTISE_HOST", "cluster-advertise-host" },
     { "CLUSTER_SECRET", "cluster-secret" },
     { "CLUSTER_LINKS_PER_PEER", "cluster-links-per-peer" },
+    { "CLUSTER_LOADAVG_FILE", "cluster-loadavg-file" },
+    { "CLUSTER_LOAD_MIN_UPTIME_S", "cluster-load-min-uptime-s" },
 };
 
 QString flagOf(const QString &env)
@@ -221,6 +223,10 @@ QString fieldOf(const ServerConfig &config, const QString &env)
         return QString::fromUtf8(config.cluster.secret);
     if (env == QLatin1String("CLUSTER_LINKS_PER_PEER"))
         return number(config.cluster.linksPerPeer);
+    if (env == QLatin1String("CLUSTER_LOADAVG_FILE"))
+        return config.cluster.loadAverageFile;
+    if (env == QLatin1String("CLUSTER_LOAD_MIN_UPTIME_S"))
+        return number(config.cluster.loadMinUptimeSeconds);
     return QStringLiteral("<unknown %1>").arg(env);
 }
 
@@ -452,6 +458,8 @@ void ConfigTest::everyOption_data()
     same("CLUSTER_ADVERTISE_HOST", "10.0.0.5", "node-b.internal", none);
     same("CLUSTER_SECRET", "env-secret", "flag-secret", none);
     same("CLUSTER_LINKS_PER_PEER", "1", "4", none);
+    same("CLUSTER_LOADAVG_FILE", "/run/load-a", "/run/load-b", none);
+    same("CLUSTER_LOAD_MIN_UPTIME_S", "0", "60", none);
 }
 
 void ConfigTest::everyOption()
@@ -599,6 +607,8 @@ void ConfigTest::invalidValues_data()
         R"(invalid CLUSTER_PORT (--cluster-port): "70000"; expected an integer from 0 to 65535)");
     row("CLUSTER_LINKS_PER_PEER", { QStringLiteral("CLUSTER_LINKS_PER_PEER=0") },
         R"(invalid CLUSTER_LINKS_PER_PEER (--cluster-links-per-peer): "0"; expected an integer from 1 to 16)");
+    row("CLUSTER_LOAD_MIN_UPTIME_S", { QStringLiteral("CLUSTER_LOAD_MIN_UPTIME_S=-1") },
+        R"(invalid CLUSTER_LOAD_MIN_UPTIME_S (--cluster-load-min-uptime-s): "-1"; expected an integer from 0 to 86400)");
     row("ETCD_ENDPOINTS without CLUSTER_SECRET",
         { QStringLiteral("ETCD_ENDPOINTS=http://127.0.0.1:2379") },
         "ETCD_ENDPOINTS (--etcd-endpoints) needs CLUSTER_SECRET (--cluster-secret): node links "
