@@ -28,13 +28,15 @@ std::atomic<quint64> memberCounter{ 0 };
 
 const QByteArray RealtimePrefix = QByteArrayLiteral("realtime:");
 
-// Counts the socket as a connected user of its tenant unless the tenant is full. The
-// compare-exchange keeps concurrent joins on several workers from overshooting the limit.
+// Counts the socket as a connected user of its tenant unless the tenant is full, counting the
+// users other nodes reported. The compare-exchange keeps concurrent joins on several workers
+// from overshooting the limit (nodes can, by up to what one report interval admits).
 bool tryCountUser(tenants::TenantUsage &usage, int limit)
 {
+    const int remote = usage.remoteUsers.load(std::memory_order_relaxed);
     int current = usage.connectedUsers.load(std::memory_order_relaxed);
     do {
-        if (current >= limit) {
+        if (current + remote >= limit) {
             return false;
         }
     } while (!usage.connectedUsers.compare_exchange_weak(current, current + 1,
@@ -110,8 +112,7 @@ ChannelService::JoinResult ChannelService::join(SocketState &socket, ClientLink 
                        QStringLiteral("PrivateOnly: This project only allows private channels"));
         return result;
     }
-    if (!socket.countedAsUser
-        && socket.usage->connectedUsers.load() >= tenant->maxConcurrentUsers) {
+    if (!socket.countedAsUser && socket.usage->clusterUsers() >= tenant->maxConcurrentUsers) {
         countLimitRejection(m_context, socket.tenantId, metrics::label_values::ConcurrentUsers);
         replyJoinError(link, message,
                        QStringLiteral("ConnectionRateLimitReached: Too many connected users"));

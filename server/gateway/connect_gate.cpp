@@ -78,7 +78,7 @@ ConnectGate::Decision ConnectGate::check(const wire::HttpRequest &request) const
         return refuse(verified.error().httpStatus(), verified.error().connectMessage());
     }
     std::shared_ptr<tenants::TenantUsage> usage = m_usage.usage(tenantId);
-    if (usage->connectedUsers.load() >= tenant->maxConcurrentUsers) {
+    if (usage->clusterUsers() >= tenant->maxConcurrentUsers) {
         m_metrics.rateLimitRejections
                 .labels({ tenantId, QByteArrayView(metrics::label_values::ConcurrentUsers) })
                 ->inc();

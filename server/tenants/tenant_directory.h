@@ -80,10 +80,19 @@ private:
 };
 
 // Live per-tenant figures shared by every worker of this node (atomics, no locks on use).
-// Counters are per node here; the cluster issue sums them across nodes.
 struct TenantUsage
 {
     std::atomic<int> connectedUsers{ 0 }; // sockets with at least one joined channel
+    // The same figure on the other nodes of the cluster, as they last reported it
+    // (app::ClusterCounters); 0 on a single node. max_concurrent_users applies to the sum.
+    std::atomic<int> remoteUsers{ 0 };
+
+    // This node's users plus the other nodes': what max_concurrent_users is checked against.
+    int clusterUsers() const
+    {
+        return connectedUsers.load(std::memory_order_relaxed)
+                + remoteUsers.load(std::memory_order_relaxed);
+    }
 };
 
 // Tenant external id -> its usage counters, created on first use and kept for the process
