@@ -1,6 +1,7 @@
 #include "server/app/server.h"
 
 #include "server/app/cluster_config.h"
+#include "server/app/cluster_counters.h"
 #include "server/app/cluster_node.h"
 #include "server/app/logging.h"
 #include "server/app/node_config_access.h"
@@ -79,8 +80,10 @@ Server::Server(ServerConfig config, QObject *parent) : QObject(parent), m_config
     m_clusterThread.setObjectName(QStringLiteral("cluster"));
     // Rate counters tick on the main thread, which is otherwise nearly idle.
     m_rateTicker = std::make_unique<limits::RateCounterTicker>(m_rateCounters);
-    m_rateTicker->setObserver(
-            [this](const limits::RateCounterRegistry::TickPass &pass) { recordRateTicks(pass); });
+    m_rateTicker->setObserver([this](const limits::RateCounterRegistry::TickPass &pass) {
+        recordRateTicks(pass);
+        m_counterBoard.noteTicks(pass); // the local counts other nodes add to theirs
+    });
     m_rateTicker->start();
 }
 
@@ -309,6 +312,8 @@ void Server::startCluster(quint16 clientPort)
             settings,
             ClusterNode::Parts{ m_pubsub, *m_presence, m_usage, remoteCounting, *m_configAccess,
                                 m_cdc.get(), &m_tenants });
+    // Cluster-wide max_concurrent_users and rate limits; a child of the node, on its thread.
+    new ClusterCounters(*m_clusterNode, { m_usage, m_rateCounters, m_counterBoard });
     m_clusterNode->moveToThread(&m_clusterThread);
     connect(&m_clusterThread, &QThread::finished, m_clusterNode, &QObject::deleteLater);
     connect(m_clusterNode, &ClusterNode::failed, this, &Server::failed);
@@ -400,6 +405,7 @@ QJsonObject Server::clusterView() const
           m_config.cluster.usesEtcd() ? QStringLiteral("etcd") : QStringLiteral("in_process") },
         { QStringLiteral("available"), m_clusterNode != nullptr && m_clusterNode->isAvailable() },
         { QStringLiteral("nodes"), nodes },
+        { QStringLiteral("users"), m_counterBoard.usersView() }, // tenant -> node -> users
     };
 }
 

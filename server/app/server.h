@@ -3,6 +3,7 @@
 #include "server/app/config.h"
 #include "server/app/node_pubsub.h"
 #include "server/cdc/cdc_service.h"
+#include "server/cluster/counters/counters_state.h"
 #include "server/cluster/types.h"
 #include "server/limits/rate_counter_ticker.h"
 #include "server/metrics/catalog.h"
@@ -100,6 +101,8 @@ private:
     tenants::TenantUsageRegistry m_usage;
     limits::RateCounterRegistry m_rateCounters;
     tenants::TenantRates m_rates{ m_rateCounters };
+    // Local rate counts for the cluster (fed by the ticker) and the users view of GET /api/cluster.
+    cluster::counters::CounterBoard m_counterBoard;
     std::unique_ptr<limits::RateCounterTicker> m_rateTicker; // main thread
     std::unique_ptr<metrics::Registry> m_metricsRegistry;
     std::unique_ptr<metrics::ServerMetrics> m_metrics;
