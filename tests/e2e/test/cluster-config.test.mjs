@@ -8,7 +8,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { operatorToken } from '../lib/admin.mjs';
 import { ClientPool, joinChannel, subscribe, waitStatus } from '../lib/clients.mjs';
-import { memberIds, startEtcd, startNode } from '../lib/cluster.mjs';
+import { clusterView, memberIds, startEtcd, startNode } from '../lib/cluster.mjs';
 import { SELF_HOST_SECRET } from '../lib/server.mjs';
 import { httpRequest, sleep, waitFor } from '../lib/util.mjs';
 
@@ -108,14 +108,14 @@ describe('cluster configuration in etcd', () => {
         try {
             await waitFor(async () => (await config(b)).json.revision >= res.json.revision, 1000, 'b has the override');
             await joinChannel(poolA.client().channel('first'));
-            // The limit is per node here (cluster-wide counting is a later step): b's own first
-            // user is admitted, its second is refused.
-            await joinChannel(poolB.client().channel('second'));
-            // A second socket on b is refused at connect (the gate counts connected users).
-            const third = poolB.client().channel('third');
-            subscribe(third);
-            await waitStatus(third, 'CHANNEL_ERROR', 5000);
-            assert.ok(!third.statuses.items.some((st) => st.status === 'SUBSCRIBED'), 'the over-limit user never joined');
+            // The limit holds across the cluster: once b knows of a's user (GET /api/cluster shows
+            // it), b's first user is refused at connect.
+            await waitFor(async () => (await clusterView(b)).users?.['realtime-dev']?.['node-a'] === 1,
+                2000, "b counts a's user");
+            const second = poolB.client().channel('second');
+            subscribe(second);
+            await waitStatus(second, 'CHANNEL_ERROR', 5000);
+            assert.ok(!second.statuses.items.some((st) => st.status === 'SUBSCRIBED'), 'the over-limit user never joined');
             // Without the override the default limit applies again, on b too.
             const removed = await del(a, key);
             assert.equal(removed.status, 200);
