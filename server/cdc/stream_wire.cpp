@@ -95,10 +95,10 @@ QByteArray encodeControl(const ControlMessage &message)
                              { QStringLiteral("tenant"), QString::fromUtf8(m.tenantId) },
                              { QStringLiteral("reason"), m.reason } };
                 } else if constexpr (std::is_same_v<T, Subscribe>) {
-                    QJsonObject object = requestJson(m.request);
-                    object.insert(QStringLiteral("type"), QStringLiteral("subscribe"));
-                    object.insert(QStringLiteral("token"), idText(m.token));
-                    return object;
+                    QJsonObject subscribe = requestJson(m.request);
+                    subscribe.insert(QStringLiteral("type"), QStringLiteral("subscribe"));
+                    subscribe.insert(QStringLiteral("token"), idText(m.token));
+                    return subscribe;
                 } else if constexpr (std::is_same_v<T, SubscribeAnswer>) {
                     return { { QStringLiteral("type"), QStringLiteral("answer") },
                              { QStringLiteral("token"), idText(m.token) },

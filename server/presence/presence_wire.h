@@ -22,9 +22,10 @@ inline constexpr quint8 KindDelta = 20;
 inline constexpr quint8 KindSyncChunk = 21;
 inline constexpr quint8 KindMarker = 22;
 inline constexpr quint8 KindResyncRequest = 23;
-// Kinds 20-31 belong to presence; 24-31 are unused so far (decode() refuses them).
+// Kinds 20-23 belong to presence (24-25 are the change streams', 28-29 the cluster counters':
+// a presence frame kind outside this range is not presence's to judge).
 inline constexpr quint8 FirstKind = 20;
-inline constexpr quint8 LastKind = 31;
+inline constexpr quint8 LastKind = 23;
 inline constexpr bool isPresenceKind(quint8 kind)
 {
     return kind >= FirstKind && kind <= LastKind;
