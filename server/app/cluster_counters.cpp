@@ -133,7 +133,8 @@ void ClusterCounters::onMembersChanged(const QList<cluster::NodeInfo> &members)
         if (!now.contains(id) && id != m_selfId) {
             m_departed.insert(id);
             if (m_remote.dropPeer(id)) {
-                qCDebug(counters::lcCounters).noquote() << "dropped the figures of" << id << "(left)";
+                qCDebug(counters::lcCounters).noquote()
+                        << "dropped the figures of" << id << "(left)";
             }
         }
     }
