@@ -9,12 +9,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, afterEach, before, describe, test } from 'node:test';
-import { startPgCluster } from '../lib/admin.mjs';
+import { operatorToken, startPgCluster } from '../lib/admin.mjs';
 import { ClientPool, subscribe } from '../lib/clients.mjs';
 import { clusterView, LEASE_TTL_S, memberIds, startEtcd, startNode } from '../lib/cluster.mjs';
 import { token } from '../lib/jwt.mjs';
 import { createDatabase, PG_BIN, pgBinariesPresent, psqlAs, tenantSeed } from '../lib/pg.mjs';
-import { Recorder, sleep, waitFor } from '../lib/util.mjs';
+import { SELF_HOST_SECRET } from '../lib/server.mjs';
+import { httpRequest, Recorder, sleep, waitFor } from '../lib/util.mjs';
 
 const skip = !pgBinariesPresent() && `PostgreSQL 15 binaries not found in ${PG_BIN}`;
 const SECRET = 'cluster-changes-secret-0123456789abcdefghijkl';
@@ -273,5 +274,109 @@ describe('placement of tenant streams by load', { skip }, () => {
         assert.deepEqual(Object.values(owned).flat().sort(),
             Array.from({ length: COUNT }, (_, k) => `place${k}`).sort(), 'each stream runs once');
         console.log(`# placement by load: ${JSON.stringify(owned)}`);
+    });
+});
+
+describe('a stream owner steps down: region mapping and idle', { skip }, () => {
+    // node-east-1 and node-east-2 run in the tenant's region (us-east-1), node-eu in eu-west-1.
+    // Mapping us-east-1 to eu-west-1 makes the east owner hand the stream over; the only eu node
+    // takes it, and the subscribers on the east nodes keep receiving rows (registered again with
+    // the new owner). When every client has gone, the owner releases the stream after the idle
+    // timeout.
+    const NODES = { 'node-east-1': REGION, 'node-east-2': REGION, 'node-eu': 'eu-west-1' };
+    const IDLE_MS = 3000;
+    let dir;
+    let etcd;
+    let pg;
+    let db;
+    const nodes = {};
+    const pools = [];
+
+    before(async () => {
+        dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rt-e2e-move-'));
+        pg = await startPgCluster(path.join(dir, 'pg'));
+        await createDatabase(pg.env, 'rt_move');
+        db = psqlAs(pg.env, { database: 'rt_move' });
+        await db.exec(`CREATE TABLE items (id int PRIMARY KEY, v text);
+                       GRANT SELECT ON items TO anon, authenticated;
+                       CREATE PUBLICATION supabase_realtime FOR TABLE items;`);
+        const tenants = [tenantSeed('move', SECRET, pg.env, 'rt_move', { settings: { slot_name: 'rt_e2e_move_slot' } })];
+        etcd = await startEtcd(path.join(dir, 'etcd'));
+        const prefix = `/e2e-move-${process.pid}`;
+        for (const [name, region] of Object.entries(NODES)) {
+            nodes[name] = await startNode(etcd, {
+                name, prefix, region, tenants, env: { TENANT_DB_IDLE_TIMEOUT_IN_MS: String(IDLE_MS) },
+            });
+        }
+        for (const node of Object.values(nodes)) {
+            await waitFor(async () => (await memberIds(node)).length === 3, 8000, 'every node sees 3 members');
+        }
+    });
+
+    after(async () => {
+        await Promise.all(pools.splice(0).map((p) => p.cleanup()));
+        await Promise.all(Object.values(nodes).map((n) => n.stop()));
+        await etcd?.stop();
+        await pg?.stop?.();
+        if (dir) fs.rmSync(dir, { recursive: true, force: true });
+    });
+
+    async function owned() {
+        const result = {};
+        for (const [name, node] of Object.entries(nodes)) result[name] = (await clusterView(node)).streams_owned || [];
+        return result;
+    }
+
+    test('a mapping that moves the tenant to another region moves its stream; subscribers keep receiving', { timeout: 120_000 }, async () => {
+        const subs = {};
+        for (const name of ['node-east-1', 'node-east-2']) {
+            const pool = new ClientPool(nodes[name]);
+            pools.push(pool);
+            const ch = pool.client({ tenant: 'move', token: token(SECRET, {}) }).channel(unique(`move-${name}`));
+            const changes = new Recorder(`changes at ${name}`);
+            const system = new Recorder(`system at ${name}`);
+            ch.on('postgres_changes', { event: 'INSERT', schema: 'public', table: 'items' }, changes.fn);
+            ch.on('system', {}, system.fn);
+            const statuses = subscribe(ch, 20_000);
+            await statuses.next((st) => st.status === 'SUBSCRIBED', SUBSCRIBED_MS, `${name} SUBSCRIBED`);
+            await system.next((m) => m?.extension === 'postgres_changes' && m.status === 'ok', SUBSCRIBED_MS, `${name} subscribed to PostgreSQL`);
+            subs[name] = changes;
+        }
+        let now;
+        await waitFor(async () => {
+            now = await owned();
+            return Object.values(now).flat().length === 1;
+        }, 10_000, 'one owner', () => now);
+        assert.deepEqual(now['node-eu'], [], `an east node owns the stream first: ${JSON.stringify(now)}`);
+        await db.exec(`INSERT INTO items VALUES (1, 'east')`);
+        for (const rec of Object.values(subs)) await rec.next((c) => c.new.id === 1, 10_000, 'row 1');
+
+        const auth = { Authorization: `Bearer ${operatorToken(SELF_HOST_SECRET)}` };
+        const res = await httpRequest(nodes['node-east-1'], {
+            method: 'PUT', path: '/api/cluster/config/region_mapping', headers: auth,
+            body: { value: { [REGION]: 'eu-west-1' }, expected_revision: 0 },
+        });
+        assert.equal(res.status, 200, res.body);
+        await waitFor(async () => {
+            now = await owned();
+            return now['node-eu'].includes('move') && now['node-east-1'].length === 0 && now['node-east-2'].length === 0;
+        }, 15_000, 'the eu node owns the stream', () => now);
+        // Rows written after the move reach the east subscribers through the new owner.
+        await db.exec(`INSERT INTO items VALUES (2, 'moved')`);
+        for (const [name, rec] of Object.entries(subs)) {
+            await rec.next((c) => c.new.id === 2, 15_000, `row 2 at ${name} after the move`);
+        }
+    });
+
+    test('the owner releases the stream once no node holds clients of the tenant', { timeout: 60_000 }, async () => {
+        await Promise.all(pools.splice(0).map((p) => p.cleanup()));
+        let now;
+        await waitFor(async () => {
+            now = await owned();
+            return Object.values(now).flat().length === 0;
+        }, IDLE_MS * 4 + 10_000, 'no node owns the stream', () => now);
+        const senders = await psqlAs(pg.env, { database: 'rt_move', superuser: true })
+            .value(`SELECT count(*) FROM pg_stat_replication WHERE application_name = 'qtrealtime'`);
+        assert.equal(Number(senders), 0, 'the WAL sender is gone');
     });
 });
