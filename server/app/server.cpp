@@ -445,17 +445,23 @@ QByteArray Server::renderMetrics() const
 {
     // Connection gauges are sampled at scrape time from the users counters; tenants without
     // users drop out.
+    // The *_cluster series add the other nodes' users as they last reported them.
     const QList<QPair<QByteArray, int>> users = m_usage.connectedUsers();
+    const QList<QPair<QByteArray, int>> clusterUsers = m_usage.clusterConnectedUsers();
     qint64 total = 0;
+    qint64 clusterTotal = 0;
     m_metrics->connectionsConnected.clear();
     m_metrics->connectionsConnectedCluster.clear();
     for (const auto &[tenant, count] : users) {
         m_metrics->connectionsConnected.labels({ tenant })->set(count);
-        m_metrics->connectionsConnectedCluster.labels({ tenant })->set(count);
         total += count;
     }
+    for (const auto &[tenant, count] : clusterUsers) {
+        m_metrics->connectionsConnectedCluster.labels({ tenant })->set(count);
+        clusterTotal += count;
+    }
     m_metrics->connectionsGlobalConnected.set(static_cast<double>(total));
-    m_metrics->connectionsGlobalConnectedCluster.set(static_cast<double>(total));
+    m_metrics->connectionsGlobalConnectedCluster.set(static_cast<double>(clusterTotal));
     m_metrics->tenantsConnected.set(static_cast<double>(users.size()));
     return m_metricsRegistry->render();
 }

@@ -364,15 +364,17 @@ void TenantRoutes::health(const QByteArray &externalId, const HttpResponder &res
         responder.respond(notFound());
         return;
     }
-    const int connected = m_usage.usage(externalId)->connectedUsers.load(std::memory_order_relaxed);
+    const std::shared_ptr<tenants::TenantUsage> usage = m_usage.usage(externalId);
+    const int connected = usage->connectedUsers.load(std::memory_order_relaxed);
     const bool dbConnected = m_databases.isConnected && m_databases.isConnected(externalId);
-    // Upstream: healthy unless it has users that its database connection cannot serve.
+    // Upstream: healthy unless it has users that its database connection cannot serve (this
+    // node's users: the connection asked about is this node's).
     const bool healthy = !tenant->hasDatabase() || connected == 0 || dbConnected;
     QJsonObject data{
         { QStringLiteral("healthy"), healthy },
         { QStringLiteral("db_connected"), dbConnected },
         { QStringLiteral("replication_connected"), dbConnected },
-        { QStringLiteral("connected_cluster"), connected },
+        { QStringLiteral("connected_cluster"), usage->clusterUsers() },
         { QStringLiteral("region"), m_node.region },
         { QStringLiteral("node"), m_node.node },
     };

@@ -151,4 +151,17 @@ QList<QPair<QByteArray, int>> TenantUsageRegistry::connectedUsers() const
     return result;
 }
 
+QList<QPair<QByteArray, int>> TenantUsageRegistry::clusterConnectedUsers() const
+{
+    QList<QPair<QByteArray, int>> result;
+    const QMutexLocker lock(&m_mutex);
+    for (auto it = m_usage.cbegin(); it != m_usage.cend(); ++it) {
+        const int users = it.value()->clusterUsers();
+        if (users > 0) {
+            result.append({ it.key(), users });
+        }
+    }
+    return result;
+}
+
 } // namespace rt::tenants

@@ -103,6 +103,8 @@ public:
     std::shared_ptr<TenantUsage> usage(const QByteArray &externalId);
     // Tenant -> connected users, for every tenant with at least one (metrics, health).
     QList<QPair<QByteArray, int>> connectedUsers() const;
+    // The same across the cluster (this node's users plus the others' last reports).
+    QList<QPair<QByteArray, int>> clusterConnectedUsers() const;
 
 private:
     mutable QMutex m_mutex;

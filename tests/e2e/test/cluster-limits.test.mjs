@@ -8,9 +8,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { adminApi, operatorToken } from '../lib/admin.mjs';
 import { ClientPool, disconnect, joinChannel, subscribe, waitStatus } from '../lib/clients.mjs';
 import { clusterView, memberIds, startEtcd, startNode } from '../lib/cluster.mjs';
 import { token } from '../lib/jwt.mjs';
+import { SELF_HOST_SECRET } from '../lib/server.mjs';
 import { upgradeRequest, waitFor } from '../lib/util.mjs';
 
 const TENANT = 'two-users';
@@ -82,6 +84,11 @@ describe('cluster-wide max_concurrent_users', () => {
         await joinChannel(second.channel('second'));
         // Every node sees both, per node.
         await waitUsers(nodes, { 'node-a': 1, 'node-b': 1 }, 'one user on a and one on b');
+        // The tenant's health counts the cluster's users (upstream's connected_cluster), even on
+        // the node that has none.
+        const health = await adminApi(c, { token: operatorToken(SELF_HOST_SECRET) }).health(TENANT);
+        assert.equal(health.status, 200, health.body);
+        assert.equal(health.json.data.connected_cluster, 2, `health at c: ${health.body}`);
 
         // A third user is refused at connect on the node that has none (the gate counts the
         // users of the other nodes) and on the nodes that have one.
