@@ -36,12 +36,15 @@ export async function startEtcd(dir) {
     };
 }
 
-/** Starts one node of the cluster kept in `etcd` under `prefix`. */
-export async function startNode(etcd, { name, prefix, region = 'local', env = {}, tenants } = {}) {
+/**
+ * Starts one node of the cluster kept in `etcd` under `prefix`. `endpoints` replaces the etcd
+ * URLs the node uses (e.g. a proxy's, see tcp-proxy.mjs, to cut this node off from etcd).
+ */
+export async function startNode(etcd, { name, prefix, region = 'local', env = {}, tenants, endpoints } = {}) {
     return await startServer({
         tenants,
         env: {
-            ETCD_ENDPOINTS: etcd.endpoints,
+            ETCD_ENDPOINTS: endpoints ?? etcd.endpoints,
             ETCD_PREFIX: prefix,
             NODE_NAME: name,
             REGION: region,
