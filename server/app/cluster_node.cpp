@@ -182,34 +182,29 @@ void ClusterNode::startDataPlane()
     reconcileLocalTenants();
 }
 
-void ClusterNode::noteLocalTenant(const QByteArray &tenantId)
-{
-    if (m_pubsub != nullptr) {
-        m_pubsub->noteLocalTenant(tenantId, true);
-    }
-}
-
 void ClusterNode::reconcileLocalTenants()
 {
-    // Departures are announced here only (arrivals also at once, by noteLocalTenant): a late
-    // "gone" racing a new first client could otherwise leave peers believing we hold nobody.
+    // Arrivals are also announced at once by the worker that counted a tenant's first user
+    // (NodePubSub::noteTenantPresent); this comparison with what the cluster fan-out last
+    // announced catches departures, and corrects an arrival that was announced just as the
+    // user left again.
     QSet<QByteArray> now;
     for (const auto &[tenant, users] : m_parts.usage.connectedUsers()) {
         if (users > 0) {
             now.insert(tenant);
         }
     }
+    const QSet<QByteArray> announced = m_pubsub->localInterest().tenants();
     for (const QByteArray &tenant : std::as_const(now)) {
-        if (!m_announcedTenants.contains(tenant)) {
+        if (!announced.contains(tenant)) {
             m_pubsub->noteLocalTenant(tenant, true);
         }
     }
-    for (const QByteArray &tenant : std::as_const(m_announcedTenants)) {
+    for (const QByteArray &tenant : announced) {
         if (!now.contains(tenant)) {
             m_pubsub->noteLocalTenant(tenant, false);
         }
     }
-    m_announcedTenants = std::move(now);
 }
 
 void ClusterNode::stop()

@@ -98,8 +98,6 @@ public:
     cluster::links::NodeLinks *links() const { return m_links; }
     // Broadcasts to and from the other nodes; nullptr without etcd. publish() is thread-safe.
     pubsub::ClusterPubSub *clusterPubSub() const { return m_pubsub; }
-    // Any thread: a tenant got its first client on this node (its broadcasts must reach us).
-    void noteLocalTenant(const QByteArray &tenantId);
     const cluster::NodeInfo &self() const { return m_self; }
 
     // Live members as last seen, sorted by id. Any thread.
@@ -130,7 +128,6 @@ private:
     presence::PresenceReplicator *m_presenceReplicator = nullptr; // child; etcd only
     StreamCoordinator *m_streams = nullptr; // child; etcd with a cdc service only
     QTimer m_localTenantsTimer; // a child, like m_loadTimer
-    QSet<QByteArray> m_announcedTenants; // what peers were told we hold
     std::unique_ptr<cluster::InProcessCluster> m_inProcess; // the embedded default only
     std::unique_ptr<cluster::ClusterBackend> m_backend;
     cluster::links::NodeLinks *m_links = nullptr; // child; etcd only

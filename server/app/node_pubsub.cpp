@@ -1,5 +1,6 @@
 #include "server/app/node_pubsub.h"
 
+#include "server/pubsub/cluster_pubsub.h"
 #include "server/pubsub/local_pubsub.h"
 
 #include <QThread>
@@ -11,7 +12,7 @@ NodePubSub::NodePubSub(const pubsub::LocalPubSub &local) : m_local(local) { }
 void NodePubSub::publish(const pubsub::OutboundMessagePtr &message) const
 {
     m_publishing.fetch_add(1);
-    if (const pubsub::PubSub *cluster = m_cluster.load()) {
+    if (const pubsub::ClusterPubSub *cluster = m_cluster.load()) {
         cluster->publish(message);
     } else {
         m_local.publish(message);
@@ -24,7 +25,16 @@ void NodePubSub::publishLocal(const pubsub::OutboundMessagePtr &message) const
     m_local.publish(message);
 }
 
-void NodePubSub::attach(const pubsub::PubSub *cluster)
+void NodePubSub::noteTenantPresent(const QByteArray &tenantId) const
+{
+    m_publishing.fetch_add(1);
+    if (pubsub::ClusterPubSub *cluster = m_cluster.load()) {
+        cluster->noteLocalTenant(tenantId, true);
+    }
+    m_publishing.fetch_sub(1);
+}
+
+void NodePubSub::attach(pubsub::ClusterPubSub *cluster)
 {
     m_cluster.store(cluster);
 }

@@ -5,8 +5,9 @@
 #include <atomic>
 
 namespace rt::pubsub {
+class ClusterPubSub;
 class LocalPubSub;
-}
+} // namespace rt::pubsub
 
 namespace rt::app {
 
@@ -23,12 +24,17 @@ public:
     void publish(const pubsub::OutboundMessagePtr &message) const override;
     void publishLocal(const pubsub::OutboundMessagePtr &message) const override;
 
-    void attach(const pubsub::PubSub *cluster);
+    void attach(pubsub::ClusterPubSub *cluster);
     void detach();
+
+    // Any thread: a tenant got its first client on this node; once the cluster's fan-out is
+    // attached, the other nodes are told at once (a broadcast sent right after the client
+    // joined must reach it). Departures are left to the node's periodic comparison.
+    void noteTenantPresent(const QByteArray &tenantId) const;
 
 private:
     const pubsub::LocalPubSub &m_local;
-    std::atomic<const pubsub::PubSub *> m_cluster{ nullptr };
+    std::atomic<pubsub::ClusterPubSub *> m_cluster{ nullptr };
     mutable std::atomic<int> m_publishing{ 0 };
 };
 

@@ -31,7 +31,8 @@ const QByteArray RealtimePrefix = QByteArrayLiteral("realtime:");
 // Counts the socket as a connected user of its tenant unless the tenant is full, counting the
 // users other nodes reported. The compare-exchange keeps concurrent joins on several workers
 // from overshooting the limit (nodes can, by up to what one report interval admits).
-bool tryCountUser(tenants::TenantUsage &usage, int limit)
+// `wasFirst`: this node had no user of the tenant before.
+bool tryCountUser(tenants::TenantUsage &usage, int limit, bool &wasFirst)
 {
     const int remote = usage.remoteUsers.load(std::memory_order_relaxed);
     int current = usage.connectedUsers.load(std::memory_order_relaxed);
@@ -41,6 +42,7 @@ bool tryCountUser(tenants::TenantUsage &usage, int limit)
         }
     } while (!usage.connectedUsers.compare_exchange_weak(current, current + 1,
                                                          std::memory_order_relaxed));
+    wasFirst = current == 0;
     return true;
 }
 
@@ -259,13 +261,18 @@ std::unique_ptr<Channel> ChannelService::completeJoin(SocketState &socket, Clien
     const tenants::TenantPtr &tenant = request.tenant;
     const QByteArray subTopic = message.topic.mid(RealtimePrefix.size());
     if (!socket.countedAsUser) {
-        if (!tryCountUser(*socket.usage, tenant->maxConcurrentUsers)) {
+        bool firstUser = false;
+        if (!tryCountUser(*socket.usage, tenant->maxConcurrentUsers, firstUser)) {
             countLimitRejection(m_context, socket.tenantId, metrics::label_values::ConcurrentUsers);
             replyJoinError(link, message,
                            QStringLiteral("ConnectionRateLimitReached: Too many connected users"));
             return nullptr;
         }
         socket.countedAsUser = true;
+        if (firstUser) {
+            // Other nodes learn at once that this node now wants the tenant's broadcasts.
+            m_context.usage.noteFirstUser(socket.tenantId);
+        }
     }
 
     // V1 has no join_ref: the join's ref is the channel's join ref (spec §2.2).

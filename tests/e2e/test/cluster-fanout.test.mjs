@@ -85,6 +85,21 @@ describe('broadcast and presence across nodes', () => {
         assert.equal(a.got.filter((m) => m.event === 'back').length, 1);
     });
 
+    test('a broadcast sent the moment a client on another node has joined reaches it', async () => {
+        // The joining node tells the others at once that it now holds clients of the tenant
+        // (not at its next periodic comparison), so a broadcast sent right after SUBSCRIBED is
+        // not lost. Each round starts from no client of the tenant anywhere.
+        for (let round = 0; round < 5; ++round) {
+            await Promise.all(pools.splice(0).map((p) => p.cleanup()));
+            await sleep(400); // every node has announced that it holds nobody
+            const sub = unique('right-away');
+            const a = await member(nodes['node-a'], sub);
+            const b = await member(nodes['node-b'], sub);
+            assert.equal(await a.ch.send({ type: 'broadcast', event: 'now', payload: { round } }), 'ok');
+            await b.got.next((m) => m.event === 'now', 3000, `round ${round}: b receives the broadcast sent right after it joined`);
+        }
+    });
+
     test('other topics and other tenants stay apart; a broadcast keeps its order across the hop', async () => {
         const sub = unique('ordered');
         const other = unique('other');
