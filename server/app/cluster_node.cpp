@@ -58,8 +58,11 @@ ClusterNode::ClusterNode(Settings settings, Parts parts, QObject *parent)
       m_settings(std::move(settings)),
       m_parts(std::move(parts)),
       m_localTenantsTimer(this),
+      m_graceTimer(this),
       m_loadTimer(this)
 {
+    m_graceTimer.setSingleShot(true);
+    connect(&m_graceTimer, &QTimer::timeout, this, &ClusterNode::applyDataPlaneMembers);
     m_loadTimer.setInterval(m_settings.loadPublishIntervalMs);
     connect(&m_loadTimer, &QTimer::timeout, this, &ClusterNode::publishLoad);
     m_localTenantsTimer.setInterval(m_settings.localTenantsIntervalMs);
@@ -262,9 +265,64 @@ void ClusterNode::onMembersChanged(const QList<cluster::NodeInfo> &members)
             qCInfo(lcApp).noquote() << "node" << id << "left the cluster";
         }
     }
+    m_backendMembers = members;
+    applyDataPlaneMembers();
+}
+
+void ClusterNode::applyDataPlaneMembers()
+{
+    // The data plane (links, fan-out, presence, streams, counters) follows the membership, with
+    // one exception: a node whose record vanished while its links are still up is kept for a
+    // grace period. That is what an etcd outage looks like when it ends: the watch replays the
+    // deletions of the records whose leases expired meanwhile a moment before their nodes
+    // register again, and dropping them would make their clients' presences leave and rejoin
+    // and the stream owners forget their subscribers. A node that died has no links up: it goes
+    // at once.
+    QList<cluster::NodeInfo> effective = m_backendMembers;
+    QSet<QString> ids;
+    for (const cluster::NodeInfo &node : std::as_const(effective)) {
+        ids.insert(node.id);
+    }
+    if (!ids.contains(m_self.id)) {
+        effective.append(m_self); // this node is alive, whatever its record says right now
+        ids.insert(m_self.id);
+    }
+    const qint64 nowMs = m_uptime.elapsed();
+    const qint64 graceMs = qMax<qint64>(3000, qint64(m_settings.cluster.leaseTtlSeconds) * 1000);
+    bool holding = false;
+    for (const cluster::NodeInfo &node : std::as_const(m_dataPlaneMembers)) {
+        if (ids.contains(node.id)) {
+            continue;
+        }
+        if (m_links != nullptr && m_links->isConnected(node.id)) {
+            const qint64 since = m_departedAtMs.value(node.id, -1);
+            if (since < 0) {
+                m_departedAtMs.insert(node.id, nowMs);
+                qCInfo(lcApp).noquote()
+                        << "node" << node.id << "is gone from the membership but its links are up:"
+                        << "keeping it for up to" << graceMs << "ms";
+            }
+            if (since < 0 || nowMs - since < graceMs) {
+                effective.append(node);
+                ids.insert(node.id);
+                holding = true;
+                continue;
+            }
+        }
+        m_departedAtMs.remove(node.id);
+    }
+    for (const cluster::NodeInfo &node : std::as_const(m_backendMembers)) {
+        m_departedAtMs.remove(node.id); // back in the membership (or never gone)
+    }
+    std::sort(effective.begin(), effective.end(),
+              [](const cluster::NodeInfo &a, const cluster::NodeInfo &b) { return a.id < b.id; });
+    m_dataPlaneMembers = effective;
+    if (holding) {
+        m_graceTimer.start(500);
+    }
     if (m_links != nullptr) {
         QList<cluster::links::PeerAddress> peers;
-        for (const cluster::NodeInfo &node : members) {
+        for (const cluster::NodeInfo &node : std::as_const(effective)) {
             if (node.id == m_self.id) {
                 continue;
             }
@@ -278,20 +336,20 @@ void ClusterNode::onMembersChanged(const QList<cluster::NodeInfo> &members)
         }
         m_links->setPeers(peers);
         QList<pubsub::ClusterPeer> pubsubPeers;
-        QStringList ids;
-        for (const cluster::NodeInfo &node : members) {
-            ids.append(node.id);
+        QStringList memberIds;
+        for (const cluster::NodeInfo &node : std::as_const(effective)) {
+            memberIds.append(node.id);
             if (node.id != m_self.id) {
                 pubsubPeers.append(pubsub::ClusterPeer{ node.id, node.region });
             }
         }
         m_pubsub->setPeers(pubsubPeers);
-        m_presenceReplicator->setMembers(ids);
+        m_presenceReplicator->setMembers(memberIds);
         if (m_streams != nullptr) {
-            m_streams->setMembers(members);
+            m_streams->setMembers(effective);
         }
     }
-    Q_EMIT membersChanged(members);
+    Q_EMIT membersChanged(effective);
 }
 
 std::optional<double> ClusterNode::currentLoad() const

@@ -4,6 +4,7 @@
 #include "server/cluster/types.h"
 
 #include <QElapsedTimer>
+#include <QHash>
 #include <QHostAddress>
 #include <QList>
 #include <QMutex>
@@ -100,7 +101,9 @@ public:
     pubsub::ClusterPubSub *clusterPubSub() const { return m_pubsub; }
     const cluster::NodeInfo &self() const { return m_self; }
 
-    // Live members as last seen, sorted by id. Any thread.
+    // Live members as the backend last reported them, sorted by id. Any thread. (membersChanged
+    // carries what the data plane follows: these, plus departed nodes whose links are still up
+    // for a short grace, plus this node.)
     QList<cluster::NodeInfo> membersSnapshot() const;
     // Whether the backend is reachable (etcd up). Any thread.
     bool isAvailable() const;
@@ -116,6 +119,7 @@ Q_SIGNALS:
 
 private:
     void onMembersChanged(const QList<cluster::NodeInfo> &members);
+    void applyDataPlaneMembers();
     void publishLoad();
     std::optional<double> currentLoad() const;
     void startDataPlane();
@@ -128,6 +132,10 @@ private:
     presence::PresenceReplicator *m_presenceReplicator = nullptr; // child; etcd only
     StreamCoordinator *m_streams = nullptr; // child; etcd with a cdc service only
     QTimer m_localTenantsTimer; // a child, like m_loadTimer
+    QTimer m_graceTimer; // a child: re-evaluates the nodes kept while their links are up
+    QList<cluster::NodeInfo> m_backendMembers; // as the backend reports them
+    QList<cluster::NodeInfo> m_dataPlaneMembers; // what the links, fan-out and presence follow
+    QHash<QString, qint64> m_departedAtMs; // uptime when a kept node left the membership
     std::unique_ptr<cluster::InProcessCluster> m_inProcess; // the embedded default only
     std::unique_ptr<cluster::ClusterBackend> m_backend;
     cluster::links::NodeLinks *m_links = nullptr; // child; etcd only

@@ -260,16 +260,11 @@ describe('etcd unreachable for 60 s from two of three nodes', () => {
         t.diagnostic(`presence leaves seen on A and B since the cut: ${flaps.join('; ') || 'none'}`);
     });
 
-    // KNOWN SERVER BUG (reported to the lead; remove `todo` once fixed). When the path heals, A's
-    // watch resumes from its revision and replays the deletions of A's and B's node records
-    // (their leases expired during the outage) before both re-register a moment later: A drops
-    // B (and itself) from its membership, closes the links to B and B's presences leave on A
-    // ("presences of node-b leave: left the cluster membership"), then join again ~0.3-0.8 s
-    // later; the same on B. Users on A and B see each other leave and come back although no
-    // socket and no A-B link ever failed.
-    test('after the heal, users on A and B see no presence leave of users who never left', {
-        todo: 'server: replayed lease-expiry deletions make A and B drop each other for <1 s (see comment)',
-    }, () => {
+    // When the path heals, A's watch resumes from its revision and replays the deletions of A's
+    // and B's node records (their leases expired during the outage) a moment before both
+    // register again. Nodes keep a departed peer whose links are still up for a grace period,
+    // so users on A and B never see each other leave although no socket and no A-B link failed.
+    test('after the heal, users on A and B see no presence leave of users who never left', () => {
         assert.ok(flaps !== undefined, 'the outage test ran');
         assert.deepEqual(flaps, []);
     });
