@@ -1,0 +1,324 @@
+#include "shared/api/cluster_snapshot.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonParseError>
+
+namespace rt::api {
+
+namespace {
+
+// Reads typed fields off an untrusted JSON object, remembering the first problem with the path
+// of the field (e.g. "nodes[2].load"). Absent fields keep the caller's default.
+class Reader
+{
+public:
+    Reader(const QJsonObject &object, QString path, std::optional<QString> &error)
+        : m_object(object),
+          m_path(std::move(path)),
+          m_error(error)
+    { }
+
+    void text(const char *key, QString &out) const
+    {
+        const QJsonValue value = m_object.value(QLatin1String(key));
+        if (value.isUndefined() || value.isNull()) {
+            return;
+        }
+        if (!value.isString()) {
+            fail(key, "a string");
+            return;
+        }
+        out = value.toString();
+    }
+    void number(const char *key, double &out) const
+    {
+        const QJsonValue value = m_object.value(QLatin1String(key));
+        if (value.isUndefined()) {
+            return;
+        }
+        if (!value.isDouble()) {
+            fail(key, "a number");
+            return;
+        }
+        out = value.toDouble();
+    }
+    void integer(const char *key, qint64 &out) const
+    {
+        double parsed = static_cast<double>(out);
+        number(key, parsed);
+        // Beyond 2^53 a JSON number is not an exact integer any more.
+        if (parsed < -9.0e15 || parsed > 9.0e15) {
+            fail(key, "an integer");
+            return;
+        }
+        out = static_cast<qint64>(parsed);
+    }
+    void optionalNumber(const char *key, std::optional<double> &out) const
+    {
+        const QJsonValue value = m_object.value(QLatin1String(key));
+        if (value.isUndefined() || value.isNull()) {
+            out.reset();
+            return;
+        }
+        if (!value.isDouble()) {
+            fail(key, "a number or null");
+            return;
+        }
+        out = value.toDouble();
+    }
+    void boolean(const char *key, bool &out) const
+    {
+        const QJsonValue value = m_object.value(QLatin1String(key));
+        if (value.isUndefined()) {
+            return;
+        }
+        if (!value.isBool()) {
+            fail(key, "a boolean");
+            return;
+        }
+        out = value.toBool();
+    }
+    // Calls `each(object, path)` for every element, which must be an object.
+    template <typename Each>
+    void objects(const char *key, Each each) const
+    {
+        const QJsonValue value = m_object.value(QLatin1String(key));
+        if (value.isUndefined()) {
+            return;
+        }
+        if (!value.isArray()) {
+            fail(key, "an array");
+            return;
+        }
+        const QJsonArray array = value.toArray();
+        for (qsizetype i = 0; i < array.size() && !m_error; ++i) {
+            const QString path = field(key) + u'[' + QString::number(i) + u']';
+            if (!array.at(i).isObject()) {
+                m_error = path + QStringLiteral(" must be an object");
+                return;
+            }
+            each(array.at(i).toObject(), path);
+        }
+    }
+    QJsonObject object(const char *key) const
+    {
+        const QJsonValue value = m_object.value(QLatin1String(key));
+        if (value.isUndefined()) {
+            return {};
+        }
+        if (!value.isObject()) {
+            fail(key, "an object");
+            return {};
+        }
+        return value.toObject();
+    }
+    QString field(const char *key) const
+    {
+        return m_path.isEmpty() ? QString(QLatin1String(key))
+                                : QString(m_path + u'.' + QLatin1String(key));
+    }
+
+private:
+    void fail(const char *key, const char *expected) const
+    {
+        if (!m_error) {
+            m_error = field(key) + QStringLiteral(" must be ") + QLatin1String(expected);
+        }
+    }
+
+    QJsonObject m_object;
+    QString m_path;
+    std::optional<QString> &m_error;
+};
+
+QJsonValue optionalNumber(const std::optional<double> &value)
+{
+    return value ? QJsonValue(*value) : QJsonValue(QJsonValue::Null);
+}
+
+} // namespace
+
+QJsonObject ClusterSnapshot::toJson() const
+{
+    QJsonArray nodesJson;
+    for (const NodeSnapshot &node : nodes) {
+        QJsonArray history;
+        for (const LoadSample &sample : node.loadHistory) {
+            history.append(QJsonObject{ { QStringLiteral("at"), double(sample.atMs) },
+                                        { QStringLiteral("load"), sample.load } });
+        }
+        nodesJson.append(QJsonObject{
+                { QStringLiteral("id"), node.id },
+                { QStringLiteral("region"), node.region },
+                { QStringLiteral("client_address"), node.clientAddress },
+                { QStringLiteral("link_address"), node.linkAddress },
+                { QStringLiteral("started_at"), double(node.startedAtMs) },
+                { QStringLiteral("load"), optionalNumber(node.load) },
+                { QStringLiteral("load_history"), history },
+                { QStringLiteral("connections"), double(node.connections) },
+                { QStringLiteral("channels"), double(node.channels) },
+                { QStringLiteral("messages_in_per_s"), node.messagesInPerSecond },
+                { QStringLiteral("messages_out_per_s"), node.messagesOutPerSecond },
+                { QStringLiteral("available"), node.available },
+        });
+    }
+    QJsonArray tenantsJson;
+    for (const TenantPlacement &tenant : tenants) {
+        QJsonObject users;
+        for (auto it = tenant.usersByNode.cbegin(); it != tenant.usersByNode.cend(); ++it) {
+            users.insert(it.key(), double(it.value()));
+        }
+        tenantsJson.append(QJsonObject{
+                { QStringLiteral("tenant"), tenant.tenant },
+                { QStringLiteral("stream_owner"),
+                  tenant.streamOwner.isEmpty() ? QJsonValue(QJsonValue::Null)
+                                               : QJsonValue(tenant.streamOwner) },
+                { QStringLiteral("stream_state"),
+                  tenant.streamState.isEmpty() ? QJsonValue(QJsonValue::Null)
+                                               : QJsonValue(tenant.streamState) },
+                { QStringLiteral("users"), users },
+        });
+    }
+    QJsonArray linksJson;
+    for (const LinkFlow &link : links) {
+        linksJson.append(QJsonObject{ { QStringLiteral("from"), link.from },
+                                      { QStringLiteral("to"), link.to },
+                                      { QStringLiteral("messages_per_s"), link.messagesPerSecond },
+                                      { QStringLiteral("bytes_per_s"), link.bytesPerSecond } });
+    }
+    QJsonArray flowsJson;
+    for (const TenantFlow &flow : tenantFlows) {
+        flowsJson.append(
+                QJsonObject{ { QStringLiteral("tenant"), flow.tenant },
+                             { QStringLiteral("node"), flow.node },
+                             { QStringLiteral("messages_in_per_s"), flow.messagesInPerSecond },
+                             { QStringLiteral("messages_out_per_s"), flow.messagesOutPerSecond } });
+    }
+    QJsonArray entries;
+    for (const ConfigValue &entry : config) {
+        entries.append(QJsonObject{ { QStringLiteral("key"), entry.key },
+                                    { QStringLiteral("value"), QString::fromUtf8(entry.value) },
+                                    { QStringLiteral("revision"), double(entry.modRevision) },
+                                    { QStringLiteral("temporary"), entry.temporary } });
+    }
+    return QJsonObject{
+        { QStringLiteral("taken_at"), double(takenAtMs) },
+        { QStringLiteral("answered_by"), answeredBy },
+        { QStringLiteral("available"), available },
+        { QStringLiteral("nodes"), nodesJson },
+        { QStringLiteral("tenants"), tenantsJson },
+        { QStringLiteral("links"), linksJson },
+        { QStringLiteral("tenant_flows"), flowsJson },
+        { QStringLiteral("config"),
+          QJsonObject{ { QStringLiteral("revision"), double(configRevision) },
+                       { QStringLiteral("entries"), entries } } },
+    };
+}
+
+Result<ClusterSnapshot> ClusterSnapshot::fromJson(const QJsonObject &object)
+{
+    std::optional<QString> error;
+    ClusterSnapshot snapshot;
+    const Reader top(object, QString(), error);
+    top.integer("taken_at", snapshot.takenAtMs);
+    top.text("answered_by", snapshot.answeredBy);
+    top.boolean("available", snapshot.available);
+    top.objects("nodes", [&](const QJsonObject &item, const QString &path) {
+        const Reader r(item, path, error);
+        NodeSnapshot node;
+        r.text("id", node.id);
+        r.text("region", node.region);
+        r.text("client_address", node.clientAddress);
+        r.text("link_address", node.linkAddress);
+        r.integer("started_at", node.startedAtMs);
+        r.optionalNumber("load", node.load);
+        r.objects("load_history", [&](const QJsonObject &sampleJson, const QString &samplePath) {
+            const Reader s(sampleJson, samplePath, error);
+            LoadSample sample;
+            s.integer("at", sample.atMs);
+            s.number("load", sample.load);
+            node.loadHistory.append(sample);
+        });
+        r.integer("connections", node.connections);
+        r.integer("channels", node.channels);
+        r.number("messages_in_per_s", node.messagesInPerSecond);
+        r.number("messages_out_per_s", node.messagesOutPerSecond);
+        r.boolean("available", node.available);
+        if (node.id.isEmpty() && !error) {
+            error = path + QStringLiteral(".id must be a non-empty string");
+        }
+        snapshot.nodes.append(std::move(node));
+    });
+    top.objects("tenants", [&](const QJsonObject &item, const QString &path) {
+        const Reader r(item, path, error);
+        TenantPlacement tenant;
+        r.text("tenant", tenant.tenant);
+        r.text("stream_owner", tenant.streamOwner);
+        r.text("stream_state", tenant.streamState);
+        const QJsonObject users = r.object("users");
+        for (auto it = users.constBegin(); it != users.constEnd() && !error; ++it) {
+            if (!it.value().isDouble()) {
+                error = r.field("users") + u'.' + it.key() + QStringLiteral(" must be a number");
+                break;
+            }
+            tenant.usersByNode.insert(it.key(), static_cast<qint64>(it.value().toDouble()));
+        }
+        if (tenant.tenant.isEmpty() && !error) {
+            error = path + QStringLiteral(".tenant must be a non-empty string");
+        }
+        snapshot.tenants.append(std::move(tenant));
+    });
+    top.objects("links", [&](const QJsonObject &item, const QString &path) {
+        const Reader r(item, path, error);
+        LinkFlow link;
+        r.text("from", link.from);
+        r.text("to", link.to);
+        r.number("messages_per_s", link.messagesPerSecond);
+        r.number("bytes_per_s", link.bytesPerSecond);
+        snapshot.links.append(std::move(link));
+    });
+    top.objects("tenant_flows", [&](const QJsonObject &item, const QString &path) {
+        const Reader r(item, path, error);
+        TenantFlow flow;
+        r.text("tenant", flow.tenant);
+        r.text("node", flow.node);
+        r.number("messages_in_per_s", flow.messagesInPerSecond);
+        r.number("messages_out_per_s", flow.messagesOutPerSecond);
+        snapshot.tenantFlows.append(std::move(flow));
+    });
+    const QJsonObject configJson = top.object("config");
+    const Reader config(configJson, top.field("config"), error);
+    config.integer("revision", snapshot.configRevision);
+    config.objects("entries", [&](const QJsonObject &item, const QString &path) {
+        const Reader r(item, path, error);
+        ConfigValue entry;
+        QString value;
+        r.text("key", entry.key);
+        r.text("value", value);
+        entry.value = value.toUtf8();
+        r.integer("revision", entry.modRevision);
+        r.boolean("temporary", entry.temporary);
+        snapshot.config.append(std::move(entry));
+    });
+    if (error) {
+        return Error{ *error };
+    }
+    return snapshot;
+}
+
+Result<ClusterSnapshot> ClusterSnapshot::fromJson(QByteArrayView json)
+{
+    QJsonParseError parseError{};
+    const QJsonDocument document =
+            QJsonDocument::fromJson(QByteArray::fromRawData(json.data(), json.size()), &parseError);
+    if (parseError.error != QJsonParseError::NoError) {
+        return Error{ QStringLiteral("the snapshot is not JSON: ") + parseError.errorString() };
+    }
+    if (!document.isObject()) {
+        return Error{ QStringLiteral("the snapshot is not a JSON object") };
+    }
+    return fromJson(document.object());
+}
+
+} // namespace rt::api
