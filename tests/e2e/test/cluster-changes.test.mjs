@@ -28,6 +28,23 @@ const SUBSCRIBED_MS = 30_000;
 let counter = 0;
 const unique = (name) => `${name}-${process.pid}-${++counter}`;
 
+/** Waits until every node of `nodes` (name -> server) lists all of them as members. */
+async function everyNodeSeesAll(nodes) {
+    const count = Object.keys(nodes).length;
+    for (const node of Object.values(nodes)) {
+        await waitFor(async () => (await memberIds(node)).length === count, 8000, `every node sees ${count} members`);
+    }
+}
+
+/** Closes the clients, stops the nodes, etcd and PostgreSQL, removes the directory. */
+async function tearDown({ pools, nodes, etcd, pg, dir }) {
+    await Promise.all(pools.splice(0).map((p) => p.cleanup()));
+    await Promise.all(Object.values(nodes).map((n) => n.stop()));
+    await etcd?.stop();
+    await pg?.stop?.();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+}
+
 describe('postgres_changes across the nodes of a cluster', { skip }, () => {
     let dir;
     let etcd;
@@ -53,21 +70,14 @@ describe('postgres_changes across the nodes of a cluster', { skip }, () => {
         for (const name of ['node-a', 'node-b', 'node-c']) {
             nodes[name] = await startNode(etcd, { name, prefix, region: REGION, tenants });
         }
-        for (const node of Object.values(nodes)) {
-            await waitFor(async () => (await memberIds(node)).length === 3, 8000, 'every node sees 3 members');
-        }
+        await everyNodeSeesAll(nodes);
     });
 
     afterEach(async () => {
         await Promise.all(pools.splice(0).map((p) => p.cleanup()));
     });
 
-    after(async () => {
-        await Promise.all(Object.values(nodes).map((n) => n.stop()));
-        await etcd?.stop();
-        await pg?.stop?.();
-        if (dir) fs.rmSync(dir, { recursive: true, force: true });
-    });
+    after(() => tearDown({ pools, nodes, etcd, pg, dir }));
 
     async function subscriber(node, label) {
         const pool = new ClientPool(node);
@@ -231,18 +241,10 @@ describe('placement of tenant streams by load', { skip }, () => {
                 env: { CLUSTER_LOADAVG_FILE: file, CLUSTER_LOAD_MIN_UPTIME_S: '0' },
             });
         }
-        for (const node of Object.values(nodes)) {
-            await waitFor(async () => (await memberIds(node)).length === 3, 8000, 'every node sees 3 members');
-        }
+        await everyNodeSeesAll(nodes);
     });
 
-    after(async () => {
-        await Promise.all(pools.splice(0).map((p) => p.cleanup()));
-        await Promise.all(Object.values(nodes).map((n) => n.stop()));
-        await etcd?.stop();
-        await pg?.stop?.();
-        if (dir) fs.rmSync(dir, { recursive: true, force: true });
-    });
+    after(() => tearDown({ pools, nodes, etcd, pg, dir }));
 
     test('streams go to the less loaded of two candidates; the most loaded node gets none', { timeout: 120_000 }, async () => {
         const view = await clusterView(nodes['node-hot']);
@@ -308,18 +310,10 @@ describe('a stream owner steps down: region mapping and idle', { skip }, () => {
                 name, prefix, region, tenants, env: { TENANT_DB_IDLE_TIMEOUT_IN_MS: String(IDLE_MS) },
             });
         }
-        for (const node of Object.values(nodes)) {
-            await waitFor(async () => (await memberIds(node)).length === 3, 8000, 'every node sees 3 members');
-        }
+        await everyNodeSeesAll(nodes);
     });
 
-    after(async () => {
-        await Promise.all(pools.splice(0).map((p) => p.cleanup()));
-        await Promise.all(Object.values(nodes).map((n) => n.stop()));
-        await etcd?.stop();
-        await pg?.stop?.();
-        if (dir) fs.rmSync(dir, { recursive: true, force: true });
-    });
+    after(() => tearDown({ pools, nodes, etcd, pg, dir }));
 
     async function owned() {
         const result = {};
