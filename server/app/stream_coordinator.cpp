@@ -274,21 +274,15 @@ void StreamCoordinator::leaveWrongRegions()
 {
     // An owner outside the tenant's (mapped) region gives the stream up when that region has
     // live nodes; the nodes that need it place it again, in the right region this time.
+    QSet<QString> liveRegions;
+    for (const cluster::NodeInfo &node : std::as_const(m_members)) {
+        liveRegions.insert(node.region);
+    }
     const QList<QByteArray> owned = m_parts.cdc.ownedStreams();
     for (const QByteArray &tenantId : owned) {
         const QString region = cluster::placement::platformRegion(
                 tenantRegion(m_parts.tenants.find(tenantId)), m_self.region, m_placement);
-        if (region == m_self.region
-            || cluster::placement::regionNodes(
-                       [this] {
-                           QList<cluster::placement::NodeCandidate> nodes;
-                           for (const cluster::NodeInfo &node : std::as_const(m_members)) {
-                               nodes.append({ node.id, node.region, node.load });
-                           }
-                           return nodes;
-                       }(),
-                       region)
-                       .isEmpty()) {
+        if (region == m_self.region || !liveRegions.contains(region)) {
             continue;
         }
         qCInfo(lcApp).noquote() << "tenant" << QString::fromUtf8(tenantId) << "belongs to region"
