@@ -187,27 +187,18 @@ void ClusterNode::startDataPlane()
 
 void ClusterNode::reconcileLocalTenants()
 {
-    // Arrivals are also announced at once by the worker that counted a tenant's first user
-    // (NodePubSub::noteTenantPresent); this comparison with what the cluster fan-out last
-    // announced catches departures, and corrects an arrival that was announced just as the
-    // user left again.
-    QSet<QByteArray> now;
-    for (const auto &[tenant, users] : m_parts.usage.connectedUsers()) {
-        if (users > 0) {
-            now.insert(tenant);
+    // Arrivals are announced at once by the joins (NodePubSub::awaitTenantReachable); this
+    // comparison catches departures, and corrects an arrival announced just as the user left.
+    const tenants::TenantUsageRegistry &usage = m_parts.usage;
+    m_pubsub->reconcileLocalTenants([&usage] {
+        QSet<QByteArray> now;
+        for (const auto &[tenant, users] : usage.connectedUsers()) {
+            if (users > 0) {
+                now.insert(tenant);
+            }
         }
-    }
-    const QSet<QByteArray> announced = m_pubsub->localInterest().tenants();
-    for (const QByteArray &tenant : std::as_const(now)) {
-        if (!announced.contains(tenant)) {
-            m_pubsub->noteLocalTenant(tenant, true);
-        }
-    }
-    for (const QByteArray &tenant : announced) {
-        if (!now.contains(tenant)) {
-            m_pubsub->noteLocalTenant(tenant, false);
-        }
-    }
+        return now;
+    });
 }
 
 void ClusterNode::stop()

@@ -25,13 +25,16 @@ void NodePubSub::publishLocal(const pubsub::OutboundMessagePtr &message) const
     m_local.publish(message);
 }
 
-void NodePubSub::noteTenantPresent(const QByteArray &tenantId) const
+bool NodePubSub::awaitTenantReachable(const QByteArray &tenantId, QObject *receiver,
+                                      std::function<void()> reachable) const
 {
     m_publishing.fetch_add(1);
-    if (pubsub::ClusterPubSub *cluster = m_cluster.load()) {
-        cluster->noteLocalTenant(tenantId, true);
+    bool now = true;
+    if (const pubsub::ClusterPubSub *cluster = m_cluster.load()) {
+        now = cluster->awaitTenantReachable(tenantId, receiver, std::move(reachable));
     }
     m_publishing.fetch_sub(1);
+    return now;
 }
 
 void NodePubSub::attach(pubsub::ClusterPubSub *cluster)

@@ -23,14 +23,12 @@ public:
 
     void publish(const pubsub::OutboundMessagePtr &message) const override;
     void publishLocal(const pubsub::OutboundMessagePtr &message) const override;
+    // Until the cluster's fan-out is attached there is nobody to tell.
+    bool awaitTenantReachable(const QByteArray &tenantId, QObject *receiver,
+                              std::function<void()> reachable) const override;
 
     void attach(pubsub::ClusterPubSub *cluster);
     void detach();
-
-    // Any thread: a tenant got its first client on this node; once the cluster's fan-out is
-    // attached, the other nodes are told at once (a broadcast sent right after the client
-    // joined must reach it). Departures are left to the node's periodic comparison.
-    void noteTenantPresent(const QByteArray &tenantId) const;
 
 private:
     const pubsub::LocalPubSub &m_local;

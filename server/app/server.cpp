@@ -46,9 +46,6 @@ Server::Server(ServerConfig config, QObject *parent) : QObject(parent), m_config
         m_cdc->setClusterMode();
     }
     m_cdc->start();
-    // A tenant's first user here: peers are told at once, not at the next periodic comparison.
-    m_usage.setFirstUserObserver(
-            [this](const QByteArray &tenantId) { m_nodePubSub.noteTenantPresent(tenantId); });
     gateway::ConnectSettings connect;
     connect.selfHostTenant = m_config.selfHostTenantName;
     connect.connectErrorBackoffMs = m_config.connectErrorBackoffMs;

@@ -56,6 +56,11 @@ public:
     {
         m_service.m_pubsub.publishLocal(message);
     }
+    bool awaitTenantReachable(const QByteArray &tenantId, QObject *receiver,
+                              std::function<void()> reachable) const override
+    {
+        return m_service.m_publisher.awaitTenantReachable(tenantId, receiver, std::move(reachable));
+    }
 
 private:
     const CdcService &m_service;

@@ -10,6 +10,7 @@
 #include "server/metrics/catalog.h"
 #include "server/presence/presence_store.h"
 #include "server/pubsub/hub.h"
+#include "server/pubsub/pubsub.h"
 #include "server/tenants/tenant_directory.h"
 #include "server/tenants/tenant_rates.h"
 #include "shared/core/clock.h"
@@ -31,8 +32,7 @@ const QByteArray RealtimePrefix = QByteArrayLiteral("realtime:");
 // Counts the socket as a connected user of its tenant unless the tenant is full, counting the
 // users other nodes reported. The compare-exchange keeps concurrent joins on several workers
 // from overshooting the limit (nodes can, by up to what one report interval admits).
-// `wasFirst`: this node had no user of the tenant before.
-bool tryCountUser(tenants::TenantUsage &usage, int limit, bool &wasFirst)
+bool tryCountUser(tenants::TenantUsage &usage, int limit)
 {
     const int remote = usage.remoteUsers.load(std::memory_order_relaxed);
     int current = usage.connectedUsers.load(std::memory_order_relaxed);
@@ -42,7 +42,6 @@ bool tryCountUser(tenants::TenantUsage &usage, int limit, bool &wasFirst)
         }
     } while (!usage.connectedUsers.compare_exchange_weak(current, current + 1,
                                                          std::memory_order_relaxed));
-    wasFirst = current == 0;
     return true;
 }
 
@@ -171,7 +170,7 @@ ChannelService::JoinResult ChannelService::join(SocketState &socket, ClientLink 
         return result;
     }
     if (!needsDatabase) {
-        result.channel = completeJoin(socket, link, *request, nullptr);
+        result.channel = admitAndComplete(socket, link, request, nullptr, result.pending);
         return result;
     }
     // Step 9 (every join of a tenant with a database): the tenant database, asynchronously.
@@ -191,9 +190,12 @@ ChannelService::JoinResult ChannelService::join(SocketState &socket, ClientLink 
                     authorizeJoin(*socketState, *client, request);
                     return;
                 }
+                bool deferred = false;
                 std::unique_ptr<Channel> channel =
-                        completeJoin(*socketState, *client, *request, nullptr);
-                client->joinFinished(std::move(channel), false);
+                        admitAndComplete(*socketState, *client, request, nullptr, deferred);
+                if (!deferred) {
+                    client->joinFinished(std::move(channel), false);
+                }
             });
     return result;
 }
@@ -248,8 +250,50 @@ void ChannelService::authorizeJoin(SocketState &socket, ClientLink &link,
                     refuse(cdc::replayFailedReason());
                     return;
                 }
-                client->joinFinished(completeJoin(*socketState, *client, *request, &access), false);
+                bool deferred = false;
+                std::unique_ptr<Channel> channel = admitAndComplete(
+                        *socketState, *client, request,
+                        std::make_shared<const cdc::CdcService::ChannelAccess>(access), deferred);
+                if (!deferred) {
+                    client->joinFinished(std::move(channel), false);
+                }
             });
+}
+
+std::unique_ptr<Channel> ChannelService::admitAndComplete(
+        SocketState &socket, ClientLink &link, const std::shared_ptr<const JoinRequest> &request,
+        std::shared_ptr<const cdc::CdcService::ChannelAccess> access, bool &deferred)
+{
+    deferred = false;
+    if (!socket.countedAsUser) {
+        if (!tryCountUser(*socket.usage, request->tenant->maxConcurrentUsers)) {
+            countLimitRejection(m_context, socket.tenantId, metrics::label_values::ConcurrentUsers);
+            replyJoinError(link, request->message,
+                           QStringLiteral("ConnectionRateLimitReached: Too many connected users"));
+            return nullptr;
+        }
+        socket.countedAsUser = true;
+    }
+    // The reply waits until the other nodes send this tenant's broadcasts here: a client that
+    // saw SUBSCRIBED must get what anyone sends next, from any node. Usually at once (the
+    // tenant already has users here); a node's first user of a tenant waits one link round
+    // trip. The socket may go away meanwhile: its close undoes the user count.
+    SocketState *socketState = &socket;
+    ClientLink *client = &link;
+    QPointer<QObject> guard(link.context());
+    const bool reachable = m_context.pubsub.awaitTenantReachable(
+            socket.tenantId, &m_context.hub, [this, socketState, client, guard, request, access] {
+                if (guard.isNull()) {
+                    return;
+                }
+                client->joinFinished(completeJoin(*socketState, *client, *request, access.get()),
+                                     false);
+            });
+    if (!reachable) {
+        deferred = true;
+        return nullptr;
+    }
+    return completeJoin(socket, link, *request, access.get());
 }
 
 std::unique_ptr<Channel> ChannelService::completeJoin(SocketState &socket, ClientLink &link,
@@ -260,20 +304,6 @@ std::unique_ptr<Channel> ChannelService::completeJoin(SocketState &socket, Clien
     const JoinConfig &config = request.config;
     const tenants::TenantPtr &tenant = request.tenant;
     const QByteArray subTopic = message.topic.mid(RealtimePrefix.size());
-    if (!socket.countedAsUser) {
-        bool firstUser = false;
-        if (!tryCountUser(*socket.usage, tenant->maxConcurrentUsers, firstUser)) {
-            countLimitRejection(m_context, socket.tenantId, metrics::label_values::ConcurrentUsers);
-            replyJoinError(link, message,
-                           QStringLiteral("ConnectionRateLimitReached: Too many connected users"));
-            return nullptr;
-        }
-        socket.countedAsUser = true;
-        if (firstUser) {
-            // Other nodes learn at once that this node now wants the tenant's broadcasts.
-            m_context.usage.noteFirstUser(socket.tenantId);
-        }
-    }
 
     // V1 has no join_ref: the join's ref is the channel's join ref (spec §2.2).
     QByteArray joinRef = message.joinRef;

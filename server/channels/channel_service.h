@@ -67,6 +67,15 @@ public:
 
 private:
     struct JoinRequest;
+    // Counts the socket as a user of its tenant (refusing the join when the tenant is full),
+    // then completes the join: now (returns the channel), or, with `deferred` set, once the
+    // other nodes route the tenant here (then ClientLink::joinFinished() ends it). nullptr and
+    // not deferred: refused, the error was replied.
+    std::unique_ptr<Channel>
+    admitAndComplete(SocketState &socket, ClientLink &link,
+                     const std::shared_ptr<const JoinRequest> &request,
+                     std::shared_ptr<const cdc::CdcService::ChannelAccess> access, bool &deferred);
+    // The channel itself: subscription, reply, presence state, postgres_changes.
     std::unique_ptr<Channel> completeJoin(SocketState &socket, ClientLink &link,
                                           const JoinRequest &request,
                                           const cdc::CdcService::ChannelAccess *access);

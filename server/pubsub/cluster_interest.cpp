@@ -64,6 +64,15 @@ QByteArray encodeInterestSync(const InterestSync &sync)
     return out.take();
 }
 
+QByteArray encodeInterestAck(const InterestAck &ack)
+{
+    detail::ByteWriter out(1 + 8 + 8);
+    out.u8(Version);
+    out.u64(ack.epoch);
+    out.u64(ack.seq);
+    return out.take();
+}
+
 Result<InterestUpdate> decodeInterestUpdate(QByteArrayView bytes)
 {
     detail::ByteReader in(bytes);
@@ -146,6 +155,23 @@ Result<InterestSync> decodeInterestSync(QByteArrayView bytes)
         return Error{ QStringLiteral("interest sync: trailing bytes") };
     }
     return sync;
+}
+
+Result<InterestAck> decodeInterestAck(QByteArrayView bytes)
+{
+    detail::ByteReader in(bytes);
+    if (auto version = readVersion(in, "interest ack"); !version.ok()) {
+        return std::move(version).error();
+    }
+    const auto epoch = in.u64();
+    const auto seq = in.u64();
+    if (!epoch || !seq) {
+        return Error{ QStringLiteral("interest ack truncated") };
+    }
+    if (!in.atEnd()) {
+        return Error{ QStringLiteral("interest ack: trailing bytes") };
+    }
+    return InterestAck{ *epoch, *seq };
 }
 
 // LocalInterest
@@ -360,6 +386,15 @@ std::optional<InterestMap::PeerState> InterestMap::state(const QString &nodeId) 
         return std::nullopt;
     }
     return it->state;
+}
+
+std::optional<InterestAck> InterestMap::heldNumbering(const QString &nodeId) const
+{
+    auto it = m_peers.constFind(nodeId);
+    if (it == m_peers.cend() || it->state != PeerState::Known) {
+        return std::nullopt;
+    }
+    return InterestAck{ it->epoch, it->seq };
 }
 
 QSet<QByteArray> InterestMap::tenantsOf(const QString &nodeId) const

@@ -22,6 +22,10 @@ constexpr quint8 Envelope = 16; // one broadcast (ClusterEnvelope)
 constexpr quint8 InterestUpdate = 17; // tenants that appeared/left on the sender, or a check
 constexpr quint8 InterestSyncRequest = 18; // "send me all your tenants"
 constexpr quint8 InterestSync = 19; // all the sender's tenants
+// "I hold your interest up to this number": the answer to an update with changes and to a
+// sync. Lets a node hold a join's reply until its peers will route the tenant to it. Outside
+// 16-19 because those were all taken when it was added (20-29 belong to other modules).
+constexpr quint8 InterestAck = 30;
 } // namespace cluster_frame
 
 // "Which nodes hold clients of which tenant" (seed 000's Muster, seed 004's registry), told by
@@ -38,6 +42,11 @@ constexpr quint8 InterestSync = 19; // all the sender's tenants
 //   update:  u8 version (1) | u64 epoch | u64 seq | u32 n | n x (u8 present 0/1 | bytes tenant)
 //   request: u8 version (1)
 //   sync:    u8 version (1) | u64 epoch | u64 seq | u32 n | n x (bytes tenant)
+//   ack:     u8 version (1) | u64 epoch | u64 seq
+//
+// Acknowledgements: a node that applied an update with changes, or a sync, answers with the
+// number it now holds. The announcing node uses them to learn when every connected peer routes
+// a newly present tenant to it (ClusterPubSub::awaitTenantReachable).
 struct InterestChange
 {
     QByteArray tenant;
@@ -61,13 +70,23 @@ struct InterestSync
     friend bool operator==(const InterestSync &, const InterestSync &) = default;
 };
 
+// The number of the sender's announcements that the acknowledging peer holds.
+struct InterestAck
+{
+    quint64 epoch = 0;
+    quint64 seq = 0;
+    friend bool operator==(const InterestAck &, const InterestAck &) = default;
+};
+
 QByteArray encodeInterestUpdate(const InterestUpdate &update);
 QByteArray encodeInterestSyncRequest();
 QByteArray encodeInterestSync(const InterestSync &sync);
+QByteArray encodeInterestAck(const InterestAck &ack);
 // Untrusted bytes (another node's frame payload): malformations are error values.
 Result<InterestUpdate> decodeInterestUpdate(QByteArrayView bytes);
 Result<bool> decodeInterestSyncRequest(QByteArrayView bytes); // true when well-formed
 Result<InterestSync> decodeInterestSync(QByteArrayView bytes);
+Result<InterestAck> decodeInterestAck(QByteArrayView bytes);
 
 // This node's own tenants and what it has announced of them. Pure; used on the cluster thread.
 // note() changes the current set; takeUpdate() turns the changes since the last announcement
@@ -164,6 +183,8 @@ public:
     Targets targets(const QByteArray &tenant, const QString &selfRegion, FloodScope scope) const;
 
     std::optional<PeerState> state(const QString &nodeId) const;
+    // The number of the peer's announcements we hold; nullopt unless the peer is Known.
+    std::optional<InterestAck> heldNumbering(const QString &nodeId) const;
     QSet<QByteArray> tenantsOf(const QString &nodeId) const;
     qsizetype tenantCount(const QString &nodeId) const;
 

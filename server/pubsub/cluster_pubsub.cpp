@@ -9,6 +9,7 @@
 #include <QRandomGenerator>
 #include <QTimer>
 
+#include <algorithm>
 #include <vector>
 
 namespace rt::pubsub {
@@ -71,21 +72,36 @@ public:
         scheduleLocked();
     }
 
+    // False once stopped: nobody would answer.
+    bool postReachable(ReachableRequest request)
+    {
+        const QMutexLocker lock(&m_mutex);
+        if (m_stopped) {
+            return false;
+        }
+        m_reachable.push_back(std::move(request));
+        scheduleLocked();
+        return true;
+    }
+
     void stop()
     {
         const QMutexLocker lock(&m_mutex);
         m_stopped = true;
         m_envelopes.clear();
         m_tenants.clear();
+        m_reachable.clear();
         m_bytes = 0;
     }
 
     // Cluster thread: what was posted since the last take.
-    void take(std::vector<Pending> &envelopes, std::vector<std::pair<QByteArray, bool>> &tenants)
+    void take(std::vector<Pending> &envelopes, std::vector<std::pair<QByteArray, bool>> &tenants,
+              std::vector<ReachableRequest> &reachable)
     {
         const QMutexLocker lock(&m_mutex);
         envelopes.swap(m_envelopes);
         tenants.swap(m_tenants);
+        reachable.swap(m_reachable);
         m_bytes = 0;
         m_scheduled = false;
     }
@@ -112,6 +128,7 @@ private:
     mutable QMutex m_mutex;
     std::vector<Pending> m_envelopes; // guarded by m_mutex
     std::vector<std::pair<QByteArray, bool>> m_tenants; // guarded by m_mutex
+    std::vector<ReachableRequest> m_reachable; // guarded by m_mutex
     qint64 m_bytes = 0; // guarded by m_mutex
     quint64 m_dropped = 0; // guarded by m_mutex
     bool m_scheduled = false; // a drain is posted and has not taken the batch yet
@@ -129,6 +146,7 @@ ClusterPubSub::ClusterPubSub(ClusterPubSubSettings settings, LocalPubSub &local,
       m_outbox(new Outbox(
               m_settings, [this] { drain(); }, this)),
       m_checkTimer(new QTimer(this)),
+      m_waitTimer(new QTimer(this)),
       m_interest(m_settings.nodeId),
       m_localInterest(newEpoch())
 {
@@ -136,8 +154,12 @@ ClusterPubSub::ClusterPubSub(ClusterPubSubSettings settings, LocalPubSub &local,
     connect(&m_links, &cluster::links::NodeLinks::frameReceived, this, &ClusterPubSub::onFrame);
     connect(&m_links, &cluster::links::NodeLinks::peerConnected, this,
             &ClusterPubSub::onPeerConnected);
+    connect(&m_links, &cluster::links::NodeLinks::peerDisconnected, this,
+            &ClusterPubSub::stopWaitingFor);
     connect(m_checkTimer, &QTimer::timeout, this, &ClusterPubSub::onInterestCheck);
     m_checkTimer->start(m_settings.interestCheckInterval);
+    m_waitTimer->setSingleShot(true);
+    connect(m_waitTimer, &QTimer::timeout, this, &ClusterPubSub::onWaitDeadline);
 }
 
 ClusterPubSub::~ClusterPubSub() = default;
@@ -169,9 +191,46 @@ void ClusterPubSub::publishLocal(const OutboundMessagePtr &message) const
     m_local.publish(message);
 }
 
+bool ClusterPubSub::awaitTenantReachable(const QByteArray &tenantId, QObject *receiver,
+                                         std::function<void()> reachable) const
+{
+    {
+        const QMutexLocker lock(&m_reachableMutex);
+        if (m_reachable.contains(tenantId)) {
+            return true;
+        }
+    }
+    if (m_peerCount.load(std::memory_order_relaxed) == 0) {
+        // Nobody to wait for; the periodic comparison announces the tenant to later members
+        // (they get a full sync when their links come up).
+        return true;
+    }
+    return !m_outbox->postReachable(ReachableRequest{ tenantId, receiver, std::move(reachable) });
+}
+
 void ClusterPubSub::noteLocalTenant(const QByteArray &tenantId, bool present)
 {
     m_outbox->postTenant(tenantId, present);
+}
+
+void ClusterPubSub::reconcileLocalTenants(const std::function<QSet<QByteArray>()> &presentNow)
+{
+    drain();
+    const QSet<QByteArray> now = presentNow();
+    const QSet<QByteArray> announced = m_localInterest.tenants();
+    for (const QByteArray &tenant : now) {
+        if (!announced.contains(tenant)) {
+            applyLocalChange(tenant, true);
+        }
+    }
+    for (const QByteArray &tenant : announced) {
+        if (!now.contains(tenant)) {
+            applyLocalChange(tenant, false);
+        }
+    }
+    flushLocalInterest();
+    const QMutexLocker lock(&m_statsMutex);
+    m_stats.localTenants = m_localInterest.tenants().size();
 }
 
 void ClusterPubSub::stop()
@@ -183,6 +242,7 @@ void ClusterPubSub::setPeers(const QList<ClusterPeer> &peers)
 {
     const QStringList added = m_interest.setPeers(peers);
     m_peerCount.store(static_cast<int>(m_interest.peerIds().size()), std::memory_order_relaxed);
+    forgetDepartedPeers();
     {
         const QMutexLocker lock(&m_statsMutex);
         for (auto it = m_stats.peers.begin(); it != m_stats.peers.end();) {
@@ -221,14 +281,21 @@ void ClusterPubSub::drain()
 {
     std::vector<Pending> envelopes;
     std::vector<std::pair<QByteArray, bool>> tenants;
-    m_outbox->take(envelopes, tenants);
-    if (!tenants.empty()) {
+    std::vector<ReachableRequest> reachable;
+    m_outbox->take(envelopes, tenants, reachable);
+    if (!tenants.empty() || !reachable.empty()) {
         for (const auto &[tenant, present] : tenants) {
-            m_localInterest.note(tenant, present);
+            applyLocalChange(tenant, present);
+        }
+        for (const ReachableRequest &request : reachable) {
+            applyLocalChange(request.tenant, true);
         }
         flushLocalInterest();
         const QMutexLocker lock(&m_statsMutex);
         m_stats.localTenants = m_localInterest.tenants().size();
+    }
+    for (ReachableRequest &request : reachable) {
+        startWaiting(std::move(request));
     }
     for (const Pending &pending : envelopes) {
         sendEnvelope(pending);
@@ -285,6 +352,150 @@ void ClusterPubSub::flushLocalInterest()
     }
 }
 
+void ClusterPubSub::applyLocalChange(const QByteArray &tenant, bool present)
+{
+    m_localInterest.note(tenant, present);
+    if (!present) {
+        // Its next first join waits for the peers again (they will have dropped it).
+        const QMutexLocker lock(&m_reachableMutex);
+        m_reachable.remove(tenant);
+    }
+}
+
+void ClusterPubSub::startWaiting(ReachableRequest request)
+{
+    ReachableWaiter waiter;
+    waiter.seq = m_localInterest.seq(); // the tenant is announced at or before this number
+    for (const QString &nodeId : m_interest.peerIds()) {
+        if (m_links.isConnected(nodeId) && m_ackedSeq.value(nodeId) < waiter.seq) {
+            waiter.peers.insert(nodeId);
+        }
+    }
+    waiter.deadlineMs = m_clock.elapsed() + m_settings.reachableWait.count();
+    waiter.request = std::move(request);
+    {
+        const QMutexLocker lock(&m_statsMutex);
+        ++m_stats.reachableWaits;
+    }
+    if (waiter.peers.isEmpty()) {
+        completeWaiter(waiter, false);
+        return;
+    }
+    m_waiters.push_back(std::move(waiter));
+    armWaitTimer();
+}
+
+void ClusterPubSub::onInterestAck(const QString &fromNodeId, const QByteArray &payload)
+{
+    const auto ack = decodeInterestAck(payload);
+    if (!ack.ok()) {
+        countBadFrame(fromNodeId, cluster_frame::InterestAck, ack.error().message);
+        return;
+    }
+    if (ack->epoch != m_localInterest.epoch() || !m_interest.contains(fromNodeId)) {
+        return; // about an earlier run of this node, or from a node that is no member here
+    }
+    quint64 &acked = m_ackedSeq[fromNodeId];
+    acked = std::max(acked, ack->seq);
+    for (ReachableWaiter &waiter : m_waiters) {
+        if (waiter.seq <= acked) {
+            waiter.peers.remove(fromNodeId);
+        }
+    }
+    finishReachedWaiters();
+}
+
+void ClusterPubSub::sendAck(const QString &toNodeId)
+{
+    if (const std::optional<InterestAck> held = m_interest.heldNumbering(toNodeId)) {
+        sendInterest(toNodeId, cluster_frame::InterestAck, encodeInterestAck(*held));
+    }
+}
+
+void ClusterPubSub::stopWaitingFor(const QString &nodeId)
+{
+    m_ackedSeq.remove(nodeId); // whatever it held, it must confirm again after a reconnect
+    for (ReachableWaiter &waiter : m_waiters) {
+        waiter.peers.remove(nodeId);
+    }
+    finishReachedWaiters();
+}
+
+void ClusterPubSub::forgetDepartedPeers()
+{
+    for (auto it = m_ackedSeq.begin(); it != m_ackedSeq.end();) {
+        it = m_interest.contains(it.key()) ? std::next(it) : m_ackedSeq.erase(it);
+    }
+    for (ReachableWaiter &waiter : m_waiters) {
+        for (auto it = waiter.peers.begin(); it != waiter.peers.end();) {
+            it = m_interest.contains(*it) ? std::next(it) : waiter.peers.erase(it);
+        }
+    }
+    finishReachedWaiters();
+}
+
+void ClusterPubSub::finishReachedWaiters()
+{
+    for (auto it = m_waiters.begin(); it != m_waiters.end();) {
+        if (it->peers.isEmpty()) {
+            ReachableWaiter done = std::move(*it);
+            it = m_waiters.erase(it);
+            completeWaiter(done, false);
+        } else {
+            ++it;
+        }
+    }
+    armWaitTimer();
+}
+
+void ClusterPubSub::onWaitDeadline()
+{
+    const qint64 now = m_clock.elapsed();
+    for (auto it = m_waiters.begin(); it != m_waiters.end();) {
+        if (it->deadlineMs <= now) {
+            ReachableWaiter late = std::move(*it);
+            it = m_waiters.erase(it);
+            completeWaiter(late, true);
+        } else {
+            ++it;
+        }
+    }
+    armWaitTimer();
+}
+
+void ClusterPubSub::armWaitTimer()
+{
+    if (m_waiters.empty()) {
+        m_waitTimer->stop();
+        return;
+    }
+    qint64 earliest = m_waiters.front().deadlineMs;
+    for (const ReachableWaiter &waiter : m_waiters) {
+        earliest = std::min(earliest, waiter.deadlineMs);
+    }
+    m_waitTimer->start(static_cast<int>(std::max<qint64>(0, earliest - m_clock.elapsed())));
+}
+
+void ClusterPubSub::completeWaiter(ReachableWaiter &waiter, bool timedOut)
+{
+    if (timedOut) {
+        QStringList silent(waiter.peers.cbegin(), waiter.peers.cend());
+        silent.sort();
+        qCWarning(lcPubsub) << "peers" << silent << "did not confirm tenant"
+                            << waiter.request.tenant << "within" << m_settings.reachableWait.count()
+                            << "ms; answering the join anyway";
+        const QMutexLocker lock(&m_statsMutex);
+        ++m_stats.reachableTimeouts;
+    }
+    if (m_localInterest.tenants().contains(waiter.request.tenant)) {
+        // Confirmed (or given up on a silent peer, which is then as good as unreachable):
+        // later joins of the tenant go ahead at once.
+        const QMutexLocker lock(&m_reachableMutex);
+        m_reachable.insert(waiter.request.tenant);
+    }
+    runtime::post(waiter.request.receiver, std::move(waiter.request.reachable));
+}
+
 void ClusterPubSub::sendInterest(const QString &nodeId, quint8 kind, const QByteArray &payload)
 {
     // A refused interest frame is repaired by the periodic check (the peer sees a numbering
@@ -322,6 +533,7 @@ void ClusterPubSub::onPeerConnected(const QString &nodeId)
     // The link came up (again): the peer may have restarted and lost what we told it, and we
     // may have missed its updates. Both sides start over with a full sync.
     m_interest.markUnknown(nodeId);
+    m_ackedSeq.remove(nodeId); // it may have restarted: it confirms again after our sync
     {
         const QMutexLocker lock(&m_statsMutex);
         refreshPeerFigures(nodeId);
@@ -365,6 +577,9 @@ void ClusterPubSub::onFrame(const QString &fromNodeId, quint8 kind, const QByteA
     }
     case cluster_frame::InterestSync:
         onInterestSync(fromNodeId, payload);
+        break;
+    case cluster_frame::InterestAck:
+        onInterestAck(fromNodeId, payload);
         break;
     default:
         return; // another module's frame (presence, remote calls, ...)
@@ -411,9 +626,12 @@ void ClusterPubSub::onInterestUpdate(const QString &fromNodeId, const QByteArray
     }
     switch (m_interest.applyUpdate(fromNodeId, *update)) {
     case InterestMap::UpdateOutcome::Applied:
+        sendAck(fromNodeId); // it may hold a join's reply until we route the tenant to it
         break;
-    case InterestMap::UpdateOutcome::InSync:
     case InterestMap::UpdateOutcome::Duplicate:
+        sendAck(fromNodeId);
+        return;
+    case InterestMap::UpdateOutcome::InSync:
     case InterestMap::UpdateOutcome::NotAPeer:
         return;
     case InterestMap::UpdateOutcome::NeedSync:
@@ -436,6 +654,7 @@ void ClusterPubSub::onInterestSync(const QString &fromNodeId, const QByteArray &
     if (m_interest.applySync(fromNodeId, *sync)) {
         qCDebug(lcPubsub) << "interest of" << fromNodeId << "synced:" << sync->tenants.size()
                           << "tenant(s) at seq" << sync->seq;
+        sendAck(fromNodeId);
         const QMutexLocker lock(&m_statsMutex);
         refreshPeerFigures(fromNodeId);
     }

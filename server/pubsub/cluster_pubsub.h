@@ -7,11 +7,13 @@
 #include <QHash>
 #include <QMutex>
 #include <QObject>
+#include <QSet>
 #include <QString>
 
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <vector>
 
 class QTimer;
 
@@ -39,6 +41,9 @@ struct ClusterPubSubSettings
     std::chrono::milliseconds interestCheckInterval{ 5000 };
     // A peer is asked for a sync at most this often (a burst of unexpected updates asks once).
     std::chrono::milliseconds syncRequestMinInterval{ 1000 };
+    // How long a join waits for the peers to confirm that they route its tenant here
+    // (awaitTenantReachable); a peer that stays silent this long no longer holds joins up.
+    std::chrono::milliseconds reachableWait{ 1000 };
 };
 
 // Figures for the admin view (dashboard: messages/s per node-to-node link and per tenant per
@@ -75,6 +80,8 @@ struct ClusterPubSubStats
     quint64 handoffDropped = 0; // remote copies dropped before the cluster thread saw them
     quint64 badFrames = 0; // envelope or interest frames that did not decode (dropped)
     qsizetype localTenants = 0;
+    quint64 reachableWaits = 0; // joins that waited for the peers to route their tenant here
+    quint64 reachableTimeouts = 0; // of those: ended by reachableWait, not by every confirmation
 };
 
 // Cluster-wide fan-out: publish() delivers on this node at once (through the wrapped
@@ -94,13 +101,14 @@ struct ClusterPubSubStats
 // Not forwarded: Audience::Members messages (postgres_changes pushTo: member ids mean nothing
 // on another node) are delivered here only. Delivery across nodes is at most once, in order
 // per topic (the envelope's ordering key is the topic), as the links guarantee. A client that
-// joins on node B is reached from node A once B's update reached A (one link hop); earlier
-// broadcasts of its tenant on A may miss it, as they would have missed a later join anyway.
+// joins on node B is reached from node A once B's update reached A (one link hop): B's first
+// join of a tenant is answered only after its connected peers acknowledged the update
+// (awaitTenantReachable), so what is sent after SUBSCRIBED reaches the client.
 //
 // Threads: the object (its network side: frames, timers, interest map) lives on the cluster
 // thread, with the NodeLinks: create it there, call setPeers() and interest() only there.
-// publish(), publishLocal(), noteLocalTenant(), stats() and stop() may be called from any
-// thread and never block (a short mutex hand-off). Destroy it on the cluster thread, after
+// publish(), publishLocal(), awaitTenantReachable(), noteLocalTenant(), stats() and stop() may
+// be called from any thread and never block (a short mutex hand-off). Destroy it on the cluster thread, after
 // every publisher stopped (as for LocalPubSub's hubs).
 class ClusterPubSub final : public QObject, public PubSub
 {
@@ -124,10 +132,19 @@ public:
     void publish(const OutboundMessagePtr &message) const override;
     // Any thread. This node only.
     void publishLocal(const OutboundMessagePtr &message) const override;
+    // Any thread. Announces the tenant if needed and calls back once every peer whose link is
+    // up acknowledged it (or after settings().reachableWait).
+    bool awaitTenantReachable(const QByteArray &tenantId, QObject *receiver,
+                              std::function<void()> reachable) const override;
 
-    // Any thread. The app calls it when a tenant's first socket joins on this node (true) and
-    // when its last one leaves (false); peers learn it within one link hop.
+    // Any thread. A tenant got clients on this node (true) or lost its last one (false);
+    // peers learn it within one link hop.
     void noteLocalTenant(const QByteArray &tenantId, bool present);
+    // Cluster thread. Makes the announced tenants those `presentNow` returns, read after every
+    // announcement posted so far was applied: a join that counted its user before the read is
+    // in the set, and one that counts after it announces itself later. So a departure noticed
+    // here never overtakes the announcement of a join that happened meanwhile.
+    void reconcileLocalTenants(const std::function<QSet<QByteArray>()> &presentNow);
 
     // Cluster thread. The members of the cluster (this node's entry is ignored); call it with
     // the same membership as NodeLinks::setPeers.
@@ -151,12 +168,36 @@ private:
         QString orderingKey;
         QByteArray envelope;
     };
+    struct ReachableRequest
+    {
+        QByteArray tenant;
+        QObject *receiver = nullptr;
+        std::function<void()> reachable;
+    };
+    struct ReachableWaiter
+    {
+        ReachableRequest request;
+        quint64 seq = 0; // our announcement number every peer must hold
+        QSet<QString> peers; // connected peers that have not acknowledged it yet
+        qint64 deadlineMs = 0; // on m_clock
+    };
     class Outbox;
 
     // Cluster thread.
     void drain();
     void sendEnvelope(const Pending &pending);
     void flushLocalInterest();
+    void applyLocalChange(const QByteArray &tenant, bool present);
+    void startWaiting(ReachableRequest request);
+    void onInterestAck(const QString &fromNodeId, const QByteArray &payload);
+    void sendAck(const QString &toNodeId);
+    // The peer will not acknowledge (gone, link down): stop waiting for it.
+    void stopWaitingFor(const QString &nodeId);
+    void forgetDepartedPeers();
+    void finishReachedWaiters();
+    void onWaitDeadline();
+    void armWaitTimer();
+    void completeWaiter(ReachableWaiter &waiter, bool timedOut);
     void onFrame(const QString &fromNodeId, quint8 kind, const QByteArray &payload);
     void onEnvelope(const QString &fromNodeId, const QByteArray &payload);
     void onInterestUpdate(const QString &fromNodeId, const QByteArray &payload);
@@ -175,16 +216,22 @@ private:
     CountingResolver m_resolver;
     Outbox *m_outbox; // child; the thread-safe hand-off from publishers
     QTimer *m_checkTimer; // child
+    QTimer *m_waitTimer; // child; the earliest ReachableWaiter deadline
     QElapsedTimer m_clock;
 
     // Cluster thread only.
     InterestMap m_interest;
     LocalInterest m_localInterest;
+    QHash<QString, quint64> m_ackedSeq; // peer -> highest number of ours it acknowledged
+    std::vector<ReachableWaiter> m_waiters;
 
     // Any thread.
     mutable std::atomic<quint64> m_published{ 0 };
     mutable std::atomic<quint64> m_keptLocal{ 0 };
     std::atomic<int> m_peerCount{ 0 }; // members other than this node (set on the cluster thread)
+    // Tenants announced and confirmed by the peers: joins of them need not wait.
+    mutable QMutex m_reachableMutex;
+    QSet<QByteArray> m_reachable; // guarded by m_reachableMutex (written on the cluster thread)
     mutable QMutex m_statsMutex;
     ClusterPubSubStats m_stats; // guarded by m_statsMutex (written on the cluster thread)
 };

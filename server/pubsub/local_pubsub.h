@@ -21,6 +21,11 @@ public:
     void addHub(Hub *hub);
     void publish(const OutboundMessagePtr &message) const override;
     void publishLocal(const OutboundMessagePtr &message) const override { publish(message); }
+    // No other node to tell.
+    bool awaitTenantReachable(const QByteArray &, QObject *, std::function<void()>) const override
+    {
+        return true;
+    }
     // After stop() returns, no publish() is posting to any hub and none will: the hubs may be
     // destroyed. It waits for publishers already past the check (a few microseconds at most).
     void stop();

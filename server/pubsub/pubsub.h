@@ -2,6 +2,10 @@
 
 #include "server/pubsub/outbound_message.h"
 
+#include <functional>
+
+class QObject;
+
 namespace rt::pubsub {
 
 // Fan-out of messages to the members of a topic (the port the channel handlers, the HTTP
@@ -26,6 +30,18 @@ public:
     // This node only: a message that arrived from another node, or one every node produces
     // by itself.
     virtual void publishLocal(const OutboundMessagePtr &message) const = 0;
+
+    // Whether every node that publishes the tenant's broadcasts already sends them here (this
+    // node holds clients of it and its peers know). True: nothing else happens. False: the
+    // tenant is being announced, and `reachable` runs later on `receiver`'s thread once every
+    // connected peer confirmed it, or after a bounded wait (a peer that does not answer holds
+    // nobody up for long). A join's reply waits for it, so a broadcast sent from any node after
+    // the client saw SUBSCRIBED reaches it. Call it after counting the joining user (the
+    // tenant then stays announced). Thread-safe, never blocks; `receiver` must outlive the
+    // wait (use a long-lived object of the caller's thread and guard the caller's own objects
+    // inside `reachable`).
+    virtual bool awaitTenantReachable(const QByteArray &tenantId, QObject *receiver,
+                                      std::function<void()> reachable) const = 0;
 
 protected:
     PubSub() = default;

@@ -107,23 +107,9 @@ public:
     // The same across the cluster (this node's users plus the others' last reports).
     QList<QPair<QByteArray, int>> clusterConnectedUsers() const;
 
-    // Called (on the counting worker's thread) when a tenant's users on this node go from 0 to
-    // 1. Set once, before any worker counts users; must be thread-safe and must not block.
-    void setFirstUserObserver(std::function<void(const QByteArray &tenantId)> observer)
-    {
-        m_firstUserObserver = std::move(observer);
-    }
-    void noteFirstUser(const QByteArray &tenantId) const
-    {
-        if (m_firstUserObserver) {
-            m_firstUserObserver(tenantId);
-        }
-    }
-
 private:
     mutable QMutex m_mutex;
     QHash<QByteArray, std::shared_ptr<TenantUsage>> m_usage; // guarded by m_mutex
-    std::function<void(const QByteArray &)> m_firstUserObserver; // set before use, then read-only
 };
 
 } // namespace rt::tenants

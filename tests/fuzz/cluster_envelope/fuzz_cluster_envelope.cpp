@@ -1,9 +1,9 @@
 // libFuzzer target for the cluster fan-out's frames: every envelope (kind 16) and interest
-// frame (kinds 17-19) another node sends is decoded from untrusted bytes on the cluster
+// frame (kinds 17-19, 30) another node sends is decoded from untrusted bytes on the cluster
 // thread.
 //
-// Input layout: byte 0 (mod 4) picks the decoder: 0 envelope, 1 interest update, 2 interest
-// sync request, 3 interest sync; the rest is the frame payload. Besides crashes, the target
+// Input layout: byte 0 (mod 5) picks the decoder: 0 envelope, 1 interest update, 2 interest
+// sync request, 3 interest sync, 4 interest ack; the rest is the frame payload. Besides crashes, the target
 // aborts when a promise breaks: the formats are canonical, so whatever decodes re-encodes to
 // exactly the input; a decoded envelope rebuilds a message whose envelope is the same, and that
 // message encodes its Phoenix frames for both serializers without failing on hostile bytes.
@@ -55,7 +55,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     const QByteArrayView payload(reinterpret_cast<const char *>(data) + 1,
                                  static_cast<qsizetype>(size - 1));
-    switch (data[0] % 4) {
+    switch (data[0] % 5) {
     case 0:
         checkEnvelope(payload);
         break;
@@ -73,10 +73,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         break;
     }
-    default: {
+    case 3: {
         const auto sync = rt::pubsub::decodeInterestSync(payload);
         if (sync.ok()) {
             require(rt::pubsub::encodeInterestSync(*sync) == payload);
+        }
+        break;
+    }
+    default: {
+        const auto ack = rt::pubsub::decodeInterestAck(payload);
+        if (ack.ok()) {
+            require(rt::pubsub::encodeInterestAck(*ack) == payload);
         }
         break;
     }

@@ -68,6 +68,7 @@ private Q_SLOTS:
     void updateRoundTrip();
     void syncRoundTrip();
     void syncRequestRoundTrip();
+    void ackRoundTrip();
     void truncatedFramesAreErrors();
     void hostileCountsAreErrors();
     void badFieldsAreErrors();
@@ -86,6 +87,7 @@ private Q_SLOTS:
     void updatesFromUnknownPeersAskForASync();
     void staleSyncIsIgnored();
     void markUnknownFloodsAgain();
+    void heldNumberingIsWhatWasApplied();
     void departedPeersAreForgotten();
     void framesFromNonPeersAreIgnored();
     void syncRequestsArePaced();
@@ -121,6 +123,21 @@ void ClusterInterestTest::syncRequestRoundTrip()
     QVERIFY(!rt::pubsub::decodeInterestSyncRequest(QByteArray()).ok());
     QVERIFY(!rt::pubsub::decodeInterestSyncRequest(QByteArray("\x01\x00", 2)).ok());
     QVERIFY(!rt::pubsub::decodeInterestSyncRequest(QByteArray("\x02", 1)).ok());
+}
+
+void ClusterInterestTest::ackRoundTrip()
+{
+    const rt::pubsub::InterestAck ack{ 0xfedcba9876543210ULL, 12 };
+    const QByteArray bytes = rt::pubsub::encodeInterestAck(ack);
+    QCOMPARE(bytes.size(), 17);
+    QCOMPARE(rt::pubsub::decodeInterestAck(bytes).value(), ack);
+    for (qsizetype size = 0; size < bytes.size(); ++size) {
+        QVERIFY(!rt::pubsub::decodeInterestAck(QByteArrayView(bytes).first(size)).ok());
+    }
+    QVERIFY(!rt::pubsub::decodeInterestAck(QByteArray(bytes + 'x')).ok());
+    QByteArray otherVersion = bytes;
+    otherVersion[0] = 2;
+    QVERIFY(!rt::pubsub::decodeInterestAck(otherVersion).ok());
 }
 
 void ClusterInterestTest::truncatedFramesAreErrors()
@@ -342,6 +359,20 @@ void ClusterInterestTest::markUnknownFloodsAgain()
     map.markUnknown(b);
     QCOMPARE(map.state(b), State::Unknown);
     QVERIFY(map.targets("t", Local, FloodScope::Region).nodes.contains(b));
+}
+
+void ClusterInterestTest::heldNumberingIsWhatWasApplied()
+{
+    InterestMap map = fourPeers();
+    const QString b = QStringLiteral("b");
+    QVERIFY(!map.heldNumbering(b)); // Unknown: nothing to acknowledge
+    QVERIFY(!map.heldNumbering(QStringLiteral("stranger")));
+    QVERIFY(map.applySync(b, syncOf(9, 4, { "t1" })));
+    QCOMPARE(*map.heldNumbering(b), (rt::pubsub::InterestAck{ 9, 4 }));
+    QCOMPARE(map.applyUpdate(b, InterestUpdate{ 9, 5, { { "t2", true } } }), Outcome::Applied);
+    QCOMPARE(*map.heldNumbering(b), (rt::pubsub::InterestAck{ 9, 5 }));
+    QCOMPARE(map.applyUpdate(b, InterestUpdate{ 9, 7, { { "t3", true } } }), Outcome::NeedSync);
+    QVERIFY(!map.heldNumbering(b)); // a gap: it must sync before it acknowledges again
 }
 
 void ClusterInterestTest::departedPeersAreForgotten()

@@ -6,7 +6,10 @@
 // the region only; a tenant leaving a node stops its frames; a restarted peer is fully synced;
 // Members messages stay local; bytes, event and private flag arrive intact; nothing is
 // forwarded twice; counters per peer and tenant; the receiver attaches its own counting;
-// malformed frames are counted, not fatal.
+// malformed frames are counted, not fatal. A node's first join of a tenant is answered once
+// every connected peer acknowledged the announcement (a silent peer holds it up for a bounded
+// wait only; one that goes away not at all), and a departure noticed by the periodic
+// comparison never overtakes an announcement made meanwhile.
 #include "server/cluster/links/node_links.h"
 #include "server/limits/rate_counter.h"
 #include "server/pubsub/cluster_pubsub.h"
@@ -107,12 +110,14 @@ struct Node
                          });
         return links->listen(QHostAddress::LocalHost, port).ok();
     }
-    void startPubSub(std::chrono::milliseconds checkInterval = 1h)
+    void startPubSub(std::chrono::milliseconds checkInterval = 1h,
+                     std::chrono::milliseconds reachableWait = 5s)
     {
         ClusterPubSubSettings settings;
         settings.nodeId = id;
         settings.region = region;
         settings.interestCheckInterval = checkInterval;
+        settings.reachableWait = reachableWait;
         settings.syncRequestMinInterval = 100ms;
         pubsub = std::make_unique<ClusterPubSub>(
                 settings, local, *links, [this](const TopicKey &topic, bool isBroadcast) {
@@ -179,6 +184,10 @@ private Q_SLOTS:
     void departedPeerIsForgotten();
     void lostUpdateIsRepairedByTheCheck();
     void malformedFramesAreCountedNotFatal();
+    void firstJoinIsAnsweredOnceEveryPeerRoutesTheTenant();
+    void silentPeerHoldsAJoinOnlyForTheWait();
+    void peerThatGoesAwayEndsTheWait();
+    void departureNoticedLaterNeverOvertakesAnArrival();
 
 private:
     // Nodes a..d; `withPubSub` false leaves a node with links only (it never answers).
@@ -710,6 +719,116 @@ void ClusterPubSubTest::malformedFramesAreCountedNotFatal()
     b.pubsub->publish(OutboundMessage::userBroadcast(RoomT, "ev", "{}", true, {}));
     QVERIFY(QTest::qWaitFor([&] { return atA->count() == 1; }, WaitMs));
     QCOMPARE(a.pubsub->interest().state(b.id), InterestMap::PeerState::Known);
+}
+
+void ClusterPubSubTest::firstJoinIsAnsweredOnceEveryPeerRoutesTheTenant()
+{
+    QVERIFY(startCluster());
+    QVERIFY(interestSettled({ 0, 1, 2, 3 }));
+    Node &b = node(1);
+    QObject receiver; // the joining worker's long-lived object (the test thread's)
+    bool reached = false;
+    bool everyPeerRoutedItThen = false;
+    QVERIFY(!b.pubsub->awaitTenantReachable(TenantT, &receiver, [&] {
+        reached = true;
+        everyPeerRoutedItThen = true;
+        for (const int i : { 0, 2, 3 }) {
+            everyPeerRoutedItThen = everyPeerRoutedItThen
+                    && node(i).pubsub->interest().tenantsOf(b.id).contains(TenantT);
+        }
+    }));
+    QVERIFY(!reached); // never synchronously: the answer comes through receiver's event loop
+    QVERIFY(QTest::qWaitFor([&] { return reached; }, WaitMs));
+    QVERIFY(everyPeerRoutedItThen);
+    QCOMPARE(b.pubsub->stats().reachableWaits, 1U);
+    QCOMPARE(b.pubsub->stats().reachableTimeouts, 0U);
+    QVERIFY(b.pubsub->localInterest().tenants().contains(TenantT));
+
+    // The next join of the tenant goes ahead at once, and a broadcast right after reaches b.
+    QVERIFY(b.pubsub->awaitTenantReachable(TenantT, &receiver, [] { QFAIL("not called"); }));
+    Recorder *atB = b.subscribe(RoomT);
+    node(0).pubsub->publish(OutboundMessage::userBroadcast(RoomT, "ev", "{}", true, {}));
+    QVERIFY(QTest::qWaitFor([&] { return atB->count() == 1; }, WaitMs));
+    QCOMPARE(b.pubsub->stats().reachableWaits, 1U);
+}
+
+void ClusterPubSubTest::silentPeerHoldsAJoinOnlyForTheWait()
+{
+    // d has links but no fan-out: it never acknowledges.
+    m_nodes.clear();
+    const QStringList names{ QStringLiteral("a"), QStringLiteral("b"), QStringLiteral("d") };
+    for (const QString &name : names) {
+        m_nodes.push_back(std::make_unique<Node>(name, Local));
+        QVERIFY(m_nodes.back()->startLinks());
+    }
+    node(0).startPubSub(1h, 300ms);
+    node(1).startPubSub();
+    setMembership();
+    QVERIFY(interestSettled({ 0, 1 }));
+    Node &a = node(0);
+    QVERIFY(QTest::qWaitFor([&] { return a.links->isConnected(QStringLiteral("d")); }, WaitMs));
+
+    QObject receiver;
+    QElapsedTimer waited;
+    waited.start();
+    qint64 answeredAfterMs = -1;
+    QVERIFY(!a.pubsub->awaitTenantReachable(TenantT, &receiver,
+                                            [&] { answeredAfterMs = waited.elapsed(); }));
+    QVERIFY(QTest::qWaitFor([&] { return answeredAfterMs >= 0; }, WaitMs));
+    QVERIFY2(answeredAfterMs >= 250, qPrintable(QString::number(answeredAfterMs)));
+    QVERIFY2(answeredAfterMs < 3000, qPrintable(QString::number(answeredAfterMs)));
+    QCOMPARE(a.pubsub->stats().reachableTimeouts, 1U);
+    // b did confirm, and the next join does not wait for d again.
+    QVERIFY(node(1).pubsub->interest().tenantsOf(a.id).contains(TenantT));
+    QVERIFY(a.pubsub->awaitTenantReachable(TenantT, &receiver, [] { QFAIL("not called"); }));
+}
+
+void ClusterPubSubTest::peerThatGoesAwayEndsTheWait()
+{
+    QVERIFY(startCluster({ true, true, true, false })); // d never acknowledges
+    QVERIFY(interestSettled({ 0, 1, 2 }));
+    Node &a = node(0);
+    QVERIFY(QTest::qWaitFor([&] { return a.links->isConnected(QStringLiteral("d")); }, WaitMs));
+    QObject receiver;
+    QElapsedTimer waited;
+    waited.start();
+    qint64 answeredAfterMs = -1;
+    QVERIFY(!a.pubsub->awaitTenantReachable(TenantT, &receiver,
+                                            [&] { answeredAfterMs = waited.elapsed(); }));
+    QTest::qWait(200);
+    QCOMPARE(answeredAfterMs, -1); // still waiting for d (the wait is 5 s)
+    node(3).links.reset(); // d dies: its links drop
+    QVERIFY(QTest::qWaitFor([&] { return answeredAfterMs >= 0; }, WaitMs));
+    QVERIFY2(answeredAfterMs < 4000, qPrintable(QString::number(answeredAfterMs)));
+    QCOMPARE(a.pubsub->stats().reachableTimeouts, 0U);
+}
+
+void ClusterPubSubTest::departureNoticedLaterNeverOvertakesAnArrival()
+{
+    QVERIFY(startCluster());
+    QVERIFY(interestSettled({ 0, 1, 2, 3 }));
+    Node &a = node(0);
+    Node &b = node(1);
+    QObject receiver;
+    bool reached = false;
+    // A join counted its user and announced the tenant; before the cluster thread ran, the
+    // periodic comparison reads the users: it must see the announcement first.
+    QVERIFY(!b.pubsub->awaitTenantReachable(TenantT, &receiver, [&] { reached = true; }));
+    b.pubsub->reconcileLocalTenants([] { return QSet<QByteArray>{ TenantT }; });
+    QVERIFY(b.pubsub->localInterest().tenants().contains(TenantT));
+    QVERIFY(QTest::qWaitFor([&] { return reached; }, WaitMs));
+    QVERIFY(a.pubsub->interest().tenantsOf(b.id).contains(TenantT));
+
+    // The last user left: announced gone, and a later first join waits for the peers again.
+    b.pubsub->reconcileLocalTenants([] { return QSet<QByteArray>{}; });
+    QVERIFY(!b.pubsub->localInterest().tenants().contains(TenantT));
+    QVERIFY(QTest::qWaitFor([&] { return !a.pubsub->interest().tenantsOf(b.id).contains(TenantT); },
+                            WaitMs));
+    reached = false;
+    QVERIFY(!b.pubsub->awaitTenantReachable(TenantT, &receiver, [&] { reached = true; }));
+    QVERIFY(QTest::qWaitFor([&] { return reached; }, WaitMs));
+    QVERIFY(a.pubsub->interest().tenantsOf(b.id).contains(TenantT));
+    QCOMPARE(b.pubsub->stats().reachableWaits, 2U);
 }
 
 QTEST_GUILESS_MAIN(ClusterPubSubTest)
