@@ -1,0 +1,154 @@
+#include "dashboard/api/admin_reply.h"
+
+#include "dashboard/api/admin_client.h"
+
+#include <QNetworkReply>
+#include <QTimer>
+
+namespace rt::dashboard {
+
+AdminReply::AdminReply(AdminClient *client) : QObject(client), m_client(client) { }
+
+AdminReply::~AdminReply()
+{
+    if (m_reply) {
+        m_reply->disconnect(this);
+        m_reply->abort();
+        m_reply->deleteLater();
+    }
+}
+
+void AdminReply::abort()
+{
+    if (m_finished) {
+        return;
+    }
+    m_abortedByUs = true;
+    // A reply that already failed has its finished() on the way; aborting it again only makes
+    // Qt complain.
+    if (m_reply && m_reply->error() == QNetworkReply::NoError) {
+        m_reply->abort(); // finished() follows at once
+    }
+}
+
+void AdminReply::attach(QNetworkReply *reply)
+{
+    m_reply = reply;
+    m_sent = true;
+    connect(reply, &QNetworkReply::finished, this, &AdminReply::onNetworkReplyFinished);
+}
+
+void AdminReply::failLater(const ApiError &error)
+{
+    QTimer::singleShot(0, this, [this, error] {
+        fail(error);
+        finish();
+    });
+}
+
+void AdminReply::fail(const ApiError &error)
+{
+    m_error = error;
+}
+
+void AdminReply::onNetworkReplyFinished()
+{
+    QNetworkReply *reply = m_reply;
+    if (!reply) {
+        return;
+    }
+    m_reply = nullptr;
+    reply->deleteLater();
+    const QVariant status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute);
+    if (status.isValid() && status.toInt() > 0) {
+        interpret(status.toInt(), reply->readAll());
+    } else if (reply->error() == QNetworkReply::OperationCanceledError) {
+        // Qt reports a transfer timeout as a cancellation too.
+        fail(AdminResponses::networkError(m_abortedByUs ? ApiError::Kind::Canceled
+                                                        : ApiError::Kind::Timeout,
+                                          reply->errorString()));
+    } else {
+        fail(AdminResponses::networkError(reply->error() == QNetworkReply::TimeoutError
+                                                  ? ApiError::Kind::Timeout
+                                                  : ApiError::Kind::Network,
+                                          reply->errorString()));
+    }
+    finish();
+}
+
+void AdminReply::finish()
+{
+    if (m_finished) {
+        return;
+    }
+    m_finished = true;
+    if (m_error) {
+        Q_EMIT failed(*m_error);
+        Q_EMIT m_client->requestFailed(*m_error);
+    }
+    Q_EMIT finished();
+    m_client->replyFinished(this);
+    deleteLater();
+}
+
+void SnapshotReply::interpret(int status, const QByteArray &body)
+{
+    Result<api::ClusterSnapshot, ApiError> snapshot = AdminResponses::snapshot(status, body);
+    if (!snapshot) {
+        fail(snapshot.error());
+        return;
+    }
+    Q_EMIT succeeded(*snapshot);
+}
+
+void ConfigListReply::interpret(int status, const QByteArray &body)
+{
+    Result<ConfigListing, ApiError> listing = AdminResponses::configListing(status, body);
+    if (!listing) {
+        fail(listing.error());
+        return;
+    }
+    Q_EMIT succeeded(*listing);
+}
+
+ConfigEntryReply::ConfigEntryReply(AdminClient *client, QString key)
+    : AdminReply(client),
+      m_key(std::move(key))
+{ }
+
+void ConfigEntryReply::interpret(int status, const QByteArray &body)
+{
+    Result<ConfigListing, ApiError> listing = AdminResponses::configListing(status, body);
+    if (!listing) {
+        fail(listing.error());
+        return;
+    }
+    for (const api::ConfigValue &entry : std::as_const(listing->entries)) {
+        if (entry.key == m_key) {
+            Q_EMIT succeeded(entry, true, listing->revision);
+            return;
+        }
+    }
+    api::ConfigValue absent;
+    absent.key = m_key;
+    Q_EMIT succeeded(absent, false, listing->revision);
+}
+
+ConfigWriteReply::ConfigWriteReply(AdminClient *client, QString key)
+    : AdminReply(client),
+      m_key(std::move(key))
+{ }
+
+void ConfigWriteReply::interpret(int status, const QByteArray &body)
+{
+    const ConfigWriteOutcome outcome = AdminResponses::configWrite(m_key, status, body);
+    if (const auto *done = std::get_if<ConfigWritten>(&outcome)) {
+        Q_EMIT written(m_key, done->revision);
+    } else if (const auto *conflict = std::get_if<ConfigConflict>(&outcome)) {
+        Q_EMIT conflicted(*conflict);
+    } else {
+        fail(std::get<ApiError>(outcome));
+    }
+}
+
+} // namespace rt::dashboard

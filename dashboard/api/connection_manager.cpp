@@ -1,0 +1,198 @@
+#include "dashboard/api/connection_manager.h"
+
+#include "dashboard/api/admin_client.h"
+#include "dashboard/api/endpoint.h"
+#include "dashboard/api/live_feed.h"
+
+#include <QLoggingCategory>
+
+namespace rt::dashboard {
+
+namespace {
+
+Q_LOGGING_CATEGORY(lcConnection, "rt.dashboard.connection")
+
+} // namespace
+
+ConnectionManager::ConnectionManager(QObject *parent)
+    : QObject(parent),
+      m_client(new AdminClient(this)),
+      m_feed(new LiveFeed(this)),
+      m_retryTimer(this)
+{
+    m_retryTimer.setSingleShot(true);
+    connect(&m_retryTimer, &QTimer::timeout, this, &ConnectionManager::onRetryDue);
+    connect(m_feed, &LiveFeed::joined, this, &ConnectionManager::onFeedJoined);
+    connect(m_feed, &LiveFeed::lost, this, &ConnectionManager::onFeedLost);
+    connect(m_feed, &LiveFeed::snapshotReceived, this, &ConnectionManager::takeSnapshot);
+    connect(m_feed, &LiveFeed::problemOccurred, this, &ConnectionManager::problemOccurred);
+}
+
+ConnectionManager::~ConnectionManager()
+{
+    ++m_generation;
+}
+
+void ConnectionManager::setRotationPolicy(EndpointRotation::Policy policy)
+{
+    const QList<QUrl> endpoints = m_rotation.endpoints();
+    m_rotation = EndpointRotation(policy);
+    m_rotation.setEndpoints(endpoints);
+}
+
+bool ConnectionManager::connectTo(const QString &operatorUrl, const QByteArray &token,
+                                  const QList<QUrl> &knownEndpoints)
+{
+    disconnectFromCluster();
+    const std::optional<QUrl> base = nodeBaseUrl(operatorUrl);
+    if (!base) {
+        ConnectionState failed;
+        failed.kind = ConnectionState::Kind::Failed;
+        failed.reason = tr("\"%1\" is not the URL of a node (e.g. http://host:4000).")
+                                .arg(operatorUrl.trimmed());
+        setState(failed);
+        return false;
+    }
+    m_operatorBase = *base;
+    m_token = token;
+    m_client->setToken(token);
+    const QList<QUrl> endpoints = mergeEndpoints(m_operatorBase, knownEndpoints);
+    if (endpoints != m_rotation.endpoints()) {
+        m_rotation.setEndpoints(endpoints);
+        Q_EMIT knownEndpointsChanged(endpoints);
+    }
+    const EndpointRotation::Attempt attempt = m_rotation.start();
+    ConnectionState connecting;
+    connecting.kind = ConnectionState::Kind::Connecting;
+    connecting.endpoint = attempt.endpoint;
+    setState(connecting);
+    dial(attempt.endpoint);
+    return true;
+}
+
+void ConnectionManager::disconnectFromCluster()
+{
+    ++m_generation;
+    m_retryTimer.stop();
+    m_feed->close();
+    m_client->abortAll();
+    m_current.clear();
+    setState(ConnectionState{});
+}
+
+void ConnectionManager::dial(const QUrl &endpoint)
+{
+    const quint64 generation = ++m_generation;
+    m_current = endpoint;
+    m_feed->close();
+    m_client->setBaseUrl(endpoint);
+    qCInfo(lcConnection) << "dialling" << endpoint.toDisplayString();
+    SnapshotReply *probe = m_client->fetchSnapshot();
+    connect(probe, &SnapshotReply::succeeded, this,
+            [this, generation](const api::ClusterSnapshot &snapshot) {
+                onProbeSucceeded(generation, snapshot);
+            });
+    connect(probe, &AdminReply::failed, this,
+            [this, generation](const ApiError &error) { onProbeFailed(generation, error); });
+}
+
+void ConnectionManager::onProbeSucceeded(quint64 generation, const api::ClusterSnapshot &snapshot)
+{
+    if (generation != m_generation) {
+        return;
+    }
+    takeSnapshot(snapshot);
+    m_feed->open(liveFeedUrl(m_current), m_token);
+}
+
+void ConnectionManager::onProbeFailed(quint64 generation, const ApiError &error)
+{
+    if (generation != m_generation) {
+        return;
+    }
+    if (error.kind == ApiError::Kind::Refused) {
+        // Every node checks the same secret: another node would refuse the token too.
+        m_retryTimer.stop();
+        ConnectionState failed;
+        failed.kind = ConnectionState::Kind::Failed;
+        failed.endpoint = m_current;
+        failed.reason = error.text;
+        setState(failed);
+        return;
+    }
+    failOver(error.text);
+}
+
+void ConnectionManager::onFeedJoined()
+{
+    m_rotation.succeeded();
+    ConnectionState connected;
+    connected.kind = ConnectionState::Kind::Connected;
+    connected.endpoint = m_current;
+    if (m_lastSnapshot) {
+        connected.nodeId = m_lastSnapshot->answeredBy;
+    }
+    setState(connected);
+}
+
+void ConnectionManager::onFeedLost(const QString &reason)
+{
+    failOver(reason);
+}
+
+void ConnectionManager::failOver(const QString &reason)
+{
+    ++m_generation; // a probe still in flight no longer counts
+    const EndpointRotation::Attempt attempt = m_rotation.next();
+    qCWarning(lcConnection).noquote() << endpointLabel(m_current) << "lost:" << reason
+                                      << "- next:" << endpointLabel(attempt.endpoint) << "in"
+                                      << attempt.delay.count() << "ms";
+    ConnectionState reconnecting;
+    reconnecting.kind = ConnectionState::Kind::Reconnecting;
+    reconnecting.endpoint = attempt.endpoint;
+    reconnecting.attempt = attempt.number;
+    reconnecting.delay = attempt.delay;
+    reconnecting.reason = reason;
+    setState(reconnecting);
+    m_retryTimer.start(attempt.delay);
+}
+
+void ConnectionManager::onRetryDue()
+{
+    dial(m_rotation.current());
+}
+
+void ConnectionManager::takeSnapshot(const api::ClusterSnapshot &snapshot)
+{
+    m_lastSnapshot = snapshot;
+    QList<QUrl> nodes;
+    for (const api::NodeSnapshot &node : snapshot.nodes) {
+        if (const std::optional<QUrl> url =
+                    nodeBaseUrlFromAddress(node.clientAddress, m_operatorBase)) {
+            nodes.append(*url);
+        }
+    }
+    const QList<QUrl> endpoints = mergeEndpoints(m_operatorBase, nodes);
+    if (endpoints != m_rotation.endpoints()) {
+        m_rotation.setEndpoints(endpoints);
+        Q_EMIT knownEndpointsChanged(endpoints);
+    }
+    if (m_state.kind == ConnectionState::Kind::Connected && m_state.nodeId != snapshot.answeredBy) {
+        ConnectionState connected = m_state;
+        connected.nodeId = snapshot.answeredBy;
+        setState(connected);
+    }
+    Q_EMIT snapshotReceived(snapshot);
+}
+
+void ConnectionManager::setState(ConnectionState state)
+{
+    if (state == m_state) {
+        return;
+    }
+    m_state = std::move(state);
+    qCDebug(lcConnection).noquote() << m_state.text();
+    Q_EMIT stateChanged(m_state);
+}
+
+} // namespace rt::dashboard
