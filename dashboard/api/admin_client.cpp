@@ -15,13 +15,14 @@ namespace {
 
 const QString SnapshotPath = QStringLiteral("/api/admin/snapshot");
 const QString ConfigPath = QStringLiteral("/api/cluster/config");
+const QString TenantsPath = QStringLiteral("/api/tenants");
 
 QByteArray compact(const QJsonObject &object)
 {
     return QJsonDocument(object).toJson(QJsonDocument::Compact);
 }
 
-// Keys become one path segment; '/' would split it.
+// Keys and tenant ids become one path segment; '/' would split it.
 bool isPathSegment(const QString &text)
 {
     return !text.isEmpty() && !text.contains(u'/');
@@ -161,6 +162,59 @@ ConfigWriteReply *AdminClient::deleteConfig(const QString &key, qint64 expectedR
         query.addQueryItem(QStringLiteral("expected_revision"), QString::number(expectedRevision));
     }
     return send(reply, "DELETE", request(ConfigPath + u'/' + key, query));
+}
+
+TenantListReply *AdminClient::listTenants()
+{
+    return send(new TenantListReply(this), "GET", request(TenantsPath));
+}
+
+TenantReply *AdminClient::getTenant(const QString &externalId)
+{
+    auto *reply = new TenantReply(this);
+    if (!isPathSegment(externalId)) {
+        return refuse(reply, tr("\"%1\" is not a tenant id.").arg(externalId));
+    }
+    return send(reply, "GET", request(TenantsPath + u'/' + externalId));
+}
+
+TenantReply *AdminClient::createTenant(const TenantChanges &tenant)
+{
+    if (!tenant.externalId || tenant.externalId->isEmpty()) {
+        return refuse(new TenantReply(this), tr("A new tenant needs an external id."));
+    }
+    return writeTenant("POST", TenantsPath, tenant);
+}
+
+TenantReply *AdminClient::updateTenant(const QString &externalId, const TenantChanges &changes)
+{
+    if (!isPathSegment(externalId)) {
+        return refuse(new TenantReply(this), tr("\"%1\" is not a tenant id.").arg(externalId));
+    }
+    return writeTenant("PATCH", TenantsPath + u'/' + externalId, changes);
+}
+
+TenantReply *AdminClient::setTenantSuspended(const QString &externalId, bool suspended)
+{
+    TenantChanges changes;
+    changes.suspend = suspended;
+    return updateTenant(externalId, changes);
+}
+
+TenantReply *AdminClient::writeTenant(const QByteArray &method, const QString &path,
+                                      const TenantChanges &changes)
+{
+    auto *reply = new TenantReply(this);
+    return send(reply, method, request(path), compact(changes.toRequestJson()));
+}
+
+EmptyReply *AdminClient::deleteTenant(const QString &externalId)
+{
+    auto *reply = new EmptyReply(this);
+    if (!isPathSegment(externalId)) {
+        return refuse(reply, tr("\"%1\" is not a tenant id.").arg(externalId));
+    }
+    return send(reply, "DELETE", request(TenantsPath + u'/' + externalId));
 }
 
 } // namespace rt::dashboard

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "dashboard/api/admin_reply.h"
+#include "dashboard/api/tenant_changes.h"
 
 #include <QByteArray>
 #include <QObject>
@@ -58,6 +59,19 @@ public:
     // DELETE /api/cluster/config/<key>?expected_revision=N (0: whatever is stored).
     ConfigWriteReply *deleteConfig(const QString &key, qint64 expectedRevision);
 
+    // The tenant API.
+    TenantListReply *listTenants();
+    TenantReply *getTenant(const QString &externalId);
+    // POST /api/tenants: changes.externalId and a JWT secret (or JWKS) are required.
+    TenantReply *createTenant(const TenantChanges &tenant);
+    // PATCH /api/tenants/<id>: only the fields set in `changes`.
+    TenantReply *updateTenant(const QString &externalId, const TenantChanges &changes);
+    // PATCH {"tenant": {"suspend": ...}}: a suspended tenant's clients are disconnected and new
+    // ones refused (the tenant row's flag; the cluster-wide override is the configuration key
+    // tenant_flags.<id>, written with putConfig).
+    TenantReply *setTenantSuspended(const QString &externalId, bool suspended);
+    EmptyReply *deleteTenant(const QString &externalId);
+
 Q_SIGNALS:
     void pendingRequestsChanged(int pending);
     // Every call that failed, after its reply's failed(): one place to log or show errors so
@@ -75,6 +89,8 @@ private:
     Reply *refuse(Reply *reply, const QString &text);
     ConfigWriteReply *writeConfig(const QString &key, const QByteArray &valueJson,
                                   qint64 expectedRevision, std::optional<std::chrono::seconds> ttl);
+    TenantReply *writeTenant(const QByteArray &method, const QString &path,
+                             const TenantChanges &changes);
     void replyFinished(AdminReply *reply);
 
     QNetworkAccessManager *m_network = nullptr; // child

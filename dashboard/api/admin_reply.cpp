@@ -151,4 +151,33 @@ void ConfigWriteReply::interpret(int status, const QByteArray &body)
     }
 }
 
+void TenantListReply::interpret(int status, const QByteArray &body)
+{
+    Result<QList<api::TenantSummary>, ApiError> tenants = AdminResponses::tenantList(status, body);
+    if (!tenants) {
+        fail(tenants.error());
+        return;
+    }
+    Q_EMIT succeeded(*tenants);
+}
+
+void TenantReply::interpret(int status, const QByteArray &body)
+{
+    Result<api::TenantSummary, ApiError> tenant = AdminResponses::tenant(status, body);
+    if (!tenant) {
+        fail(tenant.error());
+        return;
+    }
+    Q_EMIT succeeded(*tenant);
+}
+
+void EmptyReply::interpret(int status, const QByteArray &body)
+{
+    if (std::optional<ApiError> error = AdminResponses::noContent(status, body)) {
+        fail(*error);
+        return;
+    }
+    Q_EMIT succeeded();
+}
+
 } // namespace rt::dashboard

@@ -2,6 +2,7 @@
 
 #include "dashboard/api/admin_responses.h"
 #include "shared/api/cluster_snapshot.h"
+#include "shared/api/tenant_summary.h"
 
 #include <QByteArray>
 #include <QObject>
@@ -121,6 +122,46 @@ protected:
 
 private:
     QString m_key;
+};
+
+// GET /api/tenants.
+class TenantListReply : public AdminReply
+{
+    Q_OBJECT
+public:
+    using AdminReply::AdminReply;
+Q_SIGNALS:
+    void succeeded(const QList<rt::api::TenantSummary> &tenants);
+
+protected:
+    void interpret(int status, const QByteArray &body) override;
+};
+
+// GET, POST, PATCH /api/tenants[/<id>]: the tenant as stored after the call.
+class TenantReply : public AdminReply
+{
+    Q_OBJECT
+public:
+    using AdminReply::AdminReply;
+Q_SIGNALS:
+    // The API never shows `suspend`: a caller that changed it knows the new value.
+    void succeeded(const rt::api::TenantSummary &tenant);
+
+protected:
+    void interpret(int status, const QByteArray &body) override;
+};
+
+// Calls answered without a body (DELETE /api/tenants/<id>).
+class EmptyReply : public AdminReply
+{
+    Q_OBJECT
+public:
+    using AdminReply::AdminReply;
+Q_SIGNALS:
+    void succeeded();
+
+protected:
+    void interpret(int status, const QByteArray &body) override;
 };
 
 } // namespace rt::dashboard

@@ -305,4 +305,37 @@ ConfigWriteOutcome AdminResponses::configWrite(const QString &key, int status,
     return written;
 }
 
+Result<QList<api::TenantSummary>, ApiError> AdminResponses::tenantList(int status,
+                                                                       const QByteArray &body)
+{
+    if (!isSuccess(status)) {
+        return httpError(status, body);
+    }
+    Result<QList<api::TenantSummary>> tenants = api::TenantSummary::listFromJson(body);
+    if (!tenants) {
+        return jsonError(status, tenants.error().message);
+    }
+    return std::move(tenants).value();
+}
+
+Result<api::TenantSummary, ApiError> AdminResponses::tenant(int status, const QByteArray &body)
+{
+    if (!isSuccess(status)) {
+        return httpError(status, body);
+    }
+    Result<api::TenantSummary> tenant = api::TenantSummary::dataFromJson(body);
+    if (!tenant) {
+        return jsonError(status, tenant.error().message);
+    }
+    return std::move(tenant).value();
+}
+
+std::optional<ApiError> AdminResponses::noContent(int status, const QByteArray &body)
+{
+    if (!isSuccess(status)) {
+        return httpError(status, body);
+    }
+    return std::nullopt;
+}
+
 } // namespace rt::dashboard

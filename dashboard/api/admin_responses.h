@@ -1,6 +1,7 @@
 #pragma once
 
 #include "shared/api/cluster_snapshot.h"
+#include "shared/api/tenant_summary.h"
 #include "shared/core/result.h"
 
 #include <QByteArray>
@@ -87,6 +88,13 @@ public:
     static Result<ConfigListing, ApiError> configListing(int status, const QByteArray &body);
     // PUT /api/cluster/config/<key> and DELETE: 200 {"revision"}; 409 {"error", "current"}.
     static ConfigWriteOutcome configWrite(const QString &key, int status, const QByteArray &body);
+    // GET /api/tenants: 200 {"data": [tenant, ...]}.
+    static Result<QList<api::TenantSummary>, ApiError> tenantList(int status,
+                                                                  const QByteArray &body);
+    // GET, POST, PUT, PATCH /api/tenants[/<id>]: 200 or 201 {"data": tenant}.
+    static Result<api::TenantSummary, ApiError> tenant(int status, const QByteArray &body);
+    // DELETE /api/tenants/<id>, POST .../reload: 204 (or any 2xx) without a body.
+    static std::optional<ApiError> noContent(int status, const QByteArray &body);
 
     // "HTTP 404 Not Found" style phrases of the statuses the APIs use (else empty).
     static QString reasonPhrase(int status);

@@ -223,6 +223,37 @@ private Q_SLOTS:
                 QStringLiteral("current must be an object or null")));
     }
 
+    void tenants()
+    {
+        const QByteArray list =
+                R"({"data":[{"id":"6f1c","external_id":"acme","name":"Acme","max_concurrent_users":200,)"
+                R"("max_channels_per_client":100,"max_events_per_second":100,"max_joins_per_second":100,)"
+                R"("inserted_at":"2026-11-30T20:50:35","private_only":false,"presence_enabled":true,)"
+                R"("max_client_presence_events_per_window":null,"client_presence_window_ms":null,"extensions":[]}]})";
+        const auto tenants = AdminResponses::tenantList(200, list);
+        QVERIFY2(tenants, qPrintable(tenants ? QString() : tenants.error().text));
+        QCOMPARE(tenants->size(), 1);
+        QCOMPARE(tenants->at(0).externalId, QStringLiteral("acme"));
+        QCOMPARE(tenants->at(0).maxConcurrentUsers, 200);
+
+        const auto created = AdminResponses::tenant(201, R"({"data":{"external_id":"globex"}})");
+        QVERIFY(created);
+        QCOMPARE(created->externalId, QStringLiteral("globex"));
+
+        const auto typeError = AdminResponses::tenantList(
+                200, R"({"data":[{"external_id":"a","max_concurrent_users":"x"}]})");
+        QVERIFY(!typeError);
+        QCOMPARE(typeError.error().kind, ApiError::Kind::Json);
+        QVERIFY2(typeError.error().text.contains(QStringLiteral("max_concurrent_users")),
+                 qPrintable(typeError.error().text));
+
+        QVERIFY(!AdminResponses::noContent(204, QByteArray()));
+        const std::optional<ApiError> missing =
+                AdminResponses::noContent(404, R"({"message":"not found"})");
+        QVERIFY(missing);
+        QCOMPARE(missing->serverMessage, QStringLiteral("not found"));
+    }
+
     void networkErrors()
     {
         const ApiError refused = AdminResponses::networkError(ApiError::Kind::Network,
