@@ -1,0 +1,245 @@
+#include "server/cluster/stats/stats_wire.h"
+
+#include <QtEndian>
+
+#include <cmath>
+#include <limits>
+#include <optional>
+
+namespace rt::cluster::stats {
+
+namespace {
+
+constexpr quint8 FlagAvailable = 0x01;
+constexpr quint8 KnownFlags = FlagAvailable;
+// The smallest encoded link or tenant (empty id, two rates): bounds for the counts a peer
+// announces, so a forged count cannot make us reserve memory the payload cannot fill.
+constexpr qsizetype MinEntryBytes = 2 + 8 + 8;
+
+template <typename T>
+void putBigEndian(QByteArray &out, T value)
+{
+    char raw[sizeof(T)];
+    qToBigEndian(value, raw);
+    out.append(raw, sizeof(raw));
+}
+
+quint64 milli(double perSecond)
+{
+    if (!(perSecond > 0)) { // also NaN
+        return 0;
+    }
+    const double scaled = std::round(perSecond * 1000.0);
+    if (scaled >= static_cast<double>(MaxMilliRate)) {
+        return MaxMilliRate;
+    }
+    return static_cast<quint64>(scaled);
+}
+
+qint64 count(qint64 value)
+{
+    return qBound<qint64>(0, value, MaxCount);
+}
+
+void putId(QByteArray &out, QByteArrayView id, bool isUtf8)
+{
+    qsizetype size = qMin(id.size(), MaxIdBytes);
+    // Cut a UTF-8 id before a continuation byte, so it stays UTF-8.
+    while (isUtf8 && size < id.size() && size > 0 && (quint8(id[size]) & 0xC0) == 0x80) {
+        --size;
+    }
+    putBigEndian<quint16>(out, static_cast<quint16>(size));
+    out.append(id.first(size));
+}
+
+// Bounds-checked big-endian reader; after the first failure every read fails, so callers check
+// once where a value steers the parse.
+class Reader
+{
+public:
+    explicit Reader(QByteArrayView data) : m_data(data) { }
+
+    bool failed() const { return m_failed; }
+    qsizetype remaining() const { return m_data.size() - m_pos; }
+    bool atEnd() const { return !m_failed && m_pos == m_data.size(); }
+
+    quint8 u8()
+    {
+        if (!take(1)) {
+            return 0;
+        }
+        return static_cast<quint8>(m_data[m_pos - 1]);
+    }
+    template <typename T>
+    T bigEndian()
+    {
+        if (!take(sizeof(T))) {
+            return 0;
+        }
+        return qFromBigEndian<T>(m_data.data() + m_pos - static_cast<qsizetype>(sizeof(T)));
+    }
+    QByteArrayView bytes(qsizetype size)
+    {
+        if (!take(size)) {
+            return {};
+        }
+        return m_data.sliced(m_pos - size, size);
+    }
+
+private:
+    bool take(qsizetype size)
+    {
+        if (m_failed || size > remaining()) {
+            m_failed = true;
+            return false;
+        }
+        m_pos += size;
+        return true;
+    }
+
+    QByteArrayView m_data;
+    qsizetype m_pos = 0;
+    bool m_failed = false;
+};
+
+Error malformed(const char *what)
+{
+    return Error{ QStringLiteral("malformed node stats frame: %1").arg(QLatin1String(what)) };
+}
+
+// A rate in thousandths per second; nullopt when out of range.
+std::optional<double> readRate(Reader &in)
+{
+    const quint64 value = in.bigEndian<quint64>();
+    if (value > MaxMilliRate) {
+        return std::nullopt;
+    }
+    return static_cast<double>(value) / 1000.0;
+}
+
+// An id (u16 length + bytes); nullopt when too long or truncated.
+std::optional<QByteArray> readId(Reader &in)
+{
+    const quint16 size = in.bigEndian<quint16>();
+    if (in.failed() || size > MaxIdBytes) {
+        return std::nullopt;
+    }
+    const QByteArrayView bytes = in.bytes(size);
+    if (in.failed()) {
+        return std::nullopt;
+    }
+    return bytes.toByteArray();
+}
+
+} // namespace
+
+QByteArray encode(const NodeStats &stats)
+{
+    QByteArray out;
+    out.reserve(38 + 8 + (stats.links.size() + stats.tenants.size()) * (MinEntryBytes + 16));
+    out.append(static_cast<char>(Version));
+    out.append(static_cast<char>(stats.available ? FlagAvailable : 0));
+    putBigEndian<qint64>(out, count(stats.connections));
+    putBigEndian<qint64>(out, count(stats.channels));
+    putBigEndian<quint64>(out, milli(stats.messagesInPerSecond));
+    putBigEndian<quint64>(out, milli(stats.messagesOutPerSecond));
+    putBigEndian<quint32>(out, static_cast<quint32>(stats.links.size()));
+    for (const LinkRate &link : stats.links) {
+        putId(out, link.peer.toUtf8(), true);
+        putBigEndian<quint64>(out, milli(link.messagesPerSecond));
+        putBigEndian<quint64>(out, milli(link.bytesPerSecond));
+    }
+    putBigEndian<quint32>(out, static_cast<quint32>(stats.tenants.size()));
+    for (const TenantRate &tenant : stats.tenants) {
+        putId(out, tenant.tenant, false);
+        putBigEndian<quint64>(out, milli(tenant.messagesInPerSecond));
+        putBigEndian<quint64>(out, milli(tenant.messagesOutPerSecond));
+    }
+    return out;
+}
+
+Result<NodeStats> decode(QByteArrayView payload)
+{
+    Reader in(payload);
+    const quint8 version = in.u8();
+    if (in.failed()) {
+        return malformed("empty payload");
+    }
+    if (version != Version) {
+        return Error{ QStringLiteral("node stats frame of unknown version %1").arg(version) };
+    }
+    const quint8 flags = in.u8();
+    if (in.failed() || (flags & ~KnownFlags) != 0) {
+        return malformed("unknown flags");
+    }
+    NodeStats stats;
+    stats.available = (flags & FlagAvailable) != 0;
+    stats.connections = in.bigEndian<qint64>();
+    stats.channels = in.bigEndian<qint64>();
+    if (stats.connections < 0 || stats.connections > MaxCount || stats.channels < 0
+        || stats.channels > MaxCount) {
+        return malformed("count out of range");
+    }
+    const std::optional<double> in0 = readRate(in);
+    const std::optional<double> out0 = readRate(in);
+    if (in.failed()) {
+        return malformed("truncated header");
+    }
+    if (!in0 || !out0) {
+        return malformed("rate out of range");
+    }
+    stats.messagesInPerSecond = *in0;
+    stats.messagesOutPerSecond = *out0;
+
+    const quint32 linkCount = in.bigEndian<quint32>();
+    if (in.failed() || linkCount > static_cast<quint64>(in.remaining() / MinEntryBytes)) {
+        return malformed("link count past the end");
+    }
+    stats.links.reserve(static_cast<qsizetype>(linkCount));
+    for (quint32 i = 0; i < linkCount; ++i) {
+        const std::optional<QByteArray> peer = readId(in);
+        if (!peer) {
+            return malformed("bad peer id");
+        }
+        const QString peerId = QString::fromUtf8(*peer);
+        if (peerId.toUtf8() != *peer) {
+            return malformed("peer id is not UTF-8");
+        }
+        const std::optional<double> messages = readRate(in);
+        const std::optional<double> bytes = readRate(in);
+        if (in.failed()) {
+            return malformed("truncated link");
+        }
+        if (!messages || !bytes) {
+            return malformed("rate out of range");
+        }
+        stats.links.append(LinkRate{ peerId, *messages, *bytes });
+    }
+
+    const quint32 tenantCount = in.bigEndian<quint32>();
+    if (in.failed() || tenantCount > static_cast<quint64>(in.remaining() / MinEntryBytes)) {
+        return malformed("tenant count past the end");
+    }
+    stats.tenants.reserve(static_cast<qsizetype>(tenantCount));
+    for (quint32 i = 0; i < tenantCount; ++i) {
+        const std::optional<QByteArray> tenant = readId(in);
+        if (!tenant) {
+            return malformed("bad tenant id");
+        }
+        const std::optional<double> messagesIn = readRate(in);
+        const std::optional<double> messagesOut = readRate(in);
+        if (in.failed()) {
+            return malformed("truncated tenant");
+        }
+        if (!messagesIn || !messagesOut) {
+            return malformed("rate out of range");
+        }
+        stats.tenants.append(TenantRate{ *tenant, *messagesIn, *messagesOut });
+    }
+    if (!in.atEnd()) {
+        return malformed("trailing bytes");
+    }
+    return stats;
+}
+
+} // namespace rt::cluster::stats
