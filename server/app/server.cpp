@@ -3,11 +3,13 @@
 #include "server/app/cluster_config.h"
 #include "server/app/cluster_counters.h"
 #include "server/app/cluster_node.h"
+#include "server/app/cluster_stats.h"
 #include "server/app/logging.h"
 #include "server/app/node_config_access.h"
 #include "server/app/worker_node.h"
 #include "server/gateway/connect_gate.h"
 #include "server/http/admin_auth.h"
+#include "server/http/admin_routes.h"
 #include "server/http/api_auth.h"
 #include "server/http/broadcast_routes.h"
 #include "server/http/cluster_config_routes.h"
@@ -219,9 +221,20 @@ void Server::onControlPlaneReady()
             http::registerHealthRoutes(router, *m_apiAuth);
             http::registerClusterRoutes(router, *m_tenantApiAdmin,
                                         [this] { return clusterView(); });
+            http::registerAdminRoutes(router, *m_tenantApiAdmin,
+                                      [this](std::function<void(QByteArray)> done) {
+                                          requestAdminSnapshot(std::move(done));
+                                      });
             m_configRoutes->registerOn(router);
         },
         m_cdc.get(),
+        gateway::AdminFeedEndpoint::Parts{ [this](const wire::HttpRequest &request) {
+                                              return m_tenantApiAdmin->authorisesUpgrade(request);
+                                          },
+                                           [this](std::function<void(QByteArray)> done) {
+                                               requestAdminSnapshot(std::move(done));
+                                           },
+                                           1000 },
     };
     for (int i = 0; i < count; ++i) {
         QObject *context = m_workers->context(i);
@@ -243,6 +256,7 @@ void Server::onWorkerReady()
         for (WorkerNode *node : m_workerNodes) {
             m_pubsub.addHub(node->hub());
             m_workerMailboxes.emplace_back(node->loop()->mailbox(), node);
+            m_workerFigures.push_back(std::make_shared<WorkerFigures>());
         }
     }
     startListening();
@@ -314,6 +328,16 @@ void Server::startCluster(quint16 clientPort)
                                 m_cdc.get(), &m_tenants });
     // Cluster-wide max_concurrent_users and rate limits; a child of the node, on its thread.
     new ClusterCounters(*m_clusterNode, { m_usage, m_rateCounters, m_counterBoard });
+    // The admin view of the cluster; a child of the node, on its thread.
+    auto *stats = new ClusterStats( // NOLINT: owned by the node
+            *m_clusterNode,
+            ClusterStats::Parts{ m_counterBoard, *m_configAccess,
+                                 [this] { return localActivity(); }, m_cdc.get(), &m_tenants });
+    {
+        const QMutexLocker lock(&m_statsMutex);
+        m_statsMailbox = stats->mailbox();
+        m_clusterStats = stats;
+    }
     m_clusterNode->moveToThread(&m_clusterThread);
     connect(&m_clusterThread, &QThread::finished, m_clusterNode, &QObject::deleteLater);
     connect(m_clusterNode, &ClusterNode::failed, this, &Server::failed);
@@ -407,6 +431,47 @@ QJsonObject Server::clusterView() const
         { QStringLiteral("nodes"), nodes },
         { QStringLiteral("users"), m_counterBoard.usersView() }, // tenant -> node -> users
     };
+}
+
+void Server::requestAdminSnapshot(std::function<void(QByteArray)> done) const
+{
+    runtime::MailboxPtr mailbox;
+    ClusterStats *stats = nullptr;
+    {
+        const QMutexLocker lock(&m_statsMutex);
+        mailbox = m_statsMailbox;
+        stats = m_clusterStats;
+    }
+    // The mailbox drops the post once the stats object is gone; then nobody answers but us.
+    if (!mailbox || !mailbox->post([stats, done] { done(stats->snapshotJson()); })) {
+        done(QByteArray());
+    }
+}
+
+LocalActivity Server::localActivity() const
+{
+    LocalActivity activity;
+    {
+        const QMutexLocker lock(&m_workerMailboxesMutex);
+        for (std::size_t i = 0; i < m_workerMailboxes.size() && i < m_workerFigures.size(); ++i) {
+            const std::shared_ptr<WorkerFigures> &figures = m_workerFigures[i];
+            activity.connections += figures->sockets.load(std::memory_order_relaxed);
+            activity.channels += figures->channels.load(std::memory_order_relaxed);
+            // The next read sees what the worker counts now, on its own thread.
+            WorkerNode *node = m_workerMailboxes[i].second;
+            m_workerMailboxes[i].first->post([node, figures] {
+                figures->sockets.store(node->socketCount(), std::memory_order_relaxed);
+                figures->channels.store(node->channelCount(), std::memory_order_relaxed);
+            });
+        }
+    }
+    for (const auto &[labels, counter] : m_metrics->messagesIn.series()) {
+        activity.messagesIn[labels.front()] += counter->value();
+    }
+    for (const auto &[labels, counter] : m_metrics->messagesOut.series()) {
+        activity.messagesOut[labels.front()] += counter->value();
+    }
+    return activity;
 }
 
 void Server::recordRateTicks(const limits::RateCounterRegistry::TickPass &pass)
@@ -524,6 +589,12 @@ void Server::stop()
     {
         const QMutexLocker lock(&m_workerMailboxesMutex);
         m_workerMailboxes.clear();
+        m_workerFigures.clear();
+    }
+    {
+        const QMutexLocker lock(&m_statsMutex);
+        m_statsMailbox.reset();
+        m_clusterStats = nullptr;
     }
     if (m_clusterNode != nullptr) {
         // Last, once no worker can read the cluster view any more: leave the cluster (peers see

@@ -46,6 +46,8 @@ class ControlPlane;
 namespace rt::app {
 
 class ClusterNode;
+class ClusterStats;
+struct LocalActivity;
 class NodeConfigAccess;
 class WorkerNode;
 
@@ -91,6 +93,12 @@ private:
     void startCluster(quint16 clientPort);
     // GET /api/cluster. Any thread.
     QJsonObject clusterView() const;
+    // The admin snapshot (GET /api/admin/snapshot, the live feed): built on the cluster thread,
+    // which calls `done` with its JSON (empty bytes when there is no cluster node). Any thread.
+    void requestAdminSnapshot(std::function<void(QByteArray)> done) const;
+    // This node's activity for the admin view: the workers' socket and channel counts as last
+    // sampled (and a new sample requested of each worker), the message counters now. Any thread.
+    LocalActivity localActivity() const;
     // Applies a cluster configuration (tenant overrides; region mapping for placement) and,
     // unless it came from there, saves it as this node's last known good. Main thread.
     void applyClusterConfig(const cluster::ConfigSnapshot &snapshot, bool save);
@@ -128,6 +136,17 @@ private:
     // How other threads reach the workers (their I/O loops); filled once all workers are ready.
     mutable QMutex m_workerMailboxesMutex;
     std::vector<std::pair<runtime::MailboxPtr, WorkerNode *>> m_workerMailboxes;
+    // Each worker's figures as it last wrote them (index as m_workerMailboxes; same guard).
+    struct WorkerFigures
+    {
+        std::atomic<qint64> sockets{ 0 };
+        std::atomic<qint64> channels{ 0 };
+    };
+    std::vector<std::shared_ptr<WorkerFigures>> m_workerFigures;
+    // How other threads reach the admin view on the cluster thread (null until it exists).
+    mutable QMutex m_statsMutex;
+    runtime::MailboxPtr m_statsMailbox; // guarded by m_statsMutex
+    ClusterStats *m_clusterStats = nullptr; // guarded by m_statsMutex; lives on m_clusterThread
     std::atomic<int> m_workersPending{ 0 };
     std::unique_ptr<transport::Listener> m_listener;
     bool m_stopped = false;

@@ -28,7 +28,8 @@ WorkerNode::WorkerNode(const Shared &shared, QObject *parent)
     : QObject(parent),
       m_hub(new pubsub::Hub(this)), // NOLINT: child
       m_channels(contextFor(shared, *m_hub)),
-      m_endpoint(shared.gate, m_channels)
+      m_endpoint(shared.gate, m_channels),
+      m_adminFeed(shared.adminFeed)
 {
     m_hub->setFanoutLatency(
             shared.metrics.fanoutLatency.labels({ metrics::label_values::Broadcast }),
@@ -41,6 +42,12 @@ WorkerNode::WorkerNode(const Shared &shared, QObject *parent)
     // Every method: the endpoint answers anything but a GET upgrade with 400, as Phoenix does.
     m_router.add("*", "/socket/websocket", socketRoute);
     m_router.add("*", "/websocket", socketRoute);
+    // The operators' live feed of the cluster (docs/admin-api.md).
+    m_router.add("*", "/api/admin/live/websocket",
+                 [this](const wire::HttpRequest &request, const http::RouteParams &,
+                        const transport::HttpResponder &responder) {
+                     m_adminFeed.handle(request, responder);
+                 });
     shared.registerRoutes(m_router);
 
     transport::HttpConnection::Limits httpLimits;
@@ -66,6 +73,11 @@ void WorkerNode::disconnectTenant(const QByteArray &tenantId)
     if (count > 0) {
         qCInfo(lcApp) << "disconnecting" << count << "socket(s) of tenant" << tenantId;
     }
+}
+
+qsizetype WorkerNode::channelCount() const
+{
+    return m_hub->topicCount();
 }
 
 void WorkerNode::shutdown()

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "server/channels/channel_service.h"
+#include "server/gateway/admin_feed_endpoint.h"
 #include "server/gateway/socket_endpoint.h"
 #include "server/http/router.h"
 
@@ -45,6 +46,7 @@ public:
         int websocketIdleTimeoutMs;
         std::function<void(http::Router &)> registerRoutes; // REST routes shared by all workers
         cdc::CdcService *cdc; // tenant databases (thread-safe facade)
+        gateway::AdminFeedEndpoint::Parts adminFeed; // the admin live feed's socket route
     };
 
     WorkerNode(const Shared &shared, QObject *parent);
@@ -60,10 +62,15 @@ public:
     // "Server requested disconnect" + close 1012 for the tenant's sockets on this worker.
     void disconnectTenant(const QByteArray &tenantId);
 
+    // This worker's share of the node's figures (admin view). Worker thread.
+    qsizetype socketCount() const { return m_endpoint.sessionCount(); }
+    qsizetype channelCount() const;
+
 private:
     pubsub::Hub *m_hub; // child
     channels::ChannelService m_channels;
     gateway::SocketEndpoint m_endpoint;
+    gateway::AdminFeedEndpoint m_adminFeed;
     http::Router m_router;
     transport::IoLoop *m_loop; // child
 };

@@ -24,6 +24,8 @@ public:
     // "Server requested disconnect" and close 1012 for every socket of the tenant on this worker.
     // Returns how many sockets were told.
     int disconnectTenant(const QByteArray &tenantId);
+    // Open client sockets on this worker.
+    qsizetype sessionCount() const { return m_sessions.count(); }
 
 private:
     const ConnectGate &m_gate;

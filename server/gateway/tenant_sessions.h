@@ -17,15 +17,24 @@ class TenantSessions
 public:
     void add(const QByteArray &tenantId, PhoenixSession *session)
     {
-        m_sessions[tenantId].insert(session);
+        QSet<PhoenixSession *> &sessions = m_sessions[tenantId];
+        if (!sessions.contains(session)) {
+            sessions.insert(session);
+            ++m_count;
+        }
     }
     void remove(const QByteArray &tenantId, PhoenixSession *session)
     {
         const auto it = m_sessions.find(tenantId);
-        if (it != m_sessions.end() && it->remove(session) && it->isEmpty()) {
-            m_sessions.erase(it);
+        if (it != m_sessions.end() && it->remove(session)) {
+            --m_count;
+            if (it->isEmpty()) {
+                m_sessions.erase(it);
+            }
         }
     }
+    // Open sessions of every tenant.
+    qsizetype count() const { return m_count; }
     // A copy: disconnecting a session may remove it while the caller iterates.
     QList<PhoenixSession *> sessionsOf(const QByteArray &tenantId) const
     {
@@ -34,6 +43,7 @@ public:
 
 private:
     QHash<QByteArray, QSet<PhoenixSession *>> m_sessions;
+    qsizetype m_count = 0;
 };
 
 } // namespace rt::gateway

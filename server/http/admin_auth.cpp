@@ -64,7 +64,26 @@ bool AdminAuth::authorises(const wire::HttpRequest &request) const
     if (authorization == nullptr || !authorization->startsWith(Scheme)) {
         return false;
     }
-    const QByteArray token = auth::cleanToken(QByteArrayView(*authorization).sliced(Scheme.size()));
+    return authorisesToken(QByteArrayView(*authorization).sliced(Scheme.size()));
+}
+
+bool AdminAuth::authorisesUpgrade(const wire::HttpRequest &request) const
+{
+    for (const auto &header : request.headers) {
+        if (header.first == "authorization") {
+            return authorises(request);
+        }
+    }
+    const QByteArray apikey = wire::queryValue(wire::parseQuery(request.query), "apikey");
+    return !apikey.isNull() && authorisesToken(apikey);
+}
+
+bool AdminAuth::authorisesToken(QByteArrayView rawToken) const
+{
+    if (m_keys.empty()) {
+        return false;
+    }
+    const QByteArray token = auth::cleanToken(rawToken);
     if (token.isEmpty() || m_blocklist.contains(token)) {
         return false;
     }

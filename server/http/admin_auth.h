@@ -36,6 +36,9 @@ public:
 
     bool isConfigured() const { return !m_keys.empty(); }
     bool authorises(const wire::HttpRequest &request) const;
+    // The same for a WebSocket upgrade, whose clients may not be able to set headers: with no
+    // Authorization header, the token may come as the `apikey` query parameter instead.
+    bool authorisesUpgrade(const wire::HttpRequest &request) const;
 
     // Upstream's refusal: 403 with an empty body and no content type.
     static wire::HttpResponse refusal();
@@ -44,6 +47,9 @@ public:
     static QList<QByteArray> parseBlocklist(QByteArrayView text);
 
 private:
+    // A raw token (URL-decoded and stripped here): not blocklisted and signed by a secret.
+    bool authorisesToken(QByteArrayView rawToken) const;
+
     std::vector<std::shared_ptr<const auth::KeySet>> m_keys;
     QList<QByteArray> m_blocklist;
     QJsonObject m_claimValidators;

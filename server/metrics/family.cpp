@@ -280,6 +280,18 @@ qsizetype Family<Child>::size() const
 }
 
 template <typename Child>
+std::vector<std::pair<std::vector<QByteArray>, std::shared_ptr<Child>>>
+Family<Child>::series() const
+{
+    std::vector<std::pair<std::vector<QByteArray>, std::shared_ptr<Child>>> all;
+    std::shared_lock lock(m_mutex);
+    all.reserve(m_series.size());
+    for (const auto &entry : m_series)
+        all.emplace_back(entry.first, entry.second.child);
+    return all;
+}
+
+template <typename Child>
 qsizetype Family<Child>::removeSeriesWith(qsizetype labelIndex, QByteArrayView value)
 {
     if (m_pinned || labelIndex < 0 || labelIndex >= qsizetype(info().labelNames.size()))

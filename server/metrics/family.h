@@ -110,6 +110,9 @@ public:
     bool remove(const QList<QByteArray> &values);
     void clear();
     qsizetype size() const;
+    // Every rendered series as (label values in declaration order, series), copied under the
+    // shared lock; read the values afterwards without it (the admin view's rates). Any thread.
+    std::vector<std::pair<std::vector<QByteArray>, std::shared_ptr<Child>>> series() const;
 
     void render(QByteArray &out) const override;
     qsizetype removeSeriesWith(qsizetype labelIndex, QByteArrayView value) override;

@@ -170,8 +170,8 @@ void WebSocketConnection::onTick(qint64 nowMs)
 
 void WebSocketConnection::onServerShutdown()
 {
-    // 1012 (Service Restart) tells clients to reconnect, possibly to another node.
-    close(wire::ws_close::ServiceRestart, "server shutting down");
+    close(m_session ? m_session->shutdownCloseCode() : wire::ws_close::ServiceRestart,
+          "server shutting down");
 }
 
 wire::HttpResponse checkWebSocketHandshake(const wire::HttpRequest &request)

@@ -25,6 +25,9 @@ public:
     virtual void onClosed(quint16 code) = 0;
     // Called about once a second (deadlines: heartbeats, token expiry, delayed replies).
     virtual void onTick(qint64 nowMs) { Q_UNUSED(nowMs) }
+    // The close code sent when the server shuts down: 1012 (Service Restart) tells clients to
+    // reconnect, possibly to another node.
+    virtual quint16 shutdownCloseCode() const { return wire::ws_close::ServiceRestart; }
 };
 
 // RFC 6455 server side of a TcpConnection: frames in through the pure wire::WebSocketParser, frames

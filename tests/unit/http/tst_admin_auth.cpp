@@ -42,6 +42,7 @@ private Q_SLOTS:
     void acceptsEveryHmacAlgorithmAndTheNextSecret();
     void refusesWrongSchemesAndHeaders();
     void refusesExpiredForeignAndBlockedTokens();
+    void upgradesTakeTheHeaderOrTheApikeyParameter();
     void cleansTheTokenLikeUpstream();
     void claimValidatorsApply();
     void withoutSecretsEverythingIsRefused();
@@ -99,6 +100,30 @@ void AdminAuthTest::refusesExpiredForeignAndBlockedTokens()
     QVERIFY(!auth.authorises(withAuthorization({ "Bearer " + blocked })));
     QVERIFY(!auth.authorises(withAuthorization({ "Bearer not-a-jwt" })));
     QVERIFY(auth.authorises(withAuthorization({ "Bearer " + sign({}) })));
+}
+
+void AdminAuthTest::upgradesTakeTheHeaderOrTheApikeyParameter()
+{
+    const QByteArray blocked = sign({ { QStringLiteral("sub"), QStringLiteral("leaked") } });
+    const AdminAuth auth({ Secret }, { blocked }, {}, m_clock);
+    const QByteArray token = sign({});
+    const auto upgrade = [](const QByteArray &query, const QList<QByteArray> &authorization) {
+        wire::HttpRequest request = withAuthorization(authorization);
+        request.path = "/api/admin/live/websocket";
+        request.query = query;
+        return request;
+    };
+    QVERIFY(auth.authorisesUpgrade(upgrade("vsn=1.0.0", { "Bearer " + token })));
+    QVERIFY(auth.authorisesUpgrade(upgrade("vsn=1.0.0&apikey=" + token, {})));
+    QVERIFY(!auth.authorisesUpgrade(upgrade("vsn=1.0.0", {})));
+    QVERIFY(!auth.authorisesUpgrade(upgrade("apikey=", {})));
+    QVERIFY(!auth.authorisesUpgrade(upgrade("apikey=not-a-jwt", {})));
+    QVERIFY(!auth.authorisesUpgrade(upgrade("apikey=" + sign({}, NextSecret), {})));
+    QVERIFY(!auth.authorisesUpgrade(upgrade("apikey=" + blocked, {})));
+    // A header, when present, decides: a bad one is not rescued by a good parameter.
+    QVERIFY(!auth.authorisesUpgrade(upgrade("apikey=" + token, { "Bearer bad" })));
+    // The plain request check never looks at the query.
+    QVERIFY(!auth.authorises(upgrade("apikey=" + token, {})));
 }
 
 void AdminAuthTest::cleansTheTokenLikeUpstream()
