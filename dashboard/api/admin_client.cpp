@@ -100,9 +100,13 @@ void AdminClient::replyFinished(AdminReply *reply)
     }
 }
 
-SnapshotReply *AdminClient::fetchSnapshot()
+SnapshotReply *AdminClient::fetchSnapshot(std::optional<std::chrono::milliseconds> timeout)
 {
-    return send(new SnapshotReply(this), "GET", request(SnapshotPath));
+    QNetworkRequest snapshot = request(SnapshotPath);
+    if (timeout) {
+        snapshot.setTransferTimeout(static_cast<int>(timeout->count()));
+    }
+    return send(new SnapshotReply(this), "GET", snapshot);
 }
 
 ConfigListReply *AdminClient::listConfig()

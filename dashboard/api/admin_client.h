@@ -42,8 +42,9 @@ public:
     // Aborts every call in flight (each fails with kind Canceled).
     void abortAll();
 
-    // GET /api/admin/snapshot.
-    SnapshotReply *fetchSnapshot();
+    // GET /api/admin/snapshot; `timeout` (if set) instead of the client's (a failover probe
+    // gives up on a silent node sooner than an operator's write).
+    SnapshotReply *fetchSnapshot(std::optional<std::chrono::milliseconds> timeout = {});
 
     // GET /api/cluster/config: every entry, the revision and the entries that do not apply.
     ConfigListReply *listConfig();

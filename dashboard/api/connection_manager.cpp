@@ -87,7 +87,7 @@ void ConnectionManager::dial(const QUrl &endpoint)
     m_feed->close();
     m_client->setBaseUrl(endpoint);
     qCInfo(lcConnection) << "dialling" << endpoint.toDisplayString();
-    SnapshotReply *probe = m_client->fetchSnapshot();
+    SnapshotReply *probe = m_client->fetchSnapshot(m_probeTimeout);
     connect(probe, &SnapshotReply::succeeded, this,
             [this, generation](const api::ClusterSnapshot &snapshot) {
                 onProbeSucceeded(generation, snapshot);

@@ -11,6 +11,7 @@
 #include <QTimer>
 #include <QUrl>
 
+#include <chrono>
 #include <optional>
 
 namespace rt::dashboard {
@@ -36,6 +37,8 @@ public:
     AdminClient *adminClient() const { return m_client; }
     LiveFeed *liveFeed() const { return m_feed; }
     void setRotationPolicy(EndpointRotation::Policy policy);
+    // How long the first snapshot read of a node may take before the node counts as dead.
+    void setProbeTimeout(std::chrono::milliseconds timeout) { m_probeTimeout = timeout; }
 
     // Connects to the node at `operatorUrl` (see nodeBaseUrl(): http(s), ws(s) or host:port)
     // with `token`; `knownEndpoints` (remembered from an earlier session) are tried too if
@@ -78,6 +81,7 @@ private:
     QUrl m_operatorBase;
     QByteArray m_token;
     QUrl m_current; // the node dialled or connected
+    std::chrono::milliseconds m_probeTimeout{ 5000 };
     quint64 m_generation = 0; // answers of an older dial are ignored
     ConnectionState m_state;
     std::optional<api::ClusterSnapshot> m_lastSnapshot;

@@ -1,8 +1,10 @@
 // What the admin, configuration and tenant APIs' answers mean: (status, body) -> DTO or an
 // error in words. The bodies are the servers' shapes (server/http/*_routes.cpp).
 #include "dashboard/api/admin_responses.h"
+#include "dashboard/api/tenant_changes.h"
 
 #include <QFile>
+#include <QJsonObject>
 #include <QTest>
 
 using rt::dashboard::AdminResponses;
@@ -252,6 +254,21 @@ private Q_SLOTS:
                 AdminResponses::noContent(404, R"({"message":"not found"})");
         QVERIFY(missing);
         QCOMPARE(missing->serverMessage, QStringLiteral("not found"));
+    }
+
+    void tenantRequestBody()
+    {
+        rt::dashboard::TenantChanges changes;
+        changes.maxConcurrentUsers = 500;
+        changes.suspend = true;
+        changes.other.insert(QStringLiteral("max_payload_size_in_kb"), 100);
+        const QJsonObject body = changes.toRequestJson();
+        QCOMPARE(body.keys(), QStringList{ QStringLiteral("tenant") });
+        const QJsonObject tenant = body.value(QLatin1String("tenant")).toObject();
+        QCOMPARE(tenant,
+                 (QJsonObject{ { QStringLiteral("max_concurrent_users"), 500 },
+                               { QStringLiteral("suspend"), true },
+                               { QStringLiteral("max_payload_size_in_kb"), 100 } }));
     }
 
     void networkErrors()

@@ -117,6 +117,22 @@ private Q_SLOTS:
         QCOMPARE(states.size(), settled);
     }
 
+    void aSilentNodeIsLeftAfterTheProbeTimeout()
+    {
+        // Accepts TCP but never answers: the snapshot read gives up, the next node is tried.
+        QTcpServer silent;
+        QVERIFY(silent.listen(QHostAddress::LocalHost, 0));
+        ConnectionManager manager;
+        manager.setProbeTimeout(200ms);
+        manager.setRotationPolicy({ 60000ms, 60000ms });
+        QVERIFY(manager.connectTo(QStringLiteral("http://127.0.0.1:%1").arg(silent.serverPort()),
+                                  "token"));
+        QTRY_COMPARE(manager.state().kind, Kind::Reconnecting);
+        QCOMPARE(manager.state().reason, QStringLiteral("The server did not answer in time."));
+        QCOMPARE(manager.state().attempt, 1);
+        QCOMPARE(manager.state().delay, 60000ms);
+    }
+
     void aLiveFeedThatCannotConnectIsLost()
     {
         LiveFeed feed;
