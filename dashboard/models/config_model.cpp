@@ -1,0 +1,130 @@
+#include "dashboard/models/config_model.h"
+
+namespace rt::dashboard {
+
+ConfigModel::ConfigModel(QObject *parent) : KeyedTableModel(parent) { }
+
+int ConfigModel::rowCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : int(m_rows.size());
+}
+
+int ConfigModel::columnCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant ConfigModel::data(const QModelIndex &index, int role) const
+{
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) {
+        return {};
+    }
+    const api::ConfigValue &entry = m_rows[qsizetype(index.row())];
+    switch (role) {
+    case Qt::DisplayRole:
+        switch (index.column()) {
+        case KeyColumn:
+            return entry.key;
+        case ValueColumn:
+            return QString::fromUtf8(entry.value);
+        case RevisionColumn:
+            return entry.modRevision;
+        case TemporaryColumn:
+            return entry.temporary ? tr("Yes") : tr("No");
+        default:
+            return {};
+        }
+    case Qt::ToolTipRole:
+        if (index.column() == TemporaryColumn && entry.temporary) {
+            return tr("A temporary override: it expires with its lease");
+        }
+        return {};
+    case Qt::TextAlignmentRole:
+        return index.column() == RevisionColumn ? numberAlignment() : QVariant();
+    case KeyRole:
+        return entry.key;
+    case SortRole:
+        switch (index.column()) {
+        case RevisionColumn:
+            return entry.modRevision;
+        case TemporaryColumn:
+            return entry.temporary;
+        default:
+            return data(index, Qt::DisplayRole);
+        }
+    case ValueRole:
+        return entry.value;
+    case RevisionRole:
+        return entry.modRevision;
+    case TemporaryRole:
+        return entry.temporary;
+    default:
+        return {};
+    }
+}
+
+QVariant ConfigModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole) {
+        return KeyedTableModel::headerData(section, orientation, role);
+    }
+    switch (section) {
+    case KeyColumn:
+        return tr("Key");
+    case ValueColumn:
+        return tr("Value");
+    case RevisionColumn:
+        return tr("Revision");
+    case TemporaryColumn:
+        return tr("Temporary");
+    default:
+        return {};
+    }
+}
+
+QHash<int, QByteArray> ConfigModel::roleNames() const
+{
+    QHash<int, QByteArray> names = KeyedTableModel::roleNames();
+    names.insert(ValueRole, QByteArrayLiteral("value"));
+    names.insert(RevisionRole, QByteArrayLiteral("revision"));
+    names.insert(TemporaryRole, QByteArrayLiteral("temporary"));
+    return names;
+}
+
+quint64 ConfigModel::changedColumns(const api::ConfigValue &before, const api::ConfigValue &after)
+{
+    return columnIf(before.value != after.value, ValueColumn)
+            | columnIf(before.modRevision != after.modRevision, RevisionColumn)
+            | columnIf(before.temporary != after.temporary, TemporaryColumn);
+}
+
+RowChanges ConfigModel::apply(const api::ClusterSnapshot &snapshot)
+{
+    std::vector<api::ConfigValue> &next = m_rows.scratch();
+    next.assign(snapshot.config.cbegin(), snapshot.config.cend());
+    const RowChanges changes = applyRows(
+            m_rows, next,
+            [](const api::ConfigValue &entry) -> const QString & { return entry.key; },
+            &ConfigModel::changedColumns);
+    if (snapshot.configRevision != m_revision) {
+        m_revision = snapshot.configRevision;
+        Q_EMIT revisionChanged(m_revision);
+    }
+    return changes;
+}
+
+int ConfigModel::rowOf(const QString &key) const
+{
+    const auto it = std::lower_bound(
+            m_rows.all().cbegin(), m_rows.all().cend(), key,
+            [](const api::ConfigValue &row, const QString &wanted) { return row.key < wanted; });
+    return it != m_rows.all().cend() && it->key == key ? int(it - m_rows.all().cbegin()) : -1;
+}
+
+const api::ConfigValue *ConfigModel::entry(const QString &key) const
+{
+    const int row = rowOf(key);
+    return row < 0 ? nullptr : &m_rows[qsizetype(row)];
+}
+
+} // namespace rt::dashboard

@@ -1,0 +1,213 @@
+#include "dashboard/models/tenant_flow_model.h"
+
+#include <tuple>
+
+namespace rt::dashboard {
+
+namespace {
+
+auto keyOf(const api::TenantFlow &flow)
+{
+    return std::tie(flow.tenant, flow.node);
+}
+
+} // namespace
+
+TenantFlowModel::TenantFlowModel(QObject *parent, qint64 seriesWindowMs)
+    : KeyedTableModel(parent),
+      m_total(seriesWindowMs),
+      m_seriesWindowMs(seriesWindowMs)
+{ }
+
+int TenantFlowModel::rowCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : int(m_rows.size());
+}
+
+int TenantFlowModel::columnCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant TenantFlowModel::data(const QModelIndex &index, int role) const
+{
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) {
+        return {};
+    }
+    const api::TenantFlow &flow = m_rows[qsizetype(index.row())];
+    switch (role) {
+    case Qt::DisplayRole:
+        switch (index.column()) {
+        case TenantColumn:
+            return flow.tenant;
+        case NodeColumn:
+            return flow.node;
+        case MessagesInColumn:
+            return formatRate(flow.messagesInPerSecond);
+        case MessagesOutColumn:
+            return formatRate(flow.messagesOutPerSecond);
+        default:
+            return {};
+        }
+    case Qt::TextAlignmentRole:
+        return index.column() >= MessagesInColumn ? numberAlignment() : QVariant();
+    case KeyRole:
+        return QStringLiteral("%1 @ %2").arg(flow.tenant, flow.node);
+    case SortRole:
+        switch (index.column()) {
+        case MessagesInColumn:
+            return flow.messagesInPerSecond;
+        case MessagesOutColumn:
+            return flow.messagesOutPerSecond;
+        default:
+            return data(index, Qt::DisplayRole);
+        }
+    case TenantRole:
+        return flow.tenant;
+    case NodeRole:
+        return flow.node;
+    case MessagesInPerSecondRole:
+        return flow.messagesInPerSecond;
+    case MessagesOutPerSecondRole:
+        return flow.messagesOutPerSecond;
+    default:
+        return {};
+    }
+}
+
+QVariant TenantFlowModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole) {
+        return KeyedTableModel::headerData(section, orientation, role);
+    }
+    switch (section) {
+    case TenantColumn:
+        return tr("Tenant");
+    case NodeColumn:
+        return tr("Node");
+    case MessagesInColumn:
+        return tr("Messages in/s");
+    case MessagesOutColumn:
+        return tr("Messages out/s");
+    default:
+        return {};
+    }
+}
+
+QHash<int, QByteArray> TenantFlowModel::roleNames() const
+{
+    QHash<int, QByteArray> names = KeyedTableModel::roleNames();
+    names.insert(TenantRole, QByteArrayLiteral("tenant"));
+    names.insert(NodeRole, QByteArrayLiteral("node"));
+    names.insert(MessagesInPerSecondRole, QByteArrayLiteral("messagesInPerSecond"));
+    names.insert(MessagesOutPerSecondRole, QByteArrayLiteral("messagesOutPerSecond"));
+    return names;
+}
+
+quint64 TenantFlowModel::changedColumns(const api::TenantFlow &before, const api::TenantFlow &after)
+{
+    return columnIf(before.messagesInPerSecond != after.messagesInPerSecond, MessagesInColumn)
+            | columnIf(before.messagesOutPerSecond != after.messagesOutPerSecond,
+                       MessagesOutColumn);
+}
+
+RowChanges TenantFlowModel::apply(const api::ClusterSnapshot &snapshot)
+{
+    std::vector<api::TenantFlow> &next = m_rows.scratch();
+    next.assign(snapshot.tenantFlows.cbegin(), snapshot.tenantFlows.cend());
+    const RowChanges changes = applyRows(m_rows, next, &keyOf, &TenantFlowModel::changedColumns);
+    updateSeries(snapshot.takenAtMs);
+    return changes;
+}
+
+void TenantFlowModel::updateSeries(qint64 atMs)
+{
+    for (TenantRate &rate : m_rates) {
+        rate.current = 0;
+    }
+    // The rows are sorted by tenant: one hash lookup per tenant, not per row.
+    double total = 0;
+    for (qsizetype i = 0; i < m_rows.size();) {
+        const QString &tenantName = m_rows[i].tenant;
+        double sum = 0;
+        for (; i < m_rows.size() && m_rows[i].tenant == tenantName; ++i) {
+            sum += m_rows[i].messagesInPerSecond + m_rows[i].messagesOutPerSecond;
+        }
+        auto it = m_rates.find(tenantName);
+        if (it == m_rates.end()) {
+            it = m_rates.insert(tenantName, TenantRate{ MetricSeries(m_seriesWindowMs), 0, 0 });
+        }
+        it->current = sum;
+        total += sum;
+    }
+    if (const auto last = m_total.last(); last && atMs <= last->atMs) {
+        return; // an older or repeated snapshot (e.g. from a node whose clock lags): no samples
+    }
+    for (auto it = m_rates.begin(); it != m_rates.end();) {
+        it->series.append(atMs, it->current);
+        if (it->current != 0) {
+            it->lastNonZeroAtMs = atMs;
+        } else if (it->lastNonZeroAtMs < atMs - m_seriesWindowMs) {
+            it = m_rates.erase(it); // only zeros left in its window
+            continue;
+        }
+        ++it;
+    }
+    m_total.append(atMs, total);
+    Q_EMIT ratesChanged();
+}
+
+int TenantFlowModel::rowOf(const QString &tenant, const QString &node) const
+{
+    const auto key = std::tie(tenant, node);
+    const auto it = std::lower_bound(
+            m_rows.all().cbegin(), m_rows.all().cend(), key,
+            [](const api::TenantFlow &row, const auto &wanted) { return keyOf(row) < wanted; });
+    return it != m_rows.all().cend() && keyOf(*it) == key ? int(it - m_rows.all().cbegin()) : -1;
+}
+
+const api::TenantFlow *TenantFlowModel::flow(int row) const
+{
+    return row >= 0 && row < m_rows.size() ? &m_rows[qsizetype(row)] : nullptr;
+}
+
+MetricSeries TenantFlowModel::tenantRateSeries(const QString &tenant) const
+{
+    const auto it = m_rates.constFind(tenant);
+    return it == m_rates.cend() ? MetricSeries(m_seriesWindowMs) : it->series;
+}
+
+double TenantFlowModel::tenantRate(const QString &tenant) const
+{
+    const auto it = m_rates.constFind(tenant);
+    return it == m_rates.cend() ? 0 : it->current;
+}
+
+QStringList TenantFlowModel::tenantsWithSeries() const
+{
+    QStringList tenants = m_rates.keys();
+    tenants.sort();
+    return tenants;
+}
+
+QStringList TenantFlowModel::busiestTenants(qsizetype count) const
+{
+    std::vector<std::pair<double, QString>> rates;
+    rates.reserve(std::size_t(m_rates.size()));
+    for (auto it = m_rates.cbegin(); it != m_rates.cend(); ++it) {
+        rates.emplace_back(it->current, it.key());
+    }
+    const auto busier = [](const auto &a, const auto &b) {
+        return a.first != b.first ? a.first > b.first : a.second < b.second;
+    };
+    const auto wanted =
+            std::min<std::size_t>(rates.size(), std::size_t(std::max<qsizetype>(count, 0)));
+    std::partial_sort(rates.begin(), rates.begin() + qsizetype(wanted), rates.end(), busier);
+    QStringList tenants;
+    for (std::size_t i = 0; i < wanted; ++i) {
+        tenants.append(rates[i].second);
+    }
+    return tenants;
+}
+
+} // namespace rt::dashboard
