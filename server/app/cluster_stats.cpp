@@ -113,6 +113,11 @@ void ClusterStats::onMembersChanged(const QList<cluster::NodeInfo> &members)
         it = now.contains(it.key()) ? std::next(it) : m_remote.erase(it);
     }
     m_members = std::move(now);
+    // A member that just joined shows its load at once, not at the next sample.
+    const qint64 nowMs = QDateTime::currentMSecsSinceEpoch();
+    for (const cluster::NodeInfo &node : members) {
+        m_loadHistory.start(nowMs, node);
+    }
 }
 
 void ClusterStats::report()

@@ -23,6 +23,13 @@ void LoadHistory::record(qint64 atMs, const QList<NodeInfo> &members)
     }
 }
 
+void LoadHistory::start(qint64 atMs, const NodeInfo &node)
+{
+    if (node.load && !m_samples.contains(node.id)) {
+        m_samples[node.id].push_back(api::LoadSample{ atMs, *node.load });
+    }
+}
+
 QList<api::LoadSample> LoadHistory::history(const QString &nodeId) const
 {
     const auto it = m_samples.constFind(nodeId);

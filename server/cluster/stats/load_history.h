@@ -23,6 +23,9 @@ public:
     // Adds one sample (atMs, wall clock) for each member with a load figure and forgets the
     // nodes that are no longer members.
     void record(qint64 atMs, const QList<NodeInfo> &members);
+    // Starts the history of `node` with one sample if it has none yet (a member that just
+    // joined shows its load at once instead of at the next record()); keeps everything else.
+    void start(qint64 atMs, const NodeInfo &node);
     // Oldest first; empty for an unknown node.
     QList<api::LoadSample> history(const QString &nodeId) const;
 

@@ -56,6 +56,22 @@ private Q_SLOTS:
         history.record(15000, { node(QStringLiteral("a"), 0.25), node(QStringLiteral("b"), 3) });
         QCOMPARE(history.history(QStringLiteral("b")).size(), qsizetype(1));
     }
+
+    void aJoiningMemberStartsAtOnce()
+    {
+        LoadHistory history(10);
+        history.record(0, { node(QStringLiteral("a"), 1) });
+        history.start(1000, node(QStringLiteral("b"), 2));
+        history.start(1500, node(QStringLiteral("b"), 3)); // has one already
+        history.start(1500, node(QStringLiteral("a"), 3));
+        history.start(1500, node(QStringLiteral("c"), std::nullopt)); // nothing to show
+        QCOMPARE(history.history(QStringLiteral("a")).size(), qsizetype(1));
+        QCOMPARE(history.history(QStringLiteral("b")),
+                 (QList<rt::api::LoadSample>{ rt::api::LoadSample{ 1000, 2 } }));
+        QVERIFY(history.history(QStringLiteral("c")).isEmpty());
+        history.record(5000, { node(QStringLiteral("a"), 1), node(QStringLiteral("b"), 2) });
+        QCOMPARE(history.history(QStringLiteral("b")).size(), qsizetype(2));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestLoadHistory)
