@@ -8,6 +8,8 @@
 #include <QAbstractItemModelTester>
 #include <QFile>
 #include <QLocale>
+#include <QMap>
+#include <QRandomGenerator>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -492,6 +494,57 @@ private Q_SLOTS:
         QVERIFY(changes.nodes.isEmpty() && changes.placement.isEmpty() && changes.links.isEmpty()
                 && changes.tenantFlows.isEmpty() && changes.config.isEmpty());
         QCOMPARE(models.tenantFlows()->totalRateSeries().size(), 1); // no second sample
+    }
+
+    void aSortingProxyStaysSorted()
+    {
+        // Rows whose values cross each other's in separate runs, with arrivals and departures
+        // between them: a dynamically sorted proxy must stay in order (it places each changed
+        // run among rows whose values it has already been told about).
+        QRandomGenerator random(6);
+        QMap<QString, qint64> users;
+        for (int t = 0; t < 300; ++t) {
+            users.insert(QStringLiteral("t%1").arg(t, 3, 10, QLatin1Char('0')),
+                         random.bounded(1000));
+        }
+        const auto snapshotOf = [](const QMap<QString, qint64> &usersByTenant) {
+            ClusterSnapshot snapshot = first();
+            snapshot.tenants.clear();
+            for (auto it = usersByTenant.cbegin(); it != usersByTenant.cend(); ++it) {
+                snapshot.tenants.append({ it.key(), QString(), QString(),
+                                          QHash<QString, qint64>{ { u"node-a"_s, it.value() } } });
+            }
+            return snapshot;
+        };
+        SnapshotModels models;
+        PlacementFilterProxy proxy;
+        proxy.setSourceModel(models.placement());
+        proxy.sort(PlacementModel::UsersColumn, Qt::DescendingOrder);
+        for (int step = 0; step < 10; ++step) {
+            for (int k = 0; k < 30; ++k) {
+                const QString tenantName = users.keys().at(random.bounded(users.size()));
+                users[tenantName] = random.bounded(1000);
+            }
+            for (int k = 0; k < 3; ++k) {
+                users.remove(users.keys().at(random.bounded(users.size())));
+                users.insert(QStringLiteral("t%1-%2").arg(random.bounded(300)).arg(step),
+                             random.bounded(1000));
+            }
+            models.apply(snapshotOf(users));
+            QCOMPARE(proxy.rowCount(), users.size());
+            for (int row = 1; row < proxy.rowCount(); ++row) {
+                const qint64 above =
+                        proxy.index(row - 1, 0).data(PlacementModel::TotalUsersRole).toLongLong();
+                const qint64 below =
+                        proxy.index(row, 0).data(PlacementModel::TotalUsersRole).toLongLong();
+                QVERIFY2(above >= below,
+                         qPrintable(QStringLiteral("step %1, row %2: %3 < %4")
+                                            .arg(step)
+                                            .arg(row)
+                                            .arg(above)
+                                            .arg(below)));
+            }
+        }
     }
 
     void everyModelPassesTheModelTester()
