@@ -110,9 +110,9 @@ protected:
         if (!std::is_sorted(next.cbegin(), next.cend(), less)) {
             std::stable_sort(next.begin(), next.end(), less);
         }
-        next.erase(std::unique(next.begin(), next.end(),
-                               [&](const Row &a, const Row &b) { return !less(a, b); }),
-                   next.end());
+        // Equality first: most rows keep their key, and == on strings is cheaper than <.
+        const auto same = [&](const Row &a, const Row &b) { return keyOf(a) == keyOf(b); };
+        next.erase(std::unique(next.begin(), next.end(), same), next.end());
 
         // The views see head + old[t...]; each step moves rows from `old` or `next` to `head`.
         std::vector<Row> &head = rows.m_head;
@@ -130,7 +130,17 @@ protected:
         std::size_t j = 0;
         while (t < old.size() || j < next.size()) {
             const auto at = qsizetype(head.size());
-            if (j == next.size() || (t < old.size() && less(old[t], next[j]))) {
+            if (t < old.size() && j < next.size() && same(old[t], next[j])) {
+                // A changed row keeps showing its old values until its dataChanged: a sorting
+                // proxy places the rows inserted meanwhile by the values it has sorted by.
+                if (const quint64 columns = changedColumns(old[t], next[j])) {
+                    changed.emplace_back(at, columns);
+                    updated.push_back(std::move(next[j]));
+                }
+                head.push_back(std::move(old[t]));
+                ++t; // the row stays where it was shown
+                ++j;
+            } else if (j == next.size() || (t < old.size() && less(old[t], next[j]))) {
                 std::size_t end = t + 1; // departed: old rows before the next new key
                 while (end < old.size() && (j == next.size() || less(old[end], next[j]))) {
                     ++end;
@@ -140,7 +150,7 @@ protected:
                 t = end;
                 endRemoveRows();
                 changes.removed += count;
-            } else if (t == old.size() || less(next[j], old[t])) {
+            } else {
                 std::size_t end = j + 1; // arrived: new rows before the next old key
                 while (end < next.size() && (t == old.size() || less(next[end], old[t]))) {
                     ++end;
@@ -152,16 +162,6 @@ protected:
                 endInsertRows();
                 j = end;
                 changes.inserted += count;
-            } else {
-                // A changed row keeps showing its old values until its dataChanged: a sorting
-                // proxy places the rows inserted meanwhile by the values it has sorted by.
-                if (const quint64 columns = changedColumns(old[t], next[j])) {
-                    changed.emplace_back(at, columns);
-                    updated.push_back(std::move(next[j]));
-                }
-                head.push_back(std::move(old[t]));
-                ++t; // the row stays where it was shown
-                ++j;
             }
         }
         old.clear();
