@@ -1,47 +1,194 @@
 #include "dashboard/views/main_window.h"
 
+#include "dashboard/models/snapshot_models.h"
+#include "dashboard/views/config_page.h"
+#include "dashboard/views/flow_page.h"
+#include "dashboard/views/nodes_page.h"
+#include "dashboard/views/placement_page.h"
+#include "dashboard/views/tenants_page.h"
+
+#include <QActionGroup>
 #include <QCoreApplication>
+#include <QDateTime>
+#include <QDialogButtonBox>
+#include <QFormLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QProgressBar>
+#include <QPushButton>
 #include <QStatusBar>
+#include <QTabWidget>
 #include <QVBoxLayout>
 
 namespace rt::dashboard {
 
-MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
+ConnectDialog::ConnectDialog(const QString &url, const QByteArray &token, QWidget *parent)
+    : QDialog(parent),
+      m_url(new QLineEdit(url, this)),
+      m_token(new QLineEdit(this))
+{
+    setWindowTitle(tr("Connect to a cluster"));
+    m_url->setPlaceholderText(tr("http://node-a:4000"));
+    m_token->setText(QString::fromUtf8(token));
+    m_token->setEchoMode(QLineEdit::Password);
+    m_token->setPlaceholderText(tr("a JWT signed with API_JWT_SECRET"));
+    auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel,
+                                         this); // NOLINT: child
+    buttons->button(QDialogButtonBox::Ok)->setText(tr("Connect"));
+    auto *form = new QFormLayout; // NOLINT: owned by the layout
+    form->addRow(tr("Node URL:"), m_url);
+    form->addRow(tr("Operator token:"), m_token);
+    auto *layout = new QVBoxLayout(this); // NOLINT: owned by the dialog
+    layout->addLayout(form);
+    layout->addWidget(buttons);
+    connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
+    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    resize(520, sizeHint().height());
+}
+
+QString ConnectDialog::url() const
+{
+    return m_url->text().trimmed();
+}
+
+QByteArray ConnectDialog::token() const
+{
+    return m_token->text().trimmed().toUtf8();
+}
+
+MainWindow::MainWindow(SnapshotModels *models, QWidget *parent) : QMainWindow(parent)
 {
     setWindowTitle(tr("qtrealtime dashboard"));
-    auto *central = new QWidget(this); // NOLINT: owned by the window
-    auto *layout = new QVBoxLayout(central); // NOLINT: owned by central
-    auto *heading = new QLabel(tr("Cluster overview"), central); // NOLINT
-    QFont headingFont = heading->font();
-    headingFont.setPointSizeF(headingFont.pointSizeF() * 1.4);
-    headingFont.setBold(true);
-    heading->setFont(headingFont);
-    layout->addWidget(heading);
-    auto *placeholder =
-            new QLabel(tr("Connect to a node to see its cluster: nodes and their CPU load, tenant "
-                          "placement and message flow."),
-                       central); // NOLINT
-    placeholder->setWordWrap(true);
-    layout->addWidget(placeholder);
-    layout->addStretch();
-    setCentralWidget(central);
+    m_tabs = new QTabWidget(this); // NOLINT: the central widget
+    if (models != nullptr) {
+        m_nodesPage = new NodesPage(models->nodes(), m_tabs); // NOLINT: owned by the tabs
+        m_placementPage = new PlacementPage(models->placement(), models->nodes(), m_tabs);
+        m_flowPage = new FlowPage(models, m_tabs);
+        m_configPage = new ConfigPage(models->config(), m_tabs);
+        m_tenantsPage = new TenantsPage(models->tenants(), m_tabs);
+        m_tabs->addTab(m_nodesPage, tr("&Nodes"));
+        m_tabs->addTab(m_placementPage, tr("&Placement"));
+        m_tabs->addTab(m_flowPage, tr("&Message flow"));
+        m_tabs->addTab(m_configPage, tr("&Configuration"));
+        m_tabs->addTab(m_tenantsPage, tr("&Tenants"));
+    } else {
+        auto *placeholder = new QLabel(tr("Connect to a node to see its cluster: nodes and their "
+                                          "CPU load, tenant placement and message flow."),
+                                       m_tabs); // NOLINT: owned by the tabs
+        placeholder->setWordWrap(true);
+        placeholder->setAlignment(Qt::AlignCenter);
+        m_tabs->addTab(placeholder, tr("Cluster overview"));
+    }
+    setCentralWidget(m_tabs);
 
-    m_connectionState = new QLabel(tr("Not connected"), this); // NOLINT
+    m_connectionState = new QLabel(tr("Not connected"), this); // NOLINT: status bar child
+    m_snapshotTime = new QLabel(this); // NOLINT: status bar child
+    m_busy = new QProgressBar(this); // NOLINT: status bar child
+    m_busy->setRange(0, 0); // an activity indicator: calls in flight have no known length
+    m_busy->setMaximumWidth(120);
+    m_busy->setTextVisible(false);
+    m_busy->hide();
+    statusBar()->addWidget(m_snapshotTime, 1);
+    statusBar()->addPermanentWidget(m_busy);
     statusBar()->addPermanentWidget(m_connectionState);
 
     QMenu *fileMenu = menuBar()->addMenu(tr("&File"));
+    fileMenu->addAction(tr("&Connect…"), QKeySequence::Open, this,
+                        [this] { openConnectDialog(m_lastUrl, m_lastToken); });
+    fileMenu->addAction(tr("&Disconnect"), this, &MainWindow::disconnectRequested);
+    fileMenu->addSeparator();
     fileMenu->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+    QMenu *viewMenu = menuBar()->addMenu(tr("&View"));
+    m_languageMenu = viewMenu->addMenu(tr("&Language"));
+    auto *languages = new QActionGroup(this); // NOLINT: child
+    const QList<std::pair<QString, QString>> choices{
+        { QString(), tr("System language") },
+        { QStringLiteral("en"), QStringLiteral("English") }, // names in their own language
+        { QStringLiteral("de"), QStringLiteral("Deutsch") },
+        { QStringLiteral("fr"), QStringLiteral("Français") },
+    };
+    for (const auto &[locale, name] : choices) {
+        QAction *action = m_languageMenu->addAction(name);
+        action->setCheckable(true);
+        action->setData(locale);
+        languages->addAction(action);
+        connect(action, &QAction::triggered, this, [this, locale = locale] {
+            Q_EMIT languageRequested(locale);
+            statusBar()->showMessage(tr("The language changes at the next start."), 8000);
+        });
+    }
+    setCurrentLanguage(QString());
+
     QMenu *helpMenu = menuBar()->addMenu(tr("&Help"));
     helpMenu->addAction(tr("&About"), this, &MainWindow::showAbout);
-    resize(900, 600);
+    resize(1200, 800);
 }
 
 QString MainWindow::connectionStateText() const
 {
     return m_connectionState->text();
+}
+
+QStringList MainWindow::languageChoices() const
+{
+    QStringList names;
+    for (const QAction *action : m_languageMenu->actions()) {
+        names.append(action->data().toString());
+    }
+    return names;
+}
+
+ConnectDialog *MainWindow::openConnectDialog(const QString &url, const QByteArray &token)
+{
+    auto *dialog = new ConnectDialog(url, token, this); // NOLINT: child
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &QDialog::accepted, this, [this, dialog] {
+        m_lastUrl = dialog->url();
+        m_lastToken = dialog->token();
+        Q_EMIT connectRequested(dialog->url(), dialog->token());
+    });
+    dialog->open();
+    return dialog;
+}
+
+void MainWindow::setConnectionState(const QString &text, bool healthy)
+{
+    m_connectionState->setText(text);
+    // Anything but a running connection stands out: the picture may be old.
+    m_connectionState->setForegroundRole(healthy ? QPalette::WindowText : QPalette::Link);
+    QFont font = m_connectionState->font();
+    font.setBold(!healthy);
+    m_connectionState->setFont(font);
+}
+
+void MainWindow::setPendingRequests(int pending)
+{
+    m_busy->setVisible(pending > 0);
+    m_busy->setToolTip(tr("%n call(s) in flight", nullptr, pending));
+}
+
+void MainWindow::setSnapshotTime(qint64 takenAtMs, const QString &answeredBy)
+{
+    m_snapshotTime->setText(
+            tr("Cluster as seen by %1 at %2")
+                    .arg(answeredBy,
+                         QLocale().toString(QDateTime::fromMSecsSinceEpoch(takenAtMs).time(),
+                                            QLocale::LongFormat)));
+}
+
+void MainWindow::showProblem(const QString &text)
+{
+    statusBar()->showMessage(text, 15000);
+}
+
+void MainWindow::setCurrentLanguage(const QString &language)
+{
+    for (QAction *action : m_languageMenu->actions()) {
+        action->setChecked(action->data().toString() == language);
+    }
 }
 
 void MainWindow::showAbout()
