@@ -2,56 +2,1104 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="fr_FR">
 <context>
-    <name>rt::dashboard::MainWindow</name>
+    <name>AdminResponses</name>
     <message>
-        <location filename="../dashboard/views/main_window.cpp" line="14"/>
-        <source>qtrealtime dashboard</source>
-        <translation>Tableau de bord qtrealtime</translation>
+        <location filename="../dashboard/api/admin_responses.cpp" line="178"/>
+        <source>The server refused the operator token (%1). The token must be a JWT signed with the cluster&apos;s API_JWT_SECRET.</source>
+        <translation>Le serveur a refusé le jeton d’opérateur (%1). Le jeton doit être un JWT signé avec l’API_JWT_SECRET du cluster.</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/main_window.cpp" line="17"/>
-        <source>Cluster overview</source>
-        <translation>Vue d’ensemble du cluster</translation>
+        <location filename="../dashboard/api/admin_responses.cpp" line="185"/>
+        <source>The server is unavailable (%1).</source>
+        <translation>Le serveur est indisponible (%1).</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/main_window.cpp" line="24"/>
-        <source>Connect to a node to see its cluster: nodes and their CPU load, tenant placement and message flow.</source>
-        <translation>Connectez-vous à un nœud pour voir son cluster : les nœuds et leur charge CPU, le placement des locataires et le flux des messages.</translation>
+        <location filename="../dashboard/api/admin_responses.cpp" line="187"/>
+        <source>The server answered %1.</source>
+        <translation>Le serveur a répondu %1.</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/main_window.cpp" line="32"/>
+        <location filename="../dashboard/api/admin_responses.cpp" line="189"/>
+        <source>The server answered %1: %2</source>
+        <translation>Le serveur a répondu %1 : %2</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/api/admin_responses.cpp" line="200"/>
+        <source>The server did not answer in time.</source>
+        <translation>Le serveur n’a pas répondu à temps.</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/api/admin_responses.cpp" line="203"/>
+        <source>The request was canceled.</source>
+        <translation>La requête a été annulée.</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/api/admin_responses.cpp" line="206"/>
+        <source>The server could not be reached.</source>
+        <translation>Le serveur est injoignable.</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/api/admin_responses.cpp" line="207"/>
+        <source>The server could not be reached: %1</source>
+        <translation>Le serveur est injoignable : %1</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/api/admin_responses.cpp" line="219"/>
+        <source>The server&apos;s answer could not be read: %1</source>
+        <translation>La réponse du serveur n’a pas pu être lue : %1</translation>
+    </message>
+</context>
+<context>
+    <name>ConnectionState</name>
+    <message>
+        <location filename="../dashboard/api/connection_state.cpp" line="12"/>
         <source>Not connected</source>
         <translation>Non connecté</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/main_window.cpp" line="35"/>
+        <location filename="../dashboard/api/connection_state.cpp" line="14"/>
+        <source>Connecting to %1…</source>
+        <translation>Connexion à %1…</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/api/connection_state.cpp" line="16"/>
+        <source>Connected to %1</source>
+        <translation>Connecté à %1</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/api/connection_state.cpp" line="17"/>
+        <source>Connected to %1 (%2)</source>
+        <translation>Connecté à %1 (%2)</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/api/connection_state.cpp" line="20"/>
+        <source>Reconnecting: trying %1 in %2 s (attempt %3)…</source>
+        <translation>Reconnexion : essai sur %1 dans %2 s (tentative %3)…</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/api/connection_state.cpp" line="22"/>
+        <source>Connection lost (%4) — trying %1 in %2 s (attempt %3)…</source>
+        <translation>Connexion perdue (%4) — nouvel essai sur %1 dans %2 s (tentative %3)…</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/api/connection_state.cpp" line="26"/>
+        <source>Not connected: %1</source>
+        <translation>Non connecté : %1</translation>
+    </message>
+</context>
+<context>
+    <name>LiveFeedProtocol</name>
+    <message>
+        <location filename="../dashboard/api/live_feed_protocol.cpp" line="76"/>
+        <source>The live feed sent a frame that is not a Phoenix message: %1</source>
+        <translation>Le flux en direct a envoyé une trame qui n’est pas un message Phoenix : %1</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/api/live_feed_protocol.cpp" line="104"/>
+        <source>The server refused to send the live feed (status &quot;%1&quot;).</source>
+        <translation>Le serveur refuse d’envoyer le flux en direct (statut « %1 »).</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/api/live_feed_protocol.cpp" line="106"/>
+        <source>The server refused to send the live feed: %1</source>
+        <translation>Le serveur refuse d’envoyer le flux en direct : %1</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/api/live_feed_protocol.cpp" line="114"/>
+        <source>A snapshot from the live feed could not be read: %1</source>
+        <translation>Un instantané du flux en direct n’a pas pu être lu : %1</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/api/live_feed_protocol.cpp" line="125"/>
+        <source>The server closed the live feed&apos;s channel (%1).</source>
+        <translation>Le serveur a fermé le canal du flux en direct (%1).</translation>
+    </message>
+</context>
+<context>
+    <name>main</name>
+    <message>
+        <location filename="../dashboard/app/main.cpp" line="27"/>
+        <source>Operator dashboard for qtrealtime clusters.</source>
+        <translation>Tableau de bord d’exploitation des clusters qtrealtime.</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/app/main.cpp" line="32"/>
+        <source>Connect to the node at &lt;url&gt; at start.</source>
+        <translation>Se connecter au démarrage au nœud à l’adresse &lt;url&gt;.</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/app/main.cpp" line="36"/>
+        <source>The operator token (a JWT signed with API_JWT_SECRET).</source>
+        <translation>Le jeton d’opérateur (un JWT signé avec API_JWT_SECRET).</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/app/main.cpp" line="42"/>
+        <source>Wait for the first snapshot and a few live updates, write one PNG per view into &lt;dir&gt;, exit.</source>
+        <translation>Attendre le premier instantané et quelques mises à jour en direct, écrire un PNG par vue dans &lt;dir&gt;, quitter.</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/app/main.cpp" line="48"/>
+        <source>Interface language (de, fr, en); default: the system&apos;s or the one chosen in the app.</source>
+        <translation>Langue de l’interface (de, fr, en) ; par défaut : celle du système ou celle choisie dans l’application.</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/app/main.cpp" line="77"/>
+        <source>--screenshot needs --connect and --token.
+</source>
+        <translation>--screenshot nécessite --connect et --token.
+</translation>
+    </message>
+</context>
+<context>
+    <name>rt::dashboard::AdminClient</name>
+    <message>
+        <location filename="../dashboard/api/admin_client.cpp" line="71"/>
+        <source>Not connected to a node.</source>
+        <translation>Non connecté à un nœud.</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/api/admin_client.cpp" line="140"/>
+        <location filename="../dashboard/api/admin_client.cpp" line="162"/>
+        <source>&quot;%1&quot; is not a configuration key.</source>
+        <translation>« %1 » n’est pas une clé de configuration.</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/api/admin_client.cpp" line="143"/>
+        <source>A temporary value needs an expiry of at least one second.</source>
+        <translation>Une valeur temporaire doit expirer après au moins une seconde.</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/api/admin_client.cpp" line="148"/>
+        <source>The value of %1 is not valid JSON: %2</source>
+        <translation>La valeur de %1 n’est pas du JSON valide : %2</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/api/admin_client.cpp" line="180"/>
+        <location filename="../dashboard/api/admin_client.cpp" line="196"/>
+        <location filename="../dashboard/api/admin_client.cpp" line="219"/>
+        <source>&quot;%1&quot; is not a tenant id.</source>
+        <translation>« %1 » n’est pas un identifiant de locataire.</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/api/admin_client.cpp" line="188"/>
+        <source>A new tenant needs an external id.</source>
+        <translation>Un nouveau locataire doit avoir un identifiant externe.</translation>
+    </message>
+</context>
+<context>
+    <name>rt::dashboard::ConfigEditDialog</name>
+    <message>
+        <location filename="../dashboard/views/config_page.cpp" line="34"/>
+        <source>The value is empty; enter JSON, e.g. {&quot;key&quot;: 1}.</source>
+        <translation>La valeur est vide ; saisissez du JSON, par exemple {&quot;key&quot;: 1}.</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/config_page.cpp" line="37"/>
+        <source>The value is not valid JSON: %1 (at character %2).</source>
+        <translation>La valeur n’est pas du JSON valide : %1 (au caractère %2).</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/config_page.cpp" line="52"/>
+        <source>Temporary override (expires by itself)</source>
+        <translation>Surcharge temporaire (expire d’elle-même)</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/config_page.cpp" line="56"/>
+        <source>New configuration key</source>
+        <translation>Nouvelle clé de configuration</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/config_page.cpp" line="56"/>
+        <source>Edit %1</source>
+        <translation>Modifier %1</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/config_page.cpp" line="58"/>
+        <source>e.g. region_mapping or tenant_limits.&lt;tenant&gt;</source>
+        <translation>par ex. region_mapping ou tenant_limits.&lt;locataire&gt;</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/config_page.cpp" line="62"/>
+        <source> s</source>
+        <translation> s</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/config_page.cpp" line="68"/>
+        <source>Save</source>
+        <translation>Enregistrer</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/config_page.cpp" line="71"/>
+        <source>Key:</source>
+        <translation>Clé :</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/config_page.cpp" line="72"/>
+        <source>Value (JSON):</source>
+        <translation>Valeur (JSON) :</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/config_page.cpp" line="74"/>
+        <source>Expires after:</source>
+        <translation>Expire après :</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/config_page.cpp" line="103"/>
+        <source>Enter a key.</source>
+        <translation>Saisissez une clé.</translation>
+    </message>
+</context>
+<context>
+    <name>rt::dashboard::ConfigModel</name>
+    <message>
+        <location filename="../dashboard/models/config_model.cpp" line="33"/>
+        <source>Yes</source>
+        <translation>Oui</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/config_model.cpp" line="33"/>
+        <source>No</source>
+        <translation>Non</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/config_model.cpp" line="39"/>
+        <source>A temporary override: it expires with its lease</source>
+        <translation>Une surcharge temporaire : elle expire avec son bail</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/config_model.cpp" line="73"/>
+        <source>Key</source>
+        <translation>Clé</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/config_model.cpp" line="75"/>
+        <source>Value</source>
+        <translation>Valeur</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/config_model.cpp" line="77"/>
+        <source>Revision</source>
+        <translation>Révision</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/config_model.cpp" line="79"/>
+        <source>Temporary</source>
+        <translation>Temporaire</translation>
+    </message>
+</context>
+<context>
+    <name>rt::dashboard::ConfigPage</name>
+    <message>
+        <location filename="../dashboard/views/config_page.cpp" line="121"/>
+        <source>&amp;Add…</source>
+        <translation>A&amp;jouter…</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/config_page.cpp" line="122"/>
+        <source>&amp;Edit…</source>
+        <translation>M&amp;odifier…</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/config_page.cpp" line="123"/>
+        <source>&amp;Temporary override…</source>
+        <translation>Surcharge &amp;temporaire…</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/config_page.cpp" line="124"/>
+        <source>&amp;Delete</source>
+        <translation>&amp;Supprimer</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/config_page.cpp" line="127"/>
+        <source>&amp;Reapply my change</source>
+        <translation>&amp;Réappliquer ma modification</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/config_page.cpp" line="142"/>
+        <source>&amp;Keep the current value</source>
+        <translation>&amp;Garder la valeur actuelle</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/config_page.cpp" line="188"/>
+        <location filename="../dashboard/views/config_page.cpp" line="212"/>
+        <source>Select a key first.</source>
+        <translation>Sélectionnez d’abord une clé.</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/config_page.cpp" line="224"/>
+        <source>Someone else changed %1 first (now at revision %2). Current value: %3
+Your value: %4</source>
+        <translation>Quelqu’un d’autre a modifié %1 avant vous (désormais en révision %2). Valeur actuelle : %3
+Votre valeur : %4</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/config_page.cpp" line="228"/>
+        <source>(deleted)</source>
+        <translation>(supprimée)</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/config_page.cpp" line="231"/>
+        <source>Conflict: nothing was overwritten.</source>
+        <translation>Conflit : rien n’a été écrasé.</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/config_page.cpp" line="236"/>
+        <source>Saved %1 (revision %2).</source>
+        <translation>%1 enregistrée (révision %2).</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/config_page.cpp" line="250"/>
+        <source>Saving…</source>
+        <translation>Enregistrement…</translation>
+    </message>
+</context>
+<context>
+    <name>rt::dashboard::ConnectDialog</name>
+    <message>
+        <location filename="../dashboard/views/main_window.cpp" line="32"/>
+        <source>Connect to a cluster</source>
+        <translation>Se connecter à un cluster</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/main_window.cpp" line="33"/>
+        <source>http://node-a:4000</source>
+        <translation>http://node-a:4000</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/main_window.cpp" line="36"/>
+        <source>a JWT signed with API_JWT_SECRET</source>
+        <translation>un JWT signé avec API_JWT_SECRET</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/main_window.cpp" line="39"/>
+        <source>Connect</source>
+        <translation>Se connecter</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/main_window.cpp" line="41"/>
+        <source>Node URL:</source>
+        <translation>URL du nœud :</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/main_window.cpp" line="42"/>
+        <source>Operator token:</source>
+        <translation>Jeton d’opérateur :</translation>
+    </message>
+</context>
+<context>
+    <name>rt::dashboard::ConnectionManager</name>
+    <message>
+        <location filename="../dashboard/api/connection_manager.cpp" line="51"/>
+        <source>&quot;%1&quot; is not the URL of a node (e.g. http://host:4000).</source>
+        <translation>« %1 » n’est pas l’URL d’un nœud (par ex. http://host:4000).</translation>
+    </message>
+</context>
+<context>
+    <name>rt::dashboard::DashboardApplication</name>
+    <message numerus="yes">
+        <location filename="../dashboard/app/dashboard_application.cpp" line="124"/>
+        <source>%n tenant(s).</source>
+        <translation>
+            <numerusform>%n locataire.</numerusform>
+            <numerusform>%n locataires.</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location filename="../dashboard/app/dashboard_application.cpp" line="158"/>
+        <source>Deleted %1.</source>
+        <translation>%1 supprimée.</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/app/dashboard_application.cpp" line="160"/>
+        <source>%1 changed meanwhile (revision %2): nothing was deleted.</source>
+        <translation>%1 a été modifiée entre-temps (révision %2) : rien n’a été supprimé.</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/app/dashboard_application.cpp" line="176"/>
+        <source>Created %1.</source>
+        <translation>%1 créé.</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/app/dashboard_application.cpp" line="190"/>
+        <source>Saved %1.</source>
+        <translation>%1 enregistré.</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/app/dashboard_application.cpp" line="203"/>
+        <source>Suspended %1: its clients are disconnected.</source>
+        <translation>%1 suspendu : ses clients sont déconnectés.</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/app/dashboard_application.cpp" line="204"/>
+        <source>Resumed %1.</source>
+        <translation>%1 réactivé.</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/app/dashboard_application.cpp" line="231"/>
+        <source>No full picture within %1 s (%2 snapshot(s) received).</source>
+        <translation>Pas de vue complète en %1 s (%2 instantané(s) reçu(s)).</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/app/dashboard_application.cpp" line="247"/>
+        <source>Cannot create %1.</source>
+        <translation>Impossible de créer %1.</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/app/dashboard_application.cpp" line="256"/>
+        <location filename="../dashboard/app/dashboard_application.cpp" line="270"/>
+        <source>Cannot write %1.</source>
+        <translation>Impossible d’écrire %1.</translation>
+    </message>
+</context>
+<context>
+    <name>rt::dashboard::FlowGraph</name>
+    <message>
+        <location filename="../dashboard/widgets/flow_graph.cpp" line="14"/>
+        <source>Message flow between nodes</source>
+        <translation>Flux de messages entre les nœuds</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/widgets/flow_graph.cpp" line="76"/>
+        <source>No nodes</source>
+        <translation>Aucun nœud</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/widgets/flow_graph.cpp" line="110"/>
+        <source>%1/s</source>
+        <translation>%1/s</translation>
+    </message>
+</context>
+<context>
+    <name>rt::dashboard::FlowPage</name>
+    <message>
+        <location filename="../dashboard/views/flow_page.cpp" line="40"/>
+        <source>Busiest tenants</source>
+        <translation>Locataires les plus actifs</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/flow_page.cpp" line="40"/>
+        <source>messages/s</source>
+        <translation>messages/s</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/flow_page.cpp" line="54"/>
+        <source>Filter tenants</source>
+        <translation>Filtrer les locataires</translation>
+    </message>
+</context>
+<context>
+    <name>rt::dashboard::LinkFlowModel</name>
+    <message>
+        <location filename="../dashboard/models/link_flow_model.cpp" line="81"/>
+        <source>From</source>
+        <translation>De</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/link_flow_model.cpp" line="83"/>
+        <source>To</source>
+        <translation>Vers</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/link_flow_model.cpp" line="85"/>
+        <source>Messages/s</source>
+        <translation>Messages/s</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/link_flow_model.cpp" line="87"/>
+        <source>Bytes/s</source>
+        <translation>Octets/s</translation>
+    </message>
+</context>
+<context>
+    <name>rt::dashboard::LiveFeed</name>
+    <message>
+        <location filename="../dashboard/api/live_feed.cpp" line="112"/>
+        <source>The node closed the live feed (code %1).</source>
+        <translation>Le nœud a fermé le flux en direct (code %1).</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/api/live_feed.cpp" line="113"/>
+        <source>The node closed the live feed (code %1): %2</source>
+        <translation>Le nœud a fermé le flux en direct (code %1) : %2</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/api/live_feed.cpp" line="124"/>
+        <source>The live feed failed: %1</source>
+        <translation>Le flux en direct a échoué : %1</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/api/live_feed.cpp" line="125"/>
+        <source>The live feed could not be opened: %1</source>
+        <translation>Le flux en direct n’a pas pu être ouvert : %1</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/api/live_feed.cpp" line="131"/>
+        <source>The node did not answer the last heartbeat within %1 s.</source>
+        <translation>Le nœud n’a pas répondu au dernier heartbeat en %1 s.</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/api/live_feed.cpp" line="141"/>
+        <source>The node sent nothing for %1 s.</source>
+        <translation>Le nœud n’a rien envoyé pendant %1 s.</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/api/live_feed.cpp" line="143"/>
+        <source>The node did not accept the live feed&apos;s connection within %1 s.</source>
+        <translation>Le nœud n’a pas accepté la connexion du flux en direct en %1 s.</translation>
+    </message>
+</context>
+<context>
+    <name>rt::dashboard::MainWindow</name>
+    <message>
+        <location filename="../dashboard/views/main_window.cpp" line="63"/>
+        <source>qtrealtime dashboard</source>
+        <translation>Tableau de bord qtrealtime</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/main_window.cpp" line="82"/>
+        <source>Cluster overview</source>
+        <translation>Vue d’ensemble du cluster</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/main_window.cpp" line="77"/>
+        <source>Connect to a node to see its cluster: nodes and their CPU load, tenant placement and message flow.</source>
+        <translation>Connectez-vous à un nœud pour voir son cluster : les nœuds et leur charge CPU, le placement des locataires et le flux des messages.</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/main_window.cpp" line="71"/>
+        <source>&amp;Nodes</source>
+        <translation>&amp;Nœuds</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/main_window.cpp" line="72"/>
+        <source>&amp;Placement</source>
+        <translation>&amp;Placement</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/main_window.cpp" line="73"/>
+        <source>&amp;Message flow</source>
+        <translation>Flux de &amp;messages</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/main_window.cpp" line="74"/>
+        <source>&amp;Configuration</source>
+        <translation>&amp;Configuration</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/main_window.cpp" line="75"/>
+        <source>&amp;Tenants</source>
+        <translation>&amp;Locataires</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/main_window.cpp" line="86"/>
+        <source>Not connected</source>
+        <translation>Non connecté</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/main_window.cpp" line="97"/>
         <source>&amp;File</source>
         <translation>&amp;Fichier</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/main_window.cpp" line="36"/>
+        <location filename="../dashboard/views/main_window.cpp" line="98"/>
+        <source>&amp;Connect…</source>
+        <translation>&amp;Se connecter…</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/main_window.cpp" line="100"/>
+        <source>&amp;Disconnect</source>
+        <translation>Se &amp;déconnecter</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/main_window.cpp" line="102"/>
         <source>&amp;Quit</source>
         <translation>&amp;Quitter</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/main_window.cpp" line="37"/>
+        <location filename="../dashboard/views/main_window.cpp" line="104"/>
+        <source>&amp;View</source>
+        <translation>Aff&amp;ichage</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/main_window.cpp" line="105"/>
+        <source>&amp;Language</source>
+        <translation>&amp;Langue</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/main_window.cpp" line="108"/>
+        <source>System language</source>
+        <translation>Langue du système</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/main_window.cpp" line="120"/>
+        <source>The language changes at the next start.</source>
+        <translation>La langue changera au prochain démarrage.</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/main_window.cpp" line="125"/>
         <source>&amp;Help</source>
         <translation>&amp;Aide</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/main_window.cpp" line="38"/>
+        <location filename="../dashboard/views/main_window.cpp" line="126"/>
         <source>&amp;About</source>
         <translation>À &amp;propos</translation>
     </message>
+    <message numerus="yes">
+        <location filename="../dashboard/views/main_window.cpp" line="170"/>
+        <source>%n call(s) in flight</source>
+        <translation>
+            <numerusform>%n appel en cours</numerusform>
+            <numerusform>%n appels en cours</numerusform>
+        </translation>
+    </message>
     <message>
-        <location filename="../dashboard/views/main_window.cpp" line="49"/>
+        <location filename="../dashboard/views/main_window.cpp" line="176"/>
+        <source>Cluster as seen by %1 at %2</source>
+        <translation>Cluster vu par %1 à %2</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/main_window.cpp" line="196"/>
         <source>About qtrealtime dashboard</source>
         <translation>À propos du tableau de bord qtrealtime</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/main_window.cpp" line="50"/>
+        <location filename="../dashboard/views/main_window.cpp" line="197"/>
         <source>Operator dashboard for qtrealtime clusters, version %1.</source>
         <translation>Tableau de bord d’exploitation des clusters qtrealtime, version %1.</translation>
+    </message>
+</context>
+<context>
+    <name>rt::dashboard::NodesModel</name>
+    <message>
+        <location filename="../dashboard/models/nodes_model.cpp" line="29"/>
+        <source>%1 d %2 h</source>
+        <translation>%1 j %2 h</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/nodes_model.cpp" line="32"/>
+        <source>%1 h %2 min</source>
+        <translation>%1 h %2 min</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/nodes_model.cpp" line="35"/>
+        <source>%1 min %2 s</source>
+        <translation>%1 min %2 s</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/nodes_model.cpp" line="37"/>
+        <source>%1 s</source>
+        <translation>%1 s</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/nodes_model.cpp" line="63"/>
+        <source>Yes</source>
+        <translation>Oui</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/nodes_model.cpp" line="63"/>
+        <source>No</source>
+        <translation>Non</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/nodes_model.cpp" line="99"/>
+        <source>Not enough data yet</source>
+        <translation>Pas encore assez de données</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/nodes_model.cpp" line="102"/>
+        <source>Clients: %1, node links: %2</source>
+        <translation>Clients : %1, liaisons entre nœuds : %2</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/nodes_model.cpp" line="106"/>
+        <source>Reaches the cluster backend</source>
+        <translation>Atteint le backend du cluster</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/nodes_model.cpp" line="107"/>
+        <source>Does not reach the cluster backend</source>
+        <translation>N’atteint pas le backend du cluster</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/nodes_model.cpp" line="138"/>
+        <source>Node</source>
+        <translation>Nœud</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/nodes_model.cpp" line="140"/>
+        <source>Region</source>
+        <translation>Région</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/nodes_model.cpp" line="142"/>
+        <source>Client address</source>
+        <translation>Adresse client</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/nodes_model.cpp" line="144"/>
+        <source>Uptime</source>
+        <translation>Temps de fonctionnement</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/nodes_model.cpp" line="146"/>
+        <source>Load</source>
+        <translation>Charge</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/nodes_model.cpp" line="148"/>
+        <source>Connections</source>
+        <translation>Connexions</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/nodes_model.cpp" line="150"/>
+        <source>Channels</source>
+        <translation>Canaux</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/nodes_model.cpp" line="152"/>
+        <source>Messages in/s</source>
+        <translation>Messages entrants/s</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/nodes_model.cpp" line="154"/>
+        <source>Messages out/s</source>
+        <translation>Messages sortants/s</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/nodes_model.cpp" line="156"/>
+        <source>Available</source>
+        <translation>Disponible</translation>
+    </message>
+</context>
+<context>
+    <name>rt::dashboard::NodesPage</name>
+    <message>
+        <location filename="../dashboard/views/nodes_page.cpp" line="19"/>
+        <source>CPU load per node</source>
+        <translation>Charge CPU par nœud</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/nodes_page.cpp" line="19"/>
+        <source>5-minute load average</source>
+        <translation>Charge moyenne sur 5 minutes</translation>
+    </message>
+</context>
+<context>
+    <name>rt::dashboard::PlacementModel</name>
+    <message>
+        <location filename="../dashboard/models/placement_model.cpp" line="60"/>
+        <source>%1 (ready)</source>
+        <translation>%1 (prêt)</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/placement_model.cpp" line="63"/>
+        <source>%1 (starting)</source>
+        <translation>%1 (démarrage)</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/placement_model.cpp" line="94"/>
+        <source>No change stream runs for this tenant</source>
+        <translation>Aucun flux de modifications ne tourne pour ce locataire</translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../dashboard/models/placement_model.cpp" line="99"/>
+        <source>%1: %n user(s)</source>
+        <translation>
+            <numerusform>%1 : %n utilisateur</numerusform>
+            <numerusform>%1 : %n utilisateurs</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/placement_model.cpp" line="147"/>
+        <source>Tenant</source>
+        <translation>Locataire</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/placement_model.cpp" line="149"/>
+        <source>Stream owner</source>
+        <translation>Propriétaire du flux</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/placement_model.cpp" line="151"/>
+        <source>Nodes with clients</source>
+        <translation>Nœuds avec clients</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/placement_model.cpp" line="153"/>
+        <source>Users</source>
+        <translation>Utilisateurs</translation>
+    </message>
+</context>
+<context>
+    <name>rt::dashboard::PlacementPage</name>
+    <message>
+        <location filename="../dashboard/views/placement_page.cpp" line="91"/>
+        <source>Filter tenants</source>
+        <translation>Filtrer les locataires</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/placement_page.cpp" line="98"/>
+        <source>Region:</source>
+        <translation>Région :</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/placement_page.cpp" line="100"/>
+        <source>Node:</source>
+        <translation>Nœud :</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/placement_page.cpp" line="102"/>
+        <source>Highlighted: the node that runs the tenant&apos;s change stream (its per-tenant singleton).</source>
+        <translation>En surbrillance : le nœud qui exécute le flux de modifications du locataire (son singleton par locataire).</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/placement_page.cpp" line="152"/>
+        <source>All regions</source>
+        <translation>Toutes les régions</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/placement_page.cpp" line="161"/>
+        <source>All nodes</source>
+        <translation>Tous les nœuds</translation>
+    </message>
+</context>
+<context>
+    <name>rt::dashboard::TenantDialog</name>
+    <message>
+        <location filename="../dashboard/views/tenants_page.cpp" line="44"/>
+        <source>Private channels only</source>
+        <translation>Canaux privés uniquement</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/tenants_page.cpp" line="45"/>
+        <source>Presence enabled for every channel</source>
+        <translation>Presence activée pour chaque canal</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/tenants_page.cpp" line="48"/>
+        <source>New tenant</source>
+        <translation>Nouveau locataire</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/tenants_page.cpp" line="48"/>
+        <source>Edit tenant %1</source>
+        <translation>Modifier le locataire %1</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/tenants_page.cpp" line="62"/>
+        <source>unchanged</source>
+        <translation>inchangé</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/tenants_page.cpp" line="64"/>
+        <source>the first label of the tenant&apos;s host name</source>
+        <translation>le premier label du nom d’hôte du locataire</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/tenants_page.cpp" line="65"/>
+        <source>at least 32 characters</source>
+        <translation>au moins 32 caractères</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/tenants_page.cpp" line="72"/>
+        <source>Create</source>
+        <translation>Créer</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/tenants_page.cpp" line="72"/>
+        <source>Save</source>
+        <translation>Enregistrer</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/tenants_page.cpp" line="75"/>
+        <source>External id:</source>
+        <translation>Identifiant externe :</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/tenants_page.cpp" line="76"/>
+        <source>Name:</source>
+        <translation>Nom :</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/tenants_page.cpp" line="77"/>
+        <source>JWT secret:</source>
+        <translation>Secret JWT :</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/tenants_page.cpp" line="78"/>
+        <source>Max concurrent users:</source>
+        <translation>Utilisateurs simultanés max. :</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/tenants_page.cpp" line="79"/>
+        <source>Max channels per client:</source>
+        <translation>Canaux par client max. :</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/tenants_page.cpp" line="80"/>
+        <source>Max events per second:</source>
+        <translation>Événements par seconde max. :</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/tenants_page.cpp" line="81"/>
+        <source>Max joins per second:</source>
+        <translation>Joins par seconde max. :</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/tenants_page.cpp" line="134"/>
+        <source>Enter the tenant&apos;s external id.</source>
+        <translation>Saisissez l’identifiant externe du locataire.</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/tenants_page.cpp" line="137"/>
+        <source>Enter the tenant&apos;s JWT secret.</source>
+        <translation>Saisissez le secret JWT du locataire.</translation>
+    </message>
+</context>
+<context>
+    <name>rt::dashboard::TenantFlowModel</name>
+    <message>
+        <location filename="../dashboard/models/tenant_flow_model.cpp" line="85"/>
+        <source>Tenant</source>
+        <translation>Locataire</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/tenant_flow_model.cpp" line="87"/>
+        <source>Node</source>
+        <translation>Nœud</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/tenant_flow_model.cpp" line="89"/>
+        <source>Messages in/s</source>
+        <translation>Messages entrants/s</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/tenant_flow_model.cpp" line="91"/>
+        <source>Messages out/s</source>
+        <translation>Messages sortants/s</translation>
+    </message>
+</context>
+<context>
+    <name>rt::dashboard::TenantsModel</name>
+    <message>
+        <location filename="../dashboard/models/tenants_model.cpp" line="59"/>
+        <location filename="../dashboard/models/tenants_model.cpp" line="61"/>
+        <source>Yes</source>
+        <translation>Oui</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/tenants_model.cpp" line="59"/>
+        <location filename="../dashboard/models/tenants_model.cpp" line="61"/>
+        <source>No</source>
+        <translation>Non</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/tenants_model.cpp" line="104"/>
+        <source>Tenant</source>
+        <translation>Locataire</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/tenants_model.cpp" line="106"/>
+        <source>Name</source>
+        <translation>Nom</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/tenants_model.cpp" line="108"/>
+        <source>Max users</source>
+        <translation>Utilisateurs max.</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/tenants_model.cpp" line="110"/>
+        <source>Max channels per client</source>
+        <translation>Canaux par client max.</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/tenants_model.cpp" line="112"/>
+        <source>Max events/s</source>
+        <translation>Événements/s max.</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/tenants_model.cpp" line="114"/>
+        <source>Max joins/s</source>
+        <translation>Joins/s max.</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/tenants_model.cpp" line="116"/>
+        <source>Private only</source>
+        <translation>Privé uniquement</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/tenants_model.cpp" line="118"/>
+        <source>Presence</source>
+        <translation>Presence</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/tenants_model.cpp" line="120"/>
+        <source>Extensions</source>
+        <translation>Extensions</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/tenants_model.cpp" line="122"/>
+        <source>Created</source>
+        <translation>Créé le</translation>
+    </message>
+</context>
+<context>
+    <name>rt::dashboard::TenantsPage</name>
+    <message>
+        <location filename="../dashboard/views/tenants_page.cpp" line="156"/>
+        <source>Re&amp;fresh</source>
+        <translation>Ac&amp;tualiser</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/tenants_page.cpp" line="157"/>
+        <source>&amp;New tenant…</source>
+        <translation>Nou&amp;veau locataire…</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/tenants_page.cpp" line="158"/>
+        <source>&amp;Edit…</source>
+        <translation>M&amp;odifier…</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/tenants_page.cpp" line="159"/>
+        <source>&amp;Suspend</source>
+        <translation>&amp;Suspendre</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/tenants_page.cpp" line="160"/>
+        <source>&amp;Resume</source>
+        <translation>&amp;Réactiver</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/tenants_page.cpp" line="174"/>
+        <source>Filter tenants</source>
+        <translation>Filtrer les locataires</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/tenants_page.cpp" line="176"/>
+        <source>Disconnects the tenant&apos;s clients and refuses new ones.</source>
+        <translation>Déconnecte les clients du locataire et refuse les nouveaux.</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/tenants_page.cpp" line="211"/>
+        <location filename="../dashboard/views/tenants_page.cpp" line="233"/>
+        <source>Select a tenant first.</source>
+        <translation>Sélectionnez d’abord un locataire.</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/tenants_page.cpp" line="255"/>
+        <source>Working…</source>
+        <translation>En cours…</translation>
+    </message>
+</context>
+<context>
+    <name>rt::dashboard::TimeSeriesChart</name>
+    <message>
+        <location filename="../dashboard/charts/time_series_chart.cpp" line="24"/>
+        <source>Time</source>
+        <translation>Heure</translation>
     </message>
 </context>
 </TS>
