@@ -116,9 +116,9 @@ RowChanges ConfigModel::apply(const api::ClusterSnapshot &snapshot)
 int ConfigModel::rowOf(const QString &key) const
 {
     const auto it = std::lower_bound(
-            m_rows.all().cbegin(), m_rows.all().cend(), key,
+            m_rows.begin(), m_rows.end(), key,
             [](const api::ConfigValue &row, const QString &wanted) { return row.key < wanted; });
-    return it != m_rows.all().cend() && it->key == key ? int(it - m_rows.all().cbegin()) : -1;
+    return it != m_rows.end() && it->key == key ? int(it - m_rows.begin()) : -1;
 }
 
 const api::ConfigValue *ConfigModel::entry(const QString &key) const

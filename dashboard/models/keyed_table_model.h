@@ -4,6 +4,7 @@
 #include <QThread>
 
 #include <algorithm>
+#include <compare>
 #include <iterator>
 #include <vector>
 
@@ -21,7 +22,7 @@ struct RowChanges
 };
 
 // The rows of a KeyedTableModel, sorted by key. Outside KeyedTableModel::applyRows() they are
-// one vector (all()); during it, what the views see is the rows already in their new place
+// one vector; during it, what the views see is the rows already in their new place
 // followed by the rest of the previous rows, so that every insert and removal signal costs only
 // the rows it names, not a shift of all the rows after it. Index with [] at any time.
 template <typename Row>
@@ -35,14 +36,50 @@ public:
         const auto at = std::size_t(i);
         return at < m_head.size() ? m_head[at] : m_tail[m_tailStart + (at - m_head.size())];
     }
-    // Every row; only outside applyRows().
-    const std::vector<Row> &all() const
+    // A random-access iterator over the rows as the views see them (valid in both states, so
+    // std::lower_bound by key works even from a slot connected to a row signal).
+    class const_iterator
     {
-        Q_ASSERT(m_tail.empty());
-        return m_head;
-    }
-    auto begin() const { return all().cbegin(); }
-    auto end() const { return all().cend(); }
+    public:
+        using iterator_category = std::random_access_iterator_tag;
+        using value_type = Row;
+        using difference_type = qsizetype;
+        using pointer = const Row *;
+        using reference = const Row &;
+
+        const_iterator() = default;
+        const_iterator(const KeyedRows *rows, qsizetype at) : m_rows(rows), m_at(at) { }
+        reference operator*() const { return (*m_rows)[m_at]; }
+        pointer operator->() const { return &(*m_rows)[m_at]; }
+        reference operator[](difference_type n) const { return (*m_rows)[m_at + n]; }
+        const_iterator &operator++() { return ++m_at, *this; }
+        const_iterator operator++(int) { return const_iterator(m_rows, m_at++); }
+        const_iterator &operator--() { return --m_at, *this; }
+        const_iterator operator--(int) { return const_iterator(m_rows, m_at--); }
+        const_iterator &operator+=(difference_type n) { return m_at += n, *this; }
+        const_iterator &operator-=(difference_type n) { return m_at -= n, *this; }
+        friend const_iterator operator+(const_iterator it, difference_type n) { return it += n; }
+        friend const_iterator operator+(difference_type n, const_iterator it) { return it += n; }
+        friend const_iterator operator-(const_iterator it, difference_type n) { return it -= n; }
+        friend difference_type operator-(const const_iterator &a, const const_iterator &b)
+        {
+            return a.m_at - b.m_at;
+        }
+        friend bool operator==(const const_iterator &a, const const_iterator &b)
+        {
+            return a.m_at == b.m_at;
+        }
+        friend auto operator<=>(const const_iterator &a, const const_iterator &b)
+        {
+            return a.m_at <=> b.m_at;
+        }
+
+    private:
+        const KeyedRows *m_rows = nullptr;
+        qsizetype m_at = 0;
+    };
+    const_iterator begin() const { return const_iterator(this, 0); }
+    const_iterator end() const { return const_iterator(this, size()); }
 
     // An empty vector to build the next rows in (its memory is reused from update to update).
     std::vector<Row> &scratch()

@@ -122,9 +122,9 @@ int LinkFlowModel::rowOf(const QString &from, const QString &to) const
 {
     const auto key = std::tie(from, to);
     const auto it = std::lower_bound(
-            m_rows.all().cbegin(), m_rows.all().cend(), key,
+            m_rows.begin(), m_rows.end(), key,
             [](const api::LinkFlow &row, const auto &wanted) { return keyOf(row) < wanted; });
-    return it != m_rows.all().cend() && keyOf(*it) == key ? int(it - m_rows.all().cbegin()) : -1;
+    return it != m_rows.end() && keyOf(*it) == key ? int(it - m_rows.begin()) : -1;
 }
 
 const api::LinkFlow *LinkFlowModel::link(int row) const

@@ -238,10 +238,9 @@ RowChanges NodesModel::apply(const api::ClusterSnapshot &snapshot)
 int NodesModel::rowOf(const QString &nodeId) const
 {
     const auto it =
-            std::lower_bound(m_rows.all().cbegin(), m_rows.all().cend(), nodeId,
+            std::lower_bound(m_rows.begin(), m_rows.end(), nodeId,
                              [](const Row &row, const QString &id) { return row.node.id < id; });
-    return it != m_rows.all().cend() && it->node.id == nodeId ? int(it - m_rows.all().cbegin())
-                                                              : -1;
+    return it != m_rows.end() && it->node.id == nodeId ? int(it - m_rows.begin()) : -1;
 }
 
 QString NodesModel::nodeId(int row) const

@@ -161,9 +161,9 @@ int TenantFlowModel::rowOf(const QString &tenant, const QString &node) const
 {
     const auto key = std::tie(tenant, node);
     const auto it = std::lower_bound(
-            m_rows.all().cbegin(), m_rows.all().cend(), key,
+            m_rows.begin(), m_rows.end(), key,
             [](const api::TenantFlow &row, const auto &wanted) { return keyOf(row) < wanted; });
-    return it != m_rows.all().cend() && keyOf(*it) == key ? int(it - m_rows.all().cbegin()) : -1;
+    return it != m_rows.end() && keyOf(*it) == key ? int(it - m_rows.begin()) : -1;
 }
 
 const api::TenantFlow *TenantFlowModel::flow(int row) const

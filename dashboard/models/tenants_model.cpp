@@ -163,7 +163,7 @@ RowChanges TenantsModel::setTenants(const QList<api::TenantSummary> &tenants)
 
 RowChanges TenantsModel::upsertTenant(const api::TenantSummary &tenant)
 {
-    std::vector<api::TenantSummary> next = m_rows.all();
+    std::vector<api::TenantSummary> next(m_rows.begin(), m_rows.end());
     const int row = rowOf(tenant.externalId);
     if (row >= 0) {
         next[std::size_t(row)] = tenant;
@@ -175,7 +175,7 @@ RowChanges TenantsModel::upsertTenant(const api::TenantSummary &tenant)
 
 RowChanges TenantsModel::removeTenant(const QString &externalId)
 {
-    std::vector<api::TenantSummary> next = m_rows.all();
+    std::vector<api::TenantSummary> next(m_rows.begin(), m_rows.end());
     const int row = rowOf(externalId);
     if (row < 0) {
         return {};
@@ -186,13 +186,11 @@ RowChanges TenantsModel::removeTenant(const QString &externalId)
 
 int TenantsModel::rowOf(const QString &externalId) const
 {
-    const auto it = std::lower_bound(m_rows.all().cbegin(), m_rows.all().cend(), externalId,
+    const auto it = std::lower_bound(m_rows.begin(), m_rows.end(), externalId,
                                      [](const api::TenantSummary &row, const QString &wanted) {
                                          return row.externalId < wanted;
                                      });
-    return it != m_rows.all().cend() && it->externalId == externalId
-            ? int(it - m_rows.all().cbegin())
-            : -1;
+    return it != m_rows.end() && it->externalId == externalId ? int(it - m_rows.begin()) : -1;
 }
 
 api::TenantSummary TenantsModel::tenant(int row) const
@@ -202,7 +200,7 @@ api::TenantSummary TenantsModel::tenant(int row) const
 
 QList<api::TenantSummary> TenantsModel::tenants() const
 {
-    return QList<api::TenantSummary>(m_rows.all().cbegin(), m_rows.all().cend());
+    return QList<api::TenantSummary>(m_rows.begin(), m_rows.end());
 }
 
 } // namespace rt::dashboard

@@ -547,6 +547,32 @@ private Q_SLOTS:
         }
     }
 
+    void lookupsByKeyWorkInsideRowSignals()
+    {
+        // A page's slot on rowsInserted/rowsRemoved may look rows up by key while the update is
+        // still under way: it must find exactly the rows the model shows at that moment.
+        SnapshotModels models;
+        const PlacementModel *placement = models.placement();
+        int checks = 0;
+        const auto check = [&] {
+            for (int row = 0; row < placement->rowCount(); ++row) {
+                QCOMPARE(placement->rowOf(placement->tenant(row)), row);
+                ++checks;
+            }
+        };
+        connect(placement, &QAbstractItemModel::rowsInserted, this, check);
+        connect(placement, &QAbstractItemModel::rowsRemoved, this, check);
+        ClusterSnapshot withoutAcme = later();
+        withoutAcme.tenants.removeFirst();
+        for (const ClusterSnapshot &snapshot : { first(), later(), withoutAcme, first() }) {
+            models.apply(snapshot);
+        }
+        // Rows each signal's check saw: acme+globex in; initech in; acme out; then, in key
+        // order, acme in (beside globex and initech) and initech out.
+        QCOMPARE(checks, 2 + 3 + 2 + 3 + 2);
+        QCOMPARE(column(placement, 0), (QStringList{ u"acme"_s, u"globex"_s }));
+    }
+
     void everyModelPassesTheModelTester()
     {
         SnapshotModels models;
