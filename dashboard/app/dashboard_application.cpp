@@ -7,6 +7,7 @@
 #include "dashboard/api/connection_state.h"
 #include "dashboard/api/tenant_changes.h"
 #include "dashboard/app/dashboard_settings.h"
+#include "dashboard/app/model_summary.h"
 #include "dashboard/models/snapshot_models.h"
 #include "dashboard/models/tenants_model.h"
 #include "dashboard/views/config_page.h"
@@ -16,8 +17,10 @@
 #include "shared/api/tenant_summary.h"
 
 #include <QDir>
+#include <QJsonDocument>
 #include <QLoggingCategory>
 #include <QPixmap>
+#include <QSaveFile>
 #include <QTabWidget>
 #include <QTimer>
 
@@ -212,6 +215,11 @@ QStringList DashboardApplication::screenshotNames()
              QStringLiteral("tenants.png") };
 }
 
+QString DashboardApplication::summaryName()
+{
+    return QStringLiteral("summary.json");
+}
+
 void DashboardApplication::takeScreenshots(const QString &directory, int liveUpdates, int timeoutMs,
                                            std::function<void(int exitCode)> done)
 {
@@ -251,6 +259,18 @@ void DashboardApplication::checkScreenshotsReady()
         qCInfo(lcDashboard) << "wrote" << file;
     }
     tabs->setCurrentIndex(0);
+    // What the models show, for scripts and tests that check the report without reading pixels.
+    const QString summaryFile = directory.filePath(summaryName());
+    QSaveFile summary(summaryFile);
+    if (!summary.open(QIODevice::WriteOnly)
+        || summary.write(QJsonDocument(modelSummary(*m_models, m_connection->stateText()))
+                                 .toJson(QJsonDocument::Indented))
+                < 0
+        || !summary.commit()) {
+        finishScreenshots(4, tr("Cannot write %1.").arg(summaryFile));
+        return;
+    }
+    qCInfo(lcDashboard) << "wrote" << summaryFile;
     finishScreenshots(0, QString());
 }
 

@@ -39,12 +39,15 @@ public:
     void connectTo(const QString &url, const QByteArray &token);
 
     // Report mode: once the first snapshot and `liveUpdates` live pushes arrived (and the tenant
-    // list), writes one PNG per view into `directory` and calls `done(0)`; `done(non-zero)`
+    // list), writes one PNG per view into `directory`, and what the models show as JSON
+    // (summaryName(), see modelSummary()), and calls `done(0)`; `done(non-zero)`
     // with the reason printed when the connection fails or nothing arrives within `timeoutMs`.
     void takeScreenshots(const QString &directory, int liveUpdates, int timeoutMs,
                          std::function<void(int exitCode)> done);
     // The files takeScreenshots() writes, in tab order.
     static QStringList screenshotNames();
+    // The JSON file takeScreenshots() writes with them.
+    static QString summaryName();
 
 private:
     void onStateChanged(const ConnectionState &state);
