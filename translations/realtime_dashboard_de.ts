@@ -427,7 +427,7 @@ Ihr Wert: %4</translation>
     <message>
         <location filename="../dashboard/app/dashboard_application.cpp" line="203"/>
         <source>Suspended %1: its clients are disconnected.</source>
-        <translation>%1 gesperrt: Seine Clients sind getrennt.</translation>
+        <translation>%1 gesperrt: Seine Clients wurden getrennt.</translation>
     </message>
     <message>
         <location filename="../dashboard/app/dashboard_application.cpp" line="204"/>
@@ -777,7 +777,7 @@ Ihr Wert: %4</translation>
     <message>
         <location filename="../dashboard/views/nodes_page.cpp" line="19"/>
         <source>CPU load per node</source>
-        <translation>CPU-Last je Knoten</translation>
+        <translation>CPU-Last pro Knoten</translation>
     </message>
     <message>
         <location filename="../dashboard/views/nodes_page.cpp" line="19"/>
@@ -795,7 +795,7 @@ Ihr Wert: %4</translation>
     <message>
         <location filename="../dashboard/models/placement_model.cpp" line="63"/>
         <source>%1 (starting)</source>
-        <translation>%1 (startet)</translation>
+        <translation>%1 (wird gestartet)</translation>
     </message>
     <message>
         <location filename="../dashboard/models/placement_model.cpp" line="94"/>
@@ -934,7 +934,7 @@ Ihr Wert: %4</translation>
     <message>
         <location filename="../dashboard/views/tenants_page.cpp" line="79"/>
         <source>Max channels per client:</source>
-        <translation>Max. Kanäle je Client:</translation>
+        <translation>Max. Kanäle pro Client:</translation>
     </message>
     <message>
         <location filename="../dashboard/views/tenants_page.cpp" line="80"/>
@@ -1012,7 +1012,7 @@ Ihr Wert: %4</translation>
     <message>
         <location filename="../dashboard/models/tenants_model.cpp" line="110"/>
         <source>Max channels per client</source>
-        <translation>Max. Kanäle je Client</translation>
+        <translation>Max. Kanäle pro Client</translation>
     </message>
     <message>
         <location filename="../dashboard/models/tenants_model.cpp" line="112"/>
