@@ -490,8 +490,13 @@ QByteArray commitTimestampText(qint64 pgMicros)
     }
     constexpr qint64 MicrosPerDay = 86'400'000'000;
     constexpr qint64 DaysFrom1970To2000 = 10'957;
+    // The remainder, not days * MicrosPerDay, gives the time of day: that product leaves
+    // qint64 for instants within a day of the range's ends (the fuzzer found it).
     const qint64 days = floorDiv(pgMicros, MicrosPerDay);
-    const qint64 microsOfDay = pgMicros - days * MicrosPerDay;
+    qint64 microsOfDay = pgMicros % MicrosPerDay;
+    if (microsOfDay < 0) {
+        microsOfDay += MicrosPerDay;
+    }
     const CivilDate date = civilFromDays(days + DaysFrom1970To2000);
     const qint64 millisOfDay = microsOfDay / 1000;
     const qint64 seconds = millisOfDay / 1000;

@@ -571,6 +571,11 @@ void PgoutputDecoderTest::commitTimestampText_data()
                             << QByteArray("0001-01-01T00:00:00.000Z");
     QTest::newRow("year 0") << qint64(-63'082'368'000'000'000)
                             << QByteArray("0000-12-31T00:00:00.000Z");
+    // Postgres never sends these, but a WAL byte stream may: no overflow at the range's ends.
+    QTest::newRow("one after -infinity")
+            << std::numeric_limits<qint64>::min() + 1 << QByteArray("-290278-12-22T19:59:05.224Z");
+    QTest::newRow("one before infinity")
+            << std::numeric_limits<qint64>::max() - 1 << QByteArray("294277-01-09T04:00:54.775Z");
     QTest::newRow("-infinity") << std::numeric_limits<qint64>::min() << QByteArray("-infinity");
     QTest::newRow("infinity") << std::numeric_limits<qint64>::max() << QByteArray("infinity");
 }
