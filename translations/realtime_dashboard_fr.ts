@@ -397,7 +397,7 @@ Votre valeur : %4</translation>
 <context>
     <name>rt::dashboard::DashboardApplication</name>
     <message numerus="yes">
-        <location filename="../dashboard/app/dashboard_application.cpp" line="124"/>
+        <location filename="../dashboard/app/dashboard_application.cpp" line="132"/>
         <source>%n tenant(s).</source>
         <translation>
             <numerusform>%n locataire.</numerusform>
@@ -405,48 +405,48 @@ Votre valeur : %4</translation>
         </translation>
     </message>
     <message>
-        <location filename="../dashboard/app/dashboard_application.cpp" line="158"/>
+        <location filename="../dashboard/app/dashboard_application.cpp" line="166"/>
         <source>Deleted %1.</source>
         <translation>%1 supprimée.</translation>
     </message>
     <message>
-        <location filename="../dashboard/app/dashboard_application.cpp" line="160"/>
+        <location filename="../dashboard/app/dashboard_application.cpp" line="168"/>
         <source>%1 changed meanwhile (revision %2): nothing was deleted.</source>
         <translation>%1 a été modifiée entre-temps (révision %2) : rien n’a été supprimé.</translation>
     </message>
     <message>
-        <location filename="../dashboard/app/dashboard_application.cpp" line="176"/>
+        <location filename="../dashboard/app/dashboard_application.cpp" line="184"/>
         <source>Created %1.</source>
         <translation>%1 créé.</translation>
     </message>
     <message>
-        <location filename="../dashboard/app/dashboard_application.cpp" line="190"/>
+        <location filename="../dashboard/app/dashboard_application.cpp" line="198"/>
         <source>Saved %1.</source>
         <translation>%1 enregistré.</translation>
     </message>
     <message>
-        <location filename="../dashboard/app/dashboard_application.cpp" line="203"/>
+        <location filename="../dashboard/app/dashboard_application.cpp" line="211"/>
         <source>Suspended %1: its clients are disconnected.</source>
         <translation>%1 suspendu : ses clients sont déconnectés.</translation>
     </message>
     <message>
-        <location filename="../dashboard/app/dashboard_application.cpp" line="204"/>
+        <location filename="../dashboard/app/dashboard_application.cpp" line="212"/>
         <source>Resumed %1.</source>
         <translation>%1 réactivé.</translation>
     </message>
     <message>
-        <location filename="../dashboard/app/dashboard_application.cpp" line="231"/>
+        <location filename="../dashboard/app/dashboard_application.cpp" line="239"/>
         <source>No full picture within %1 s (%2 snapshot(s) received).</source>
         <translation>Pas de vue complète en %1 s (%2 instantané(s) reçu(s)).</translation>
     </message>
     <message>
-        <location filename="../dashboard/app/dashboard_application.cpp" line="247"/>
+        <location filename="../dashboard/app/dashboard_application.cpp" line="254"/>
         <source>Cannot create %1.</source>
         <translation>Impossible de créer %1.</translation>
     </message>
     <message>
-        <location filename="../dashboard/app/dashboard_application.cpp" line="256"/>
-        <location filename="../dashboard/app/dashboard_application.cpp" line="270"/>
+        <location filename="../dashboard/app/dashboard_application.cpp" line="263"/>
+        <location filename="../dashboard/app/dashboard_application.cpp" line="277"/>
         <source>Cannot write %1.</source>
         <translation>Impossible d’écrire %1.</translation>
     </message>
@@ -454,19 +454,24 @@ Votre valeur : %4</translation>
 <context>
     <name>rt::dashboard::FlowGraph</name>
     <message>
-        <location filename="../dashboard/widgets/flow_graph.cpp" line="14"/>
+        <location filename="../dashboard/widgets/flow_graph.cpp" line="15"/>
         <source>Message flow between nodes</source>
         <translation>Flux de messages entre les nœuds</translation>
     </message>
     <message>
-        <location filename="../dashboard/widgets/flow_graph.cpp" line="76"/>
+        <location filename="../dashboard/widgets/flow_graph.cpp" line="87"/>
         <source>No nodes</source>
         <translation>Aucun nœud</translation>
     </message>
     <message>
-        <location filename="../dashboard/widgets/flow_graph.cpp" line="110"/>
+        <location filename="../dashboard/widgets/flow_graph.cpp" line="122"/>
         <source>%1/s</source>
         <translation>%1/s</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/widgets/flow_graph.cpp" line="128"/>
+        <source>The busiest %1 of %2 links</source>
+        <translation>Les %1 liaisons les plus chargées sur %2</translation>
     </message>
 </context>
 <context>
@@ -511,39 +516,39 @@ Votre valeur : %4</translation>
     </message>
 </context>
 <context>
-    <name>rt::dashboard::LiveFeed</name>
+    <name>rt::dashboard::LiveFeedConnection</name>
     <message>
-        <location filename="../dashboard/api/live_feed.cpp" line="112"/>
+        <location filename="../dashboard/api/live_feed_connection.cpp" line="118"/>
         <source>The node closed the live feed (code %1).</source>
         <translation>Le nœud a fermé le flux en direct (code %1).</translation>
     </message>
     <message>
-        <location filename="../dashboard/api/live_feed.cpp" line="113"/>
+        <location filename="../dashboard/api/live_feed_connection.cpp" line="119"/>
         <source>The node closed the live feed (code %1): %2</source>
         <translation>Le nœud a fermé le flux en direct (code %1) : %2</translation>
     </message>
     <message>
-        <location filename="../dashboard/api/live_feed.cpp" line="124"/>
+        <location filename="../dashboard/api/live_feed_connection.cpp" line="130"/>
         <source>The live feed failed: %1</source>
         <translation>Le flux en direct a échoué : %1</translation>
     </message>
     <message>
-        <location filename="../dashboard/api/live_feed.cpp" line="125"/>
+        <location filename="../dashboard/api/live_feed_connection.cpp" line="131"/>
         <source>The live feed could not be opened: %1</source>
         <translation>Le flux en direct n’a pas pu être ouvert : %1</translation>
     </message>
     <message>
-        <location filename="../dashboard/api/live_feed.cpp" line="131"/>
+        <location filename="../dashboard/api/live_feed_connection.cpp" line="137"/>
         <source>The node did not answer the last heartbeat within %1 s.</source>
         <translation>Le nœud n’a pas répondu au dernier heartbeat en %1 s.</translation>
     </message>
     <message>
-        <location filename="../dashboard/api/live_feed.cpp" line="141"/>
+        <location filename="../dashboard/api/live_feed_connection.cpp" line="147"/>
         <source>The node sent nothing for %1 s.</source>
         <translation>Le nœud n’a rien envoyé pendant %1 s.</translation>
     </message>
     <message>
-        <location filename="../dashboard/api/live_feed.cpp" line="143"/>
+        <location filename="../dashboard/api/live_feed_connection.cpp" line="149"/>
         <source>The node did not accept the live feed&apos;s connection within %1 s.</source>
         <translation>Le nœud n’a pas accepté la connexion du flux en direct en %1 s.</translation>
     </message>

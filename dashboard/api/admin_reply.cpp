@@ -2,8 +2,10 @@
 
 #include "dashboard/api/admin_client.h"
 
+#include <QFutureWatcher>
 #include <QNetworkReply>
 #include <QTimer>
+#include <QtConcurrent/QtConcurrentRun>
 
 namespace rt::dashboard {
 
@@ -24,6 +26,12 @@ void AdminReply::abort()
         return;
     }
     m_abortedByUs = true;
+    if (m_finishDeferred) {
+        // The answer arrived and is still being interpreted: that result will be dropped.
+        fail(AdminResponses::networkError(ApiError::Kind::Canceled, QString()));
+        finish();
+        return;
+    }
     // A reply that already failed has its finished() on the way; aborting it again only makes
     // Qt complain.
     if (m_reply && m_reply->error() == QNetworkReply::NoError) {
@@ -62,6 +70,9 @@ void AdminReply::onNetworkReplyFinished()
     const QVariant status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute);
     if (status.isValid() && status.toInt() > 0) {
         interpret(status.toInt(), reply->readAll());
+        if (m_finishDeferred) {
+            return;
+        }
     } else if (reply->error() == QNetworkReply::OperationCanceledError) {
         // Qt reports a transfer timeout as a cancellation too.
         fail(AdminResponses::networkError(m_abortedByUs ? ApiError::Kind::Canceled
@@ -73,6 +84,11 @@ void AdminReply::onNetworkReplyFinished()
                                                   : ApiError::Kind::Network,
                                           reply->errorString()));
     }
+    finish();
+}
+
+void AdminReply::finishDeferred()
+{
     finish();
 }
 
@@ -93,12 +109,37 @@ void AdminReply::finish()
 
 void SnapshotReply::interpret(int status, const QByteArray &body)
 {
-    Result<api::ClusterSnapshot, ApiError> snapshot = AdminResponses::snapshot(status, body);
-    if (!snapshot) {
-        fail(snapshot.error());
-        return;
-    }
-    Q_EMIT succeeded(*snapshot);
+    // What the pool thread hands back (QFuture wants a default-constructible value).
+    struct Parsed
+    {
+        std::optional<api::ClusterSnapshot> snapshot;
+        ApiError error;
+    };
+    deferFinish();
+    auto *watcher = new QFutureWatcher<Parsed>(this); // NOLINT: child, dies with the reply
+    connect(watcher, &QFutureWatcher<Parsed>::finished, this, [this, watcher] {
+        watcher->deleteLater();
+        if (isFinished()) {
+            return; // aborted meanwhile
+        }
+        const Parsed parsed = watcher->result();
+        if (parsed.snapshot) {
+            Q_EMIT succeeded(*parsed.snapshot);
+        } else {
+            fail(parsed.error);
+        }
+        finishDeferred();
+    });
+    watcher->setFuture(QtConcurrent::run([status, body] {
+        Result<api::ClusterSnapshot, ApiError> snapshot = AdminResponses::snapshot(status, body);
+        Parsed parsed;
+        if (snapshot) {
+            parsed.snapshot = std::move(snapshot).value();
+        } else {
+            parsed.error = snapshot.error();
+        }
+        return parsed;
+    }));
 }
 
 void ConfigListReply::interpret(int status, const QByteArray &body)

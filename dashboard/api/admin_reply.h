@@ -42,6 +42,10 @@ protected:
     // The HTTP answer: emit the typed success signal, or call fail().
     virtual void interpret(int status, const QByteArray &body) = 0;
     void fail(const ApiError &error);
+    // For an interpret() that goes on elsewhere (a large body parsed off the GUI thread): the
+    // reply finishes only at finishDeferred(), or at abort() before it (failed(Canceled)).
+    void deferFinish() { m_finishDeferred = true; }
+    void finishDeferred();
 
 private:
     friend class AdminClient;
@@ -56,9 +60,11 @@ private:
     bool m_finished = false;
     bool m_abortedByUs = false;
     bool m_sent = false; // counted in AdminClient::pendingRequests()
+    bool m_finishDeferred = false;
 };
 
-// GET /api/admin/snapshot.
+// GET /api/admin/snapshot. The body (megabytes for a large cluster) is parsed on a pool
+// thread; succeeded() comes back on the GUI thread.
 class SnapshotReply : public AdminReply
 {
     Q_OBJECT

@@ -1,163 +1,80 @@
 #include "dashboard/api/live_feed.h"
 
-#include <QLoggingCategory>
-#include <QNetworkRequest>
-#include <QWebSocket>
-
 namespace rt::dashboard {
 
-namespace {
-
-Q_LOGGING_CATEGORY(lcLiveFeed, "rt.dashboard.livefeed")
-
-} // namespace
-
-LiveFeed::LiveFeed(QObject *parent) : QObject(parent), m_heartbeatTimer(this), m_silenceTimer(this)
+LiveFeed::LiveFeed(QObject *parent) : QObject(parent), m_connection(new LiveFeedConnection)
 {
-    m_silenceTimer.setSingleShot(true);
-    connect(&m_heartbeatTimer, &QTimer::timeout, this, &LiveFeed::onHeartbeatDue);
-    connect(&m_silenceTimer, &QTimer::timeout, this, &LiveFeed::onSilence);
+    m_thread.setObjectName(QStringLiteral("live-feed"));
+    m_connection->moveToThread(&m_thread);
+    connect(&m_thread, &QThread::finished, m_connection, &QObject::deleteLater);
+    // Queued: the connection emits on the feed's thread.
+    connect(m_connection, &LiveFeedConnection::joined, this, &LiveFeed::onJoined);
+    connect(m_connection, &LiveFeedConnection::snapshotReceived, this, &LiveFeed::onSnapshot);
+    connect(m_connection, &LiveFeedConnection::problemOccurred, this, &LiveFeed::onProblem);
+    connect(m_connection, &LiveFeedConnection::lost, this, &LiveFeed::onLost);
+    m_thread.start();
 }
 
 LiveFeed::~LiveFeed()
 {
-    dropSocket();
+    ++m_generation;
+    m_connection->disconnect(this);
+    QMetaObject::invokeMethod(m_connection, &LiveFeedConnection::close);
+    m_thread.quit();
+    // Bounded: the feed's thread never blocks, so it ends as soon as it sees the quit.
+    m_thread.wait();
 }
 
 void LiveFeed::open(const QUrl &url, const QByteArray &token)
 {
-    dropSocket();
+    const quint64 generation = ++m_generation;
     m_url = url;
-    m_protocol.reset();
-    m_socket = new QWebSocket(QString(), QWebSocketProtocol::VersionLatest, this);
-    connect(m_socket, &QWebSocket::connected, this, &LiveFeed::onConnected);
-    connect(m_socket, &QWebSocket::textMessageReceived, this, &LiveFeed::onTextMessage);
-    connect(m_socket, &QWebSocket::disconnected, this, &LiveFeed::onDisconnected);
-    connect(m_socket, qOverload<QAbstractSocket::SocketError>(&QWebSocket::error), this,
-            &LiveFeed::onSocketError);
-    QNetworkRequest request(url);
-    request.setRawHeader(QByteArrayLiteral("Authorization"), QByteArrayLiteral("Bearer ") + token);
-    qCDebug(lcLiveFeed) << "opening" << url.toDisplayString();
-    // The handshake is bounded by the silence timer as well.
-    m_silenceTimer.start(m_timing.silenceTimeout);
-    m_socket->open(request);
+    m_open = true;
+    m_joined = false;
+    QMetaObject::invokeMethod(
+            m_connection, [connection = m_connection, generation, url, token, timing = m_timing] {
+                connection->open(generation, url, token, timing);
+            });
 }
 
 void LiveFeed::close()
 {
-    dropSocket();
+    ++m_generation;
+    m_open = false;
+    m_joined = false;
+    QMetaObject::invokeMethod(m_connection, &LiveFeedConnection::close);
 }
 
-void LiveFeed::dropSocket()
+void LiveFeed::onJoined(quint64 generation)
 {
-    m_heartbeatTimer.stop();
-    m_silenceTimer.stop();
-    if (!m_socket) {
+    if (generation != m_generation) {
         return;
     }
-    QWebSocket *socket = std::exchange(m_socket, nullptr);
-    // No signal of the old socket may reach us any more (abort() emits disconnected()).
-    socket->disconnect(this);
-    socket->abort();
-    socket->deleteLater();
-    m_protocol.reset();
+    m_joined = true;
+    Q_EMIT joined();
 }
 
-void LiveFeed::onConnected()
+void LiveFeed::onSnapshot(quint64 generation, const api::ClusterSnapshot &snapshot)
 {
-    m_silenceTimer.start(m_timing.silenceTimeout);
-    m_heartbeatTimer.start(m_timing.heartbeatInterval);
-    sendFrame(m_protocol.joinFrame());
-}
-
-void LiveFeed::onTextMessage(const QString &message)
-{
-    m_silenceTimer.start(m_timing.silenceTimeout);
-    LiveFeedProtocol::Event event = m_protocol.handleFrame(message.toUtf8());
-    using Kind = LiveFeedProtocol::Event::Kind;
-    switch (event.kind) {
-    case Kind::Joined:
-        qCInfo(lcLiveFeed) << "joined admin:cluster on" << m_url.toDisplayString();
-        Q_EMIT joined();
-        break;
-    case Kind::Snapshot:
-        Q_EMIT snapshotReceived(event.snapshot);
-        break;
-    case Kind::JoinRefused:
-    case Kind::ChannelClosed:
-        fail(event.text);
-        break;
-    case Kind::SnapshotRejected:
-    case Kind::Malformed:
-        qCWarning(lcLiveFeed).noquote() << event.text;
-        Q_EMIT problemOccurred(event.text);
-        break;
-    case Kind::HeartbeatAcknowledged:
-    case Kind::Ignored:
-        break;
+    if (generation == m_generation) {
+        Q_EMIT snapshotReceived(snapshot);
     }
 }
 
-void LiveFeed::onDisconnected()
+void LiveFeed::onProblem(quint64 generation, const QString &text)
 {
-    if (!m_socket) {
+    if (generation == m_generation) {
+        Q_EMIT problemOccurred(text);
+    }
+}
+
+void LiveFeed::onLost(quint64 generation, const QString &reason)
+{
+    if (generation != m_generation) {
         return;
     }
-    if (m_socket->error() != QAbstractSocket::UnknownSocketError) {
-        onSocketError();
-        return;
-    }
-    const QString reason = m_socket->closeReason();
-    const int code = m_socket->closeCode();
-    fail(reason.isEmpty() ? tr("The node closed the live feed (code %1).").arg(code)
-                          : tr("The node closed the live feed (code %1): %2")
-                                    .arg(QString::number(code), reason));
-}
-
-void LiveFeed::onSocketError()
-{
-    if (!m_socket) {
-        return;
-    }
-    // Before the join the node may be down or refuse the token (HTTP 403 at the upgrade).
-    fail(m_protocol.isJoined()
-                 ? tr("The live feed failed: %1").arg(m_socket->errorString())
-                 : tr("The live feed could not be opened: %1").arg(m_socket->errorString()));
-}
-
-void LiveFeed::onHeartbeatDue()
-{
-    if (m_protocol.isHeartbeatPending()) {
-        fail(tr("The node did not answer the last heartbeat within %1 s.")
-                     .arg(m_timing.heartbeatInterval.count() / 1000.0));
-        return;
-    }
-    sendFrame(m_protocol.heartbeatFrame());
-}
-
-void LiveFeed::onSilence()
-{
-    fail(m_socket && m_socket->state() == QAbstractSocket::ConnectedState
-                 ? tr("The node sent nothing for %1 s.")
-                           .arg(m_timing.silenceTimeout.count() / 1000.0)
-                 : tr("The node did not accept the live feed's connection within %1 s.")
-                           .arg(m_timing.silenceTimeout.count() / 1000.0));
-}
-
-void LiveFeed::sendFrame(const QByteArray &frame)
-{
-    if (m_socket) {
-        m_socket->sendTextMessage(QString::fromUtf8(frame));
-    }
-}
-
-void LiveFeed::fail(const QString &reason)
-{
-    if (!m_socket) {
-        return;
-    }
-    qCWarning(lcLiveFeed).noquote() << m_url.toDisplayString() << "lost:" << reason;
-    dropSocket();
+    m_open = false;
+    m_joined = false;
     Q_EMIT lost(reason);
 }
 
