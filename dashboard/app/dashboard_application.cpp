@@ -44,6 +44,8 @@ DashboardApplication::DashboardApplication(DashboardSettings &settings, QObject 
             &DashboardApplication::onStateChanged);
     connect(m_connection, &ConnectionManager::snapshotReceived, this,
             &DashboardApplication::onSnapshot);
+    connect(m_models, &SnapshotModels::snapshotApplied, this,
+            &DashboardApplication::onSnapshotApplied);
     connect(m_connection, &ConnectionManager::knownEndpointsChanged, this,
             [this](const QList<QUrl> &endpoints) { m_settings.setKnownEndpoints(endpoints); });
     connect(m_connection, &ConnectionManager::problemOccurred, m_window, &MainWindow::showProblem);
@@ -107,9 +109,15 @@ void DashboardApplication::onStateChanged(const ConnectionState &state)
 
 void DashboardApplication::onSnapshot(const api::ClusterSnapshot &snapshot)
 {
-    m_models->apply(snapshot);
-    m_window->setSnapshotTime(snapshot.takenAtMs, snapshot.answeredBy);
-    ++m_snapshotsReceived;
+    // In steps: at 10,000 tenants one model's update and what its views do with it is all the
+    // GUI thread can afford in one turn of the event loop.
+    m_models->applyInSteps(snapshot);
+}
+
+void DashboardApplication::onSnapshotApplied()
+{
+    m_window->setSnapshotTime(m_models->takenAtMs(), m_models->answeredBy());
+    ++m_snapshotsApplied;
     checkScreenshotsReady();
 }
 
@@ -224,13 +232,13 @@ void DashboardApplication::takeScreenshots(const QString &directory, int liveUpd
                                            std::function<void(int exitCode)> done)
 {
     m_screenshots = std::make_unique<ScreenshotJob>(
-            ScreenshotJob{ directory, m_snapshotsReceived + 1 + liveUpdates, std::move(done) });
+            ScreenshotJob{ directory, m_snapshotsApplied + 1 + liveUpdates, std::move(done) });
     QTimer::singleShot(timeoutMs, this, [this, timeoutMs] {
         if (m_screenshots) {
             finishScreenshots(3,
                               tr("No full picture within %1 s (%2 snapshot(s) received).")
                                       .arg(timeoutMs / 1000)
-                                      .arg(m_snapshotsReceived));
+                                      .arg(m_snapshotsApplied));
         }
     });
     checkScreenshotsReady();
@@ -238,8 +246,7 @@ void DashboardApplication::takeScreenshots(const QString &directory, int liveUpd
 
 void DashboardApplication::checkScreenshotsReady()
 {
-    if (!m_screenshots || m_snapshotsReceived < m_screenshots->snapshotsNeeded
-        || !m_tenantsLoaded) {
+    if (!m_screenshots || m_snapshotsApplied < m_screenshots->snapshotsNeeded || !m_tenantsLoaded) {
         return;
     }
     const QDir directory(m_screenshots->directory);

@@ -52,6 +52,7 @@ public:
 private:
     void onStateChanged(const ConnectionState &state);
     void onSnapshot(const api::ClusterSnapshot &snapshot);
+    void onSnapshotApplied();
     void refreshTenants();
     void writeConfig(const ConfigEdit &edit);
     void deleteConfig(const QString &key, qint64 expectedRevision);
@@ -66,7 +67,7 @@ private:
     ConnectionManager *m_connection; // child
     MainWindow *m_window; // owned here (a top-level widget has no QObject parent)
     QString m_connectedNode; // the node of the last Connected state (tenants are re-read on change)
-    int m_snapshotsReceived = 0;
+    int m_snapshotsApplied = 0; // by the models, all steps done
     bool m_tenantsLoaded = false;
 
     struct ScreenshotJob

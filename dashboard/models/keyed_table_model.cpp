@@ -26,8 +26,8 @@ QVariant KeyedTableModel::numberAlignment()
 
 void KeyedTableModel::emitChanged(qsizetype first, qsizetype last, quint64 columns)
 {
-    // Only adjacent rows share a signal: a sorting proxy re-sorts every row a dataChanged names,
-    // so naming unchanged rows in a gap would cost it more than one more signal.
+    // A sorting proxy re-checks every row a dataChanged names: a few runs are signalled one by
+    // one, many (applyRows) as one span.
     const int lowColumn = std::countr_zero(columns);
     const int highColumn = 63 - std::countl_zero(columns);
     Q_EMIT dataChanged(index(int(first), lowColumn), index(int(last), highColumn));

@@ -9,6 +9,9 @@
 #include "shared/api/cluster_snapshot.h"
 
 #include <QObject>
+#include <QTimer>
+
+#include <optional>
 
 namespace rt::dashboard {
 
@@ -23,8 +26,8 @@ struct SnapshotChanges
 };
 
 // Owns the dashboard's models and applies each cluster snapshot (full snapshot or live-feed
-// push: both are whole ClusterSnapshots) to all of them in one go on the GUI thread, each model
-// updating incrementally. The tenants model is fed separately from the tenant API
+// push: both are whole ClusterSnapshots) to them on the GUI thread, each model updating
+// incrementally. The tenants model is fed separately from the tenant API
 // (tenants()->setTenants()). Lives on the GUI thread; the models are its children.
 class SnapshotModels : public QObject
 {
@@ -33,7 +36,16 @@ public:
     explicit SnapshotModels(QObject *parent = nullptr,
                             qint64 seriesWindowMs = MetricSeries::DefaultWindowMs);
 
+    // Applies `snapshot` to every model at once (tests, and anything that reads the models
+    // right after). A snapshot still being applied in steps is finished first.
     SnapshotChanges apply(const api::ClusterSnapshot &snapshot);
+    // Applies `snapshot` one model per event-loop turn (nodes, placement, links, tenant flows,
+    // configuration), so that what the views do on one model's signals (sorting proxies,
+    // charts, repaints) never adds up with the others' into one long stall at 10,000 tenants.
+    // snapshotApplied() follows the last step. A snapshot arriving meanwhile waits; of several
+    // waiting only the newest is kept (each is a whole picture of the cluster).
+    void applyInSteps(const api::ClusterSnapshot &snapshot);
+    bool isApplying() const { return m_current.has_value(); }
 
     NodesModel *nodes() const { return m_nodes; }
     PlacementModel *placement() const { return m_placement; }
@@ -54,6 +66,11 @@ Q_SIGNALS:
     void snapshotApplied(qint64 takenAtMs);
 
 private:
+    enum class Step { Nodes, Placement, Links, TenantFlows, Config, Done };
+    // Applies one step of `snapshot`; after Config the snapshot counts as applied.
+    void applyStep(Step step, const api::ClusterSnapshot &snapshot, SnapshotChanges &changes);
+    void runNextStep();
+
     NodesModel *m_nodes; // child
     PlacementModel *m_placement; // child
     LinkFlowModel *m_links; // child
@@ -65,6 +82,11 @@ private:
     QString m_answeredBy;
     bool m_available = false;
     QHash<QString, QString> m_clientAddresses;
+    std::optional<api::ClusterSnapshot> m_current; // being applied in steps
+    std::optional<api::ClusterSnapshot> m_waiting; // the newest to apply after it
+    Step m_nextStep = Step::Nodes;
+    SnapshotChanges m_stepChanges;
+    QTimer m_stepTimer; // zero-interval, single shot: the next step on the next turn
 };
 
 } // namespace rt::dashboard
