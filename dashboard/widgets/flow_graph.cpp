@@ -3,6 +3,7 @@
 #include <QLocale>
 #include <QPainter>
 #include <QPainterPath>
+#include <QSet>
 #include <QtMath>
 
 #include <algorithm>
@@ -17,26 +18,36 @@ FlowGraph::FlowGraph(QWidget *parent) : QWidget(parent)
 void FlowGraph::setGraph(const QStringList &nodes, const QList<Edge> &edges)
 {
     m_nodes = nodes;
-    m_edges.clear();
-    m_busiest = 0;
+    const QSet<QString> known(nodes.cbegin(), nodes.cend());
+    QList<Edge> flowing;
     for (const Edge &edge : edges) {
-        if (edge.from == edge.to || !m_nodes.contains(edge.from) || !m_nodes.contains(edge.to)) {
-            continue;
+        if (edge.from != edge.to && edge.messagesPerSecond > 0 && known.contains(edge.from)
+            && known.contains(edge.to)) {
+            flowing.append(edge);
         }
-        m_edges.append(edge);
-        m_busiest = std::max(m_busiest, edge.messagesPerSecond);
+    }
+    m_flowingEdges = flowing.size();
+    const auto busier = [](const Edge &a, const Edge &b) {
+        return a.messagesPerSecond > b.messagesPerSecond;
+    };
+    const qsizetype drawn = std::min(flowing.size(), MaxDrawnEdges);
+    std::partial_sort(flowing.begin(), flowing.begin() + drawn, flowing.end(), busier);
+    m_edges.clear();
+    const double busiest = drawn > 0 ? flowing.constFirst().messagesPerSecond : 0;
+    for (qsizetype i = 0; i < drawn; ++i) {
+        const Edge &edge = flowing.at(i);
+        m_edges.append(
+                { edge,
+                  ThinnestEdge + (WidestEdge - ThinnestEdge) * edge.messagesPerSecond / busiest });
     }
     update();
 }
 
 std::optional<double> FlowGraph::edgeWidth(const QString &from, const QString &to) const
 {
-    for (const Edge &edge : m_edges) {
-        if (edge.from == from && edge.to == to) {
-            if (edge.messagesPerSecond <= 0 || m_busiest <= 0) {
-                return std::nullopt;
-            }
-            return ThinnestEdge + (WidestEdge - ThinnestEdge) * edge.messagesPerSecond / m_busiest;
+    for (const DrawnEdge &drawn : m_edges) {
+        if (drawn.edge.from == from && drawn.edge.to == to) {
+            return drawn.width;
         }
     }
     return std::nullopt;
@@ -79,35 +90,42 @@ void FlowGraph::paintEvent(QPaintEvent *)
     const double radius = nodeRadius();
     const QColor edgeColour = palette().color(QPalette::Highlight);
     const QLocale locale;
-    for (const Edge &edge : std::as_const(m_edges)) {
-        const std::optional<double> widthOfEdge = edgeWidth(edge.from, edge.to);
-        if (!widthOfEdge) {
-            continue;
-        }
+    const bool labelled = m_edges.size() <= MaxLabelledEdges;
+    // Thinnest first, so the busiest links are drawn on top.
+    for (auto it = m_edges.crbegin(); it != m_edges.crend(); ++it) {
+        const Edge &edge = it->edge;
+        const double width = it->width;
         const QPointF from = *nodeCentre(edge.from);
         const QPointF to = *nodeCentre(edge.to);
         const QLineF line(from, to);
         // Both directions of a pair are drawn side by side: shift each to its own right.
         const QPointF normal = QPointF(-line.dy(), line.dx()) / std::max(1.0, line.length());
-        const QPointF shift = normal * (3 + *widthOfEdge / 2);
+        const QPointF shift = normal * (3 + width / 2);
         const QLineF shifted(from + shift, to + shift);
         const double inset = radius / std::max(1.0, shifted.length());
         const QPointF start = shifted.pointAt(inset);
         const QPointF end = shifted.pointAt(1 - inset);
-        painter.setPen(QPen(edgeColour, *widthOfEdge, Qt::SolidLine, Qt::RoundCap));
+        painter.setPen(QPen(edgeColour, width, Qt::SolidLine, Qt::RoundCap));
         painter.drawLine(start, end);
         // Arrow head at the receiving end.
         const QLineF back(end, start);
-        const double head = 6 + *widthOfEdge;
+        const double head = 6 + width;
         QPainterPath arrow;
         arrow.moveTo(end);
         arrow.lineTo(back.pointAt(head / std::max(1.0, back.length())) + normal * (head / 2));
         arrow.lineTo(back.pointAt(head / std::max(1.0, back.length())) - normal * (head / 2));
         arrow.closeSubpath();
         painter.fillPath(arrow, edgeColour);
+        if (labelled) {
+            painter.setPen(palette().color(QPalette::Text));
+            painter.drawText(QLineF(start, end).pointAt(0.5) + shift * 2,
+                             tr("%1/s").arg(locale.toString(edge.messagesPerSecond, 'f', 1)));
+        }
+    }
+    if (m_flowingEdges > m_edges.size()) {
         painter.setPen(palette().color(QPalette::Text));
-        painter.drawText(QLineF(start, end).pointAt(0.5) + shift * 2,
-                         tr("%1/s").arg(locale.toString(edge.messagesPerSecond, 'f', 1)));
+        painter.drawText(rect().adjusted(6, 4, -6, -4), Qt::AlignLeft | Qt::AlignTop,
+                         tr("The busiest %1 of %2 links").arg(m_edges.size()).arg(m_flowingEdges));
     }
     for (const QString &node : std::as_const(m_nodes)) {
         const QPointF centre = *nodeCentre(node);

@@ -197,6 +197,39 @@ private Q_SLOTS:
         QVERIFY(graph->edgeWidth(QStringLiteral("node-a"), QStringLiteral("node-c")));
     }
 
+    void aFullMeshDrawsOnlyTheBusiestLinks()
+    {
+        // 100 nodes, 9,900 links (one at 0/s): the busiest MaxDrawnEdges are drawn, busiest
+        // widest; the rest are left out, and so is a link without traffic.
+        QStringList nodes;
+        for (int i = 0; i < 100; ++i) {
+            nodes.append(QStringLiteral("node-%1").arg(i, 3, 10, QLatin1Char('0')));
+        }
+        QList<FlowGraph::Edge> edges;
+        double rate = 0;
+        for (const QString &from : std::as_const(nodes)) {
+            for (const QString &to : std::as_const(nodes)) {
+                if (from != to) {
+                    edges.append({ from, to, rate });
+                    rate += 1;
+                }
+            }
+        }
+        FlowGraph graph;
+        graph.resize(800, 600);
+        graph.setGraph(nodes, edges);
+        QCOMPARE(graph.flowingEdgeCount(), 9899);
+        QCOMPARE(graph.drawnEdgeCount(), FlowGraph::MaxDrawnEdges);
+        const FlowGraph::Edge &busiest = edges.constLast();
+        QCOMPARE(graph.edgeWidth(busiest.from, busiest.to), 10.0);
+        const FlowGraph::Edge &lastDrawn = edges.at(edges.size() - FlowGraph::MaxDrawnEdges);
+        QVERIFY(graph.edgeWidth(lastDrawn.from, lastDrawn.to).has_value());
+        const FlowGraph::Edge &firstLeftOut = edges.at(edges.size() - FlowGraph::MaxDrawnEdges - 1);
+        QVERIFY(!graph.edgeWidth(firstLeftOut.from, firstLeftOut.to));
+        QVERIFY(!graph.edgeWidth(edges.constFirst().from, edges.constFirst().to)); // 0/s
+        QVERIFY(!graph.grab().isNull());
+    }
+
     void configEditIsACompareAndSwap()
     {
         ConfigPage *page = m_window->configPage();
