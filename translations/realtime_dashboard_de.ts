@@ -477,19 +477,24 @@ Ihr Wert: %4</translation>
 <context>
     <name>rt::dashboard::FlowPage</name>
     <message>
-        <location filename="../dashboard/views/flow_page.cpp" line="40"/>
+        <location filename="../dashboard/views/flow_page.cpp" line="44"/>
         <source>Busiest tenants</source>
         <translation>Aktivste Mandanten</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/flow_page.cpp" line="40"/>
+        <location filename="../dashboard/views/flow_page.cpp" line="44"/>
         <source>messages/s</source>
         <translation>Nachrichten/s</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/flow_page.cpp" line="54"/>
-        <source>Filter tenants</source>
-        <translation>Mandanten filtern</translation>
+        <location filename="../dashboard/views/flow_page.cpp" line="56"/>
+        <source>Search all tenants</source>
+        <translation>Alle Mandanten durchsuchen</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/flow_page.cpp" line="99"/>
+        <source>The busiest %1 of %2 tenant flows; search to see any tenant.</source>
+        <translation>Die %1 verkehrsreichsten von %2 Mandanten-Flüssen; suchen Sie, um jeden Mandanten zu sehen.</translation>
     </message>
 </context>
 <context>
@@ -780,12 +785,12 @@ Ihr Wert: %4</translation>
 <context>
     <name>rt::dashboard::NodesPage</name>
     <message>
-        <location filename="../dashboard/views/nodes_page.cpp" line="19"/>
+        <location filename="../dashboard/views/nodes_page.cpp" line="20"/>
         <source>CPU load per node</source>
         <translation>CPU-Last pro Knoten</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/nodes_page.cpp" line="19"/>
+        <location filename="../dashboard/views/nodes_page.cpp" line="20"/>
         <source>5-minute load average</source>
         <translation>Lastdurchschnitt (5 Minuten)</translation>
     </message>

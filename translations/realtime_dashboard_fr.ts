@@ -477,19 +477,24 @@ Votre valeur : %4</translation>
 <context>
     <name>rt::dashboard::FlowPage</name>
     <message>
-        <location filename="../dashboard/views/flow_page.cpp" line="40"/>
+        <location filename="../dashboard/views/flow_page.cpp" line="44"/>
         <source>Busiest tenants</source>
         <translation>Locataires les plus actifs</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/flow_page.cpp" line="40"/>
+        <location filename="../dashboard/views/flow_page.cpp" line="44"/>
         <source>messages/s</source>
         <translation>messages/s</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/flow_page.cpp" line="54"/>
-        <source>Filter tenants</source>
-        <translation>Filtrer les locataires</translation>
+        <location filename="../dashboard/views/flow_page.cpp" line="56"/>
+        <source>Search all tenants</source>
+        <translation>Rechercher parmi tous les locataires</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/flow_page.cpp" line="99"/>
+        <source>The busiest %1 of %2 tenant flows; search to see any tenant.</source>
+        <translation>Les %1 flux de locataires les plus chargés sur %2 ; recherchez pour voir n’importe quel locataire.</translation>
     </message>
 </context>
 <context>
@@ -780,12 +785,12 @@ Votre valeur : %4</translation>
 <context>
     <name>rt::dashboard::NodesPage</name>
     <message>
-        <location filename="../dashboard/views/nodes_page.cpp" line="19"/>
+        <location filename="../dashboard/views/nodes_page.cpp" line="20"/>
         <source>CPU load per node</source>
         <translation>Charge CPU par nœud</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/nodes_page.cpp" line="19"/>
+        <location filename="../dashboard/views/nodes_page.cpp" line="20"/>
         <source>5-minute load average</source>
         <translation>Charge moyenne sur 5 minutes</translation>
     </message>

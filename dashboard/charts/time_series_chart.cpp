@@ -39,6 +39,27 @@ TimeSeriesChart::TimeSeriesChart(const QString &title, const QString &valueTitle
 
 void TimeSeriesChart::setSeries(const QString &name, const MetricSeries &series)
 {
+    replaceLine(name, series);
+    rescale();
+}
+
+void TimeSeriesChart::setManySeries(const QList<std::pair<QString, MetricSeries>> &series)
+{
+    qsizetype lines = m_lines.size();
+    for (const auto &entry : series) {
+        lines += m_lines.contains(entry.first) ? 0 : 1;
+    }
+    if (lines > MaxLegendEntries) {
+        m_chart->legend()->setVisible(false); // before adding: each entry would relayout it
+    }
+    for (const auto &[name, points] : series) {
+        replaceLine(name, points);
+    }
+    rescale();
+}
+
+void TimeSeriesChart::replaceLine(const QString &name, const MetricSeries &series)
+{
     QLineSeries *line = m_lines.value(name);
     if (line == nullptr) {
         line = new QLineSeries(m_chart); // NOLINT: owned by the chart
@@ -50,7 +71,6 @@ void TimeSeriesChart::setSeries(const QString &name, const MetricSeries &series)
     }
     line->replace(series.points()); // one repaint, not one per point
     m_data.insert(name, series);
-    rescale();
 }
 
 void TimeSeriesChart::retainOnly(const QStringList &names)
@@ -91,6 +111,11 @@ qsizetype TimeSeriesChart::pointCount(const QString &name) const
     return line == nullptr ? -1 : line->count();
 }
 
+bool TimeSeriesChart::isLegendShown() const
+{
+    return m_chart->legend()->isVisible();
+}
+
 double TimeSeriesChart::valueAxisMaximum() const
 {
     return m_valueAxis->max();
@@ -116,11 +141,22 @@ void TimeSeriesChart::rescale()
     if (newest == 0) {
         newest = QDateTime::currentMSecsSinceEpoch();
     }
-    m_timeAxis->setRange(QDateTime::fromMSecsSinceEpoch(newest - m_windowMs),
-                         QDateTime::fromMSecsSinceEpoch(newest));
+    // Setting an axis relayouts every line: only when the range really moves.
+    const QDateTime start = QDateTime::fromMSecsSinceEpoch(newest - m_windowMs);
+    const QDateTime end = QDateTime::fromMSecsSinceEpoch(newest);
+    if (m_timeAxis->min() != start || m_timeAxis->max() != end) {
+        m_timeAxis->setRange(start, end);
+    }
     // Some headroom above the largest value; at least 1 so an idle cluster is a flat line low
     // in the chart, not a line glued to the top.
-    m_valueAxis->setRange(0, std::max(1.0, largest * 1.15));
+    const double top = std::max(1.0, largest * 1.15);
+    if (m_valueAxis->max() != top) {
+        m_valueAxis->setRange(0, top);
+    }
+    const bool legend = m_lines.size() <= MaxLegendEntries;
+    if (m_chart->legend()->isVisible() != legend) {
+        m_chart->legend()->setVisible(legend);
+    }
 }
 
 } // namespace rt::dashboard

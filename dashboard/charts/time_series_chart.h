@@ -30,6 +30,9 @@ public:
 
     // Draws `series` as the line called `name` (added on first use).
     void setSeries(const QString &name, const MetricSeries &series);
+    // The same for many lines, with one rescale of the axes at the end (100 nodes' lines one by
+    // one would rescale, and so relayout every line, 100 times).
+    void setManySeries(const QList<std::pair<QString, MetricSeries>> &series);
     // Removes every line whose name is not in `names`.
     void retainOnly(const QStringList &names);
     void setWindowMs(qint64 windowMs);
@@ -37,9 +40,14 @@ public:
     QStringList seriesNames() const; // sorted
     qsizetype pointCount(const QString &name) const; // -1 for an unknown line
     double valueAxisMaximum() const;
+    // The legend names every line up to MaxLegendEntries lines; beyond that it is hidden (100
+    // node names are unreadable and cost the chart a relayout per line).
+    static constexpr qsizetype MaxLegendEntries = 12;
+    bool isLegendShown() const;
     qint64 timeAxisEndMs() const;
 
 private:
+    void replaceLine(const QString &name, const MetricSeries &series);
     void rescale();
 
     QChart *m_chart = nullptr; // owned by m_view

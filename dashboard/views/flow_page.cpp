@@ -5,9 +5,11 @@
 #include "dashboard/models/nodes_model.h"
 #include "dashboard/models/snapshot_models.h"
 #include "dashboard/models/tenant_flow_model.h"
+#include "dashboard/views/busiest_flows_filter.h"
 #include "dashboard/widgets/flow_graph.h"
 
 #include <QHeaderView>
+#include <QLabel>
 #include <QLineEdit>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
@@ -35,8 +37,10 @@ FlowPage::FlowPage(SnapshotModels *models, QWidget *parent)
     : QWidget(parent),
       m_models(models),
       m_graph(new FlowGraph(this)),
+      m_busiestFlows(new BusiestFlowsFilter(models->tenantFlows(), ShownTenantFlows, this)),
       m_tenantRows(new QSortFilterProxyModel(this)),
       m_tenantFilter(new QLineEdit(this)),
+      m_tenantRowsNote(new QLabel(this)),
       m_rateChart(new TimeSeriesChart(tr("Busiest tenants"), tr("messages/s"), this))
 {
     auto *linkRows = new QSortFilterProxyModel(this); // NOLINT: child
@@ -45,13 +49,12 @@ FlowPage::FlowPage(SnapshotModels *models, QWidget *parent)
     m_linkTable = sortedTable(linkRows, this);
     m_linkTable->sortByColumn(LinkFlowModel::MessagesColumn, Qt::DescendingOrder);
 
-    m_tenantRows->setSourceModel(m_models->tenantFlows());
+    m_tenantRows->setSourceModel(m_busiestFlows);
     m_tenantRows->setSortRole(KeyedTableModel::SortRole);
-    m_tenantRows->setFilterKeyColumn(TenantFlowModel::TenantColumn);
-    m_tenantRows->setFilterCaseSensitivity(Qt::CaseInsensitive);
     m_tenantTable = sortedTable(m_tenantRows, this);
     m_tenantTable->sortByColumn(TenantFlowModel::MessagesOutColumn, Qt::DescendingOrder);
-    m_tenantFilter->setPlaceholderText(tr("Filter tenants"));
+    m_tenantFilter->setPlaceholderText(tr("Search all tenants"));
+    m_tenantRowsNote->setWordWrap(true);
     m_tenantFilter->setClearButtonEnabled(true);
     m_rateChart->setWindowMs(m_models->nodes()->seriesWindowMs());
 
@@ -60,6 +63,7 @@ FlowPage::FlowPage(SnapshotModels *models, QWidget *parent)
     tenantLayout->setContentsMargins(0, 0, 0, 0);
     tenantLayout->addWidget(m_tenantFilter);
     tenantLayout->addWidget(m_tenantTable);
+    tenantLayout->addWidget(m_tenantRowsNote);
 
     auto *top = new QSplitter(Qt::Horizontal, this); // NOLINT: owned by the outer splitter
     top->addWidget(m_graph);
@@ -73,13 +77,29 @@ FlowPage::FlowPage(SnapshotModels *models, QWidget *parent)
     auto *layout = new QVBoxLayout(this); // NOLINT: owned by this widget
     layout->addWidget(outer);
 
-    connect(m_tenantFilter, &QLineEdit::textChanged, m_tenantRows,
-            &QSortFilterProxyModel::setFilterFixedString);
+    connect(m_tenantFilter, &QLineEdit::textChanged, this, [this](const QString &text) {
+        m_busiestFlows->setSearch(text);
+        refreshTenantRows();
+    });
     connect(m_models, &SnapshotModels::snapshotApplied, this, &FlowPage::refreshGraph);
     connect(m_models->tenantFlows(), &TenantFlowModel::ratesChanged, this,
             &FlowPage::refreshRateChart);
+    connect(m_models->tenantFlows(), &TenantFlowModel::ratesChanged, this,
+            &FlowPage::refreshTenantRows);
     refreshGraph();
     refreshRateChart();
+    refreshTenantRows();
+}
+
+void FlowPage::refreshTenantRows()
+{
+    m_busiestFlows->refreshBusiest();
+    m_tenantRowsNote->setVisible(m_busiestFlows->isTrimmed());
+    if (m_busiestFlows->isTrimmed()) {
+        m_tenantRowsNote->setText(tr("The busiest %1 of %2 tenant flows; search to see any tenant.")
+                                          .arg(m_busiestFlows->limit())
+                                          .arg(m_busiestFlows->totalFlows()));
+    }
 }
 
 void FlowPage::refreshGraph()

@@ -1,6 +1,7 @@
 #include "dashboard/views/nodes_page.h"
 
 #include "dashboard/charts/time_series_chart.h"
+#include "dashboard/models/metric_series.h"
 #include "dashboard/models/nodes_model.h"
 
 #include <QHeaderView>
@@ -16,8 +17,12 @@ NodesPage::NodesPage(NodesModel *model, QWidget *parent)
       m_model(model),
       m_sorted(new QSortFilterProxyModel(this)),
       m_table(new QTableView(this)),
-      m_chart(new TimeSeriesChart(tr("CPU load per node"), tr("5-minute load average"), this))
+      m_chart(new TimeSeriesChart(tr("CPU load per node"), tr("5-minute load average"), this)),
+      m_redrawTimer(this)
 {
+    m_redrawTimer.setSingleShot(true);
+    m_redrawTimer.setInterval(0);
+    connect(&m_redrawTimer, &QTimer::timeout, this, &NodesPage::redrawChanged);
     m_sorted->setSourceModel(m_model);
     m_sorted->setSortRole(KeyedTableModel::SortRole);
     m_table->setModel(m_sorted);
@@ -37,17 +42,31 @@ NodesPage::NodesPage(NodesModel *model, QWidget *parent)
     auto *layout = new QVBoxLayout(this); // NOLINT: owned by this widget
     layout->addWidget(splitter);
 
-    connect(m_model, &NodesModel::seriesChanged, this, &NodesPage::redrawNode);
+    connect(m_model, &NodesModel::seriesChanged, this, &NodesPage::noteChanged);
     connect(m_model, &QAbstractItemModel::rowsRemoved, this, &NodesPage::dropDepartedNodes);
     connect(m_model, &QAbstractItemModel::modelReset, this, &NodesPage::dropDepartedNodes);
     for (const QString &nodeId : m_model->nodeIds()) {
-        redrawNode(nodeId);
+        noteChanged(nodeId);
     }
 }
 
-void NodesPage::redrawNode(const QString &nodeId)
+void NodesPage::noteChanged(const QString &nodeId)
 {
-    m_chart->setSeries(nodeId, m_model->loadSeries(nodeId));
+    m_dirty.insert(nodeId);
+    m_redrawTimer.start();
+}
+
+void NodesPage::redrawChanged()
+{
+    QList<std::pair<QString, MetricSeries>> lines;
+    lines.reserve(m_dirty.size());
+    for (const QString &nodeId : std::as_const(m_dirty)) {
+        if (m_model->rowOf(nodeId) >= 0) { // still there
+            lines.append({ nodeId, m_model->loadSeries(nodeId) });
+        }
+    }
+    m_dirty.clear();
+    m_chart->setManySeries(lines);
 }
 
 void NodesPage::dropDepartedNodes()

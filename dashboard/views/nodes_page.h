@@ -1,5 +1,7 @@
 #pragma once
 
+#include <QSet>
+#include <QTimer>
 #include <QWidget>
 
 class QSortFilterProxyModel;
@@ -12,7 +14,8 @@ class TimeSeriesChart;
 
 // The Nodes view: every node in a table (sortable), and the CPU load of each node over the
 // series window as one line per node. Follows the model: a node's line is redrawn when its
-// series changed and removed when the node left. Lives on the GUI thread.
+// series changed (all changed lines together, on the next turn of the event loop: a snapshot
+// changes every node's series at once) and removed when the node left. Lives on the GUI thread.
 class NodesPage : public QWidget
 {
     Q_OBJECT
@@ -22,14 +25,20 @@ public:
     QTableView *table() const { return m_table; }
     TimeSeriesChart *loadChart() const { return m_chart; }
 
+    // Lines whose redraw is still due (tests wait for 0).
+    qsizetype pendingRedraws() const { return m_dirty.size(); }
+
 private:
-    void redrawNode(const QString &nodeId);
+    void noteChanged(const QString &nodeId);
+    void redrawChanged();
     void dropDepartedNodes();
 
     NodesModel *m_model; // not owned (SnapshotModels)
     QSortFilterProxyModel *m_sorted; // child
     QTableView *m_table; // child
     TimeSeriesChart *m_chart; // child
+    QSet<QString> m_dirty; // nodes whose line is to be redrawn
+    QTimer m_redrawTimer; // zero-interval, single shot
 };
 
 } // namespace rt::dashboard

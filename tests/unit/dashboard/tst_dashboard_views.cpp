@@ -8,6 +8,7 @@
 #include "dashboard/models/placement_model.h"
 #include "dashboard/models/snapshot_models.h"
 #include "dashboard/models/tenants_model.h"
+#include "dashboard/views/busiest_flows_filter.h"
 #include "dashboard/views/config_page.h"
 #include "dashboard/views/flow_page.h"
 #include "dashboard/views/main_window.h"
@@ -136,6 +137,8 @@ private Q_SLOTS:
         NodesPage *page = m_window->nodesPage();
         QCOMPARE(page->table()->model()->rowCount(), 3);
         TimeSeriesChart *chart = page->loadChart();
+        QTRY_COMPARE(page->pendingRedraws(), 0); // lines are redrawn together, a turn later
+        QVERIFY(chart->isLegendShown()); // three lines: named in the legend
         QCOMPARE(chart->seriesNames(),
                  (QStringList{ QStringLiteral("node-a"), QStringLiteral("node-b"),
                                QStringLiteral("node-c") }));
@@ -147,6 +150,7 @@ private Q_SLOTS:
         // node-b leaves: its row and its line go; the others' lines grow.
         m_models->apply(later());
         QCOMPARE(page->table()->model()->rowCount(), 2);
+        QTRY_COMPARE(page->pendingRedraws(), 0);
         QCOMPARE(chart->seriesNames(),
                  (QStringList{ QStringLiteral("node-a"), QStringLiteral("node-c") }));
         QCOMPARE(chart->timeAxisEndMs(), later().takenAtMs);
@@ -195,6 +199,84 @@ private Q_SLOTS:
         QCOMPARE(graph->nodes().size(), 2);
         QVERIFY(!graph->edgeWidth(QStringLiteral("node-a"), QStringLiteral("node-b")));
         QVERIFY(graph->edgeWidth(QStringLiteral("node-a"), QStringLiteral("node-c")));
+    }
+
+    void theTenantTableShowsTheBusiestFlowsOrASearch()
+    {
+        // 300 flows of 150 tenants on two nodes, rate = index: the busiest 200 are shown.
+        const auto snapshotWith = [](int busiestLateComer) {
+            rt::api::ClusterSnapshot snapshot;
+            snapshot.takenAtMs = 1'800'000'000'000 + busiestLateComer;
+            for (int i = 0; i < 300; ++i) {
+                const QString tenant =
+                        QStringLiteral("tenant-%1").arg(i / 2, 3, 10, QLatin1Char('0'));
+                const QString node =
+                        i % 2 == 0 ? QStringLiteral("node-a") : QStringLiteral("node-b");
+                const double rate = i == busiestLateComer ? 10'000 : i;
+                snapshot.tenantFlows.append({ tenant, node, rate / 2, rate / 2 });
+            }
+            return snapshot;
+        };
+        SnapshotModels models;
+        models.apply(snapshotWith(-1));
+        BusiestFlowsFilter busiest(models.tenantFlows(), 200);
+        QCOMPARE(busiest.rowCount(), 200);
+        QVERIFY(busiest.isTrimmed());
+        const auto shown = [&busiest](const QString &tenant, const QString &node) {
+            for (int row = 0; row < busiest.rowCount(); ++row) {
+                const QModelIndex index = busiest.index(row, 0);
+                if (index.data(TenantFlowModel::TenantRole) == tenant
+                    && index.data(TenantFlowModel::NodeRole) == node) {
+                    return true;
+                }
+            }
+            return false;
+        };
+        QVERIFY(shown(QStringLiteral("tenant-149"), QStringLiteral("node-b"))); // rate 299
+        QVERIFY(shown(QStringLiteral("tenant-050"), QStringLiteral("node-a"))); // rate 100
+        QVERIFY(!shown(QStringLiteral("tenant-049"), QStringLiteral("node-b"))); // rate 99
+        QVERIFY(!shown(QStringLiteral("tenant-000"), QStringLiteral("node-a")));
+
+        // tenant-000 on node-a becomes the busiest: in after the refresh, rate 100 out.
+        models.apply(snapshotWith(0));
+        busiest.refreshBusiest();
+        QCOMPARE(busiest.rowCount(), 200);
+        QVERIFY(shown(QStringLiteral("tenant-000"), QStringLiteral("node-a")));
+        QVERIFY(!shown(QStringLiteral("tenant-050"), QStringLiteral("node-a")));
+
+        // A search shows every flow of the matching tenants, busy or not.
+        busiest.setSearch(QStringLiteral(" TENANT-04 "));
+        QCOMPARE(busiest.rowCount(), 20); // tenant-040..049 on two nodes
+        QVERIFY(!busiest.isTrimmed());
+        QVERIFY(shown(QStringLiteral("tenant-049"), QStringLiteral("node-b")));
+        busiest.setSearch(QString());
+        QCOMPARE(busiest.rowCount(), 200);
+
+        // The page says so only when it leaves flows out (the recorded cluster has one flow).
+        QVERIFY(m_window->flowPage()->tenantRowsNote()->isHidden());
+    }
+
+    void aHundredLinesAreDrawnWithoutALegend()
+    {
+        TimeSeriesChart chart(QStringLiteral("load"), QStringLiteral("load"));
+        QList<std::pair<QString, MetricSeries>> lines;
+        for (int i = 0; i < 100; ++i) {
+            MetricSeries series(600'000);
+            series.append(1'800'000'000'000, 0.5);
+            series.append(1'800'000'005'000, 1.0 + i / 100.0);
+            lines.append({ QStringLiteral("node-%1").arg(i, 3, 10, QLatin1Char('0')), series });
+        }
+        chart.setManySeries(lines.mid(0, 5));
+        QVERIFY(chart.isLegendShown());
+        chart.setManySeries(lines);
+        QCOMPARE(chart.seriesNames().size(), 100);
+        QCOMPARE(chart.pointCount(QStringLiteral("node-099")), 2);
+        QVERIFY(!chart.isLegendShown());
+        QCOMPARE(chart.timeAxisEndMs(), 1'800'000'005'000);
+        QVERIFY(chart.valueAxisMaximum() >= 1.99);
+        chart.retainOnly({ QStringLiteral("node-000"), QStringLiteral("node-001") });
+        QVERIFY(chart.isLegendShown());
+        QVERIFY(chart.valueAxisMaximum() < 1.99); // the largest line left
     }
 
     void aFullMeshDrawsOnlyTheBusiestLinks()
