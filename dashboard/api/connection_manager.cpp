@@ -164,7 +164,11 @@ void ConnectionManager::onRetryDue()
 
 void ConnectionManager::takeSnapshot(const api::ClusterSnapshot &snapshot)
 {
-    m_lastSnapshot = snapshot;
+    if (m_lastSnapshot) {
+        api::releaseInBackground(*std::exchange(m_lastSnapshot, snapshot));
+    } else {
+        m_lastSnapshot = snapshot;
+    }
     QList<QUrl> nodes;
     for (const api::NodeSnapshot &node : snapshot.nodes) {
         if (const std::optional<QUrl> url =

@@ -39,7 +39,11 @@ void SnapshotModels::applyInSteps(const api::ClusterSnapshot &snapshot)
 {
     Q_ASSERT(QThread::currentThread() == thread());
     if (m_current) {
-        m_waiting = snapshot;
+        if (m_waiting) {
+            api::releaseInBackground(*std::exchange(m_waiting, snapshot));
+        } else {
+            m_waiting = snapshot;
+        }
         return;
     }
     m_current = snapshot;
@@ -60,7 +64,7 @@ void SnapshotModels::runNextStep()
         m_stepTimer.start();
         return;
     }
-    m_current.reset();
+    api::releaseInBackground(*std::exchange(m_current, std::nullopt));
     if (m_waiting) {
         m_current = std::exchange(m_waiting, std::nullopt);
         m_nextStep = Step::Nodes;

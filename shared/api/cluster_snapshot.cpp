@@ -3,6 +3,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonParseError>
+#include <QThreadPool>
 
 namespace rt::api {
 
@@ -319,6 +320,11 @@ Result<ClusterSnapshot> ClusterSnapshot::fromJson(QByteArrayView json)
         return Error{ QStringLiteral("the snapshot is not a JSON object") };
     }
     return fromJson(document.object());
+}
+
+void releaseInBackground(ClusterSnapshot &&snapshot)
+{
+    QThreadPool::globalInstance()->start([released = std::move(snapshot)] {});
 }
 
 } // namespace rt::api

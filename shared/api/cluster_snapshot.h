@@ -107,4 +107,9 @@ struct ClusterSnapshot
     friend bool operator==(const ClusterSnapshot &, const ClusterSnapshot &) = default;
 };
 
+// Drops `snapshot` on a pool thread. The last reference to a snapshot of 10,000 tenants frees
+// ~100,000 blocks, 10-20 ms that a GUI thread should not spend; its parts are implicitly shared
+// with atomic reference counts, so copies still held elsewhere are unaffected.
+void releaseInBackground(ClusterSnapshot &&snapshot);
+
 } // namespace rt::api
