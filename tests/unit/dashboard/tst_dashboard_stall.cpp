@@ -2,8 +2,8 @@
 // flows): DashboardApplication with its window shown connects to a synthetic node over real
 // HTTP and a real WebSocket, reads its 3.7 MB snapshot and then follows its live feed while the
 // operator switches between the pages. The GUI thread should never be busy for 50 ms or more
-// in one stretch; the test reports the longest stretch against that budget and fails beyond a
-// guard of 250 ms.
+// in one stretch; the test reports the longest stretch against that budget (BENCHMARKS.md) and
+// fails beyond a guard (250 ms for connecting and the first snapshot, 150 ms live).
 //
 // The stretch is measured between the ticks of a 2 ms timer on the GUI thread, in the thread's
 // own CPU time: everything the event loop ran between two ticks (network reads, model updates,
@@ -48,7 +48,11 @@ using namespace std::chrono_literals;
 namespace {
 
 constexpr double BudgetMs = 50; // the "no GUI stall over 50 ms"
-constexpr double GuardMs = 250;
+// Guards, not the budget: they fail on stalls like the ones this test found (1.7 s per repaint
+// of the flow graph, 100 ms per snapshot in the flow table) while leaving room for a loaded CI
+// machine (parallel tests on two cores inflate CPU time through shared caches).
+constexpr double FirstSnapshotGuardMs = 250;
+constexpr double LiveGuardMs = 150;
 constexpr int LivePushes = 12;
 
 // The synthetic node. Lives on its own thread (created there by start()).
@@ -285,10 +289,10 @@ private Q_SLOTS:
             qWarning("over the %.0f ms budget: first %.1f ms, live %.1f ms of CPU", BudgetMs,
                      firstCpu, monitor.maxCpuMs());
         }
-        QVERIFY2(firstCpu < GuardMs,
+        QVERIFY2(firstCpu < FirstSnapshotGuardMs,
                  qPrintable(QStringLiteral("the first snapshot held the GUI thread for %1 ms")
                                     .arg(firstCpu)));
-        QVERIFY2(monitor.maxCpuMs() < GuardMs,
+        QVERIFY2(monitor.maxCpuMs() < LiveGuardMs,
                  qPrintable(QStringLiteral("a live snapshot held the GUI thread for %1 ms")
                                     .arg(monitor.maxCpuMs())));
 
