@@ -1,7 +1,7 @@
 #include "dashboard/api/admin_client.h"
 
 #include "dashboard/api/endpoint.h"
-#include "dashboard/api/json_reader.h"
+#include "shared/api/json_reader.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -10,6 +10,8 @@
 #include <QNetworkRequest>
 
 namespace rt::dashboard {
+
+using api::parseJsonValue;
 
 namespace {
 

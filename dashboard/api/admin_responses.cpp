@@ -1,6 +1,6 @@
 #include "dashboard/api/admin_responses.h"
 
-#include "dashboard/api/json_reader.h"
+#include "shared/api/json_reader.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -9,6 +9,10 @@
 #include <QStringList>
 
 namespace rt::dashboard {
+
+using api::JsonReader;
+using api::jsonValueText;
+using api::parseJsonValue;
 
 namespace {
 

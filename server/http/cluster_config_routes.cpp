@@ -5,6 +5,7 @@
 #include "server/http/tenant_routes.h"
 #include "server/transport/http_connection.h"
 #include "server/wire/http_message.h"
+#include "shared/api/json_reader.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -44,37 +45,11 @@ wire::HttpResponse errorResponse(int status, const QString &message, const QStri
     return jsonResponse(status, body);
 }
 
-// A stored value as JSON. Values are JSON text; QJsonDocument parses only objects and arrays,
-// so the text is parsed as the single element of an array (which also takes scalars).
-std::optional<QJsonValue> parseValue(const QByteArray &text)
-{
-    QJsonParseError error{};
-    const QJsonDocument document = QJsonDocument::fromJson('[' + text + ']', &error);
-    if (error.error != QJsonParseError::NoError || !document.isArray()
-        || document.array().size() != 1) {
-        return std::nullopt;
-    }
-    return document.array().at(0);
-}
-
-// The stored text of a JSON value (compact).
-QByteArray serializeValue(const QJsonValue &value)
-{
-    if (value.isObject()) {
-        return QJsonDocument(value.toObject()).toJson(QJsonDocument::Compact);
-    }
-    if (value.isArray()) {
-        return QJsonDocument(value.toArray()).toJson(QJsonDocument::Compact);
-    }
-    const QByteArray wrapped = QJsonDocument(QJsonArray{ value }).toJson(QJsonDocument::Compact);
-    return wrapped.mid(1, wrapped.size() - 2); // "[...]" -> "..."
-}
-
 // A stored value for display: the JSON value, or its raw text if it is not JSON (an entry
 // written behind the API's back; it is listed as a problem too).
 QJsonValue displayValue(const QByteArray &text)
 {
-    if (std::optional<QJsonValue> value = parseValue(text)) {
+    if (std::optional<QJsonValue> value = rt::api::parseJsonValue(text)) {
         return *value;
     }
     return QString::fromUtf8(text);
@@ -290,7 +265,7 @@ void ClusterConfigRoutes::put(const wire::HttpRequest &request, const QString &k
         }
         ttlSeconds = static_cast<int>(*parsed);
     }
-    const QByteArray value = serializeValue(body.value(QLatin1String("value")));
+    const QByteArray value = rt::api::jsonValueText(body.value(QLatin1String("value")));
     if (const std::optional<QString> invalid = m_validator(key, value)) {
         responder.respond(errorResponse(422, *invalid, key));
         return;

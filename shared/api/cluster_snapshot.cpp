@@ -1,5 +1,7 @@
 #include "shared/api/cluster_snapshot.h"
 
+#include "shared/api/json_reader.h"
+
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonParseError>
@@ -8,130 +10,6 @@
 namespace rt::api {
 
 namespace {
-
-// Reads typed fields off an untrusted JSON object, remembering the first problem with the path
-// of the field (e.g. "nodes[2].load"). Absent fields keep the caller's default.
-class Reader
-{
-public:
-    Reader(const QJsonObject &object, QString path, std::optional<QString> &error)
-        : m_object(object),
-          m_path(std::move(path)),
-          m_error(error)
-    { }
-
-    void text(const char *key, QString &out) const
-    {
-        const QJsonValue value = m_object.value(QLatin1String(key));
-        if (value.isUndefined() || value.isNull()) {
-            return;
-        }
-        if (!value.isString()) {
-            fail(key, "a string");
-            return;
-        }
-        out = value.toString();
-    }
-    void number(const char *key, double &out) const
-    {
-        const QJsonValue value = m_object.value(QLatin1String(key));
-        if (value.isUndefined()) {
-            return;
-        }
-        if (!value.isDouble()) {
-            fail(key, "a number");
-            return;
-        }
-        out = value.toDouble();
-    }
-    void integer(const char *key, qint64 &out) const
-    {
-        double parsed = static_cast<double>(out);
-        number(key, parsed);
-        // Beyond 2^53 a JSON number is not an exact integer any more.
-        if (parsed < -9.0e15 || parsed > 9.0e15) {
-            fail(key, "an integer");
-            return;
-        }
-        out = static_cast<qint64>(parsed);
-    }
-    void optionalNumber(const char *key, std::optional<double> &out) const
-    {
-        const QJsonValue value = m_object.value(QLatin1String(key));
-        if (value.isUndefined() || value.isNull()) {
-            out.reset();
-            return;
-        }
-        if (!value.isDouble()) {
-            fail(key, "a number or null");
-            return;
-        }
-        out = value.toDouble();
-    }
-    void boolean(const char *key, bool &out) const
-    {
-        const QJsonValue value = m_object.value(QLatin1String(key));
-        if (value.isUndefined()) {
-            return;
-        }
-        if (!value.isBool()) {
-            fail(key, "a boolean");
-            return;
-        }
-        out = value.toBool();
-    }
-    // Calls `each(object, path)` for every element, which must be an object.
-    template <typename Each>
-    void objects(const char *key, Each each) const
-    {
-        const QJsonValue value = m_object.value(QLatin1String(key));
-        if (value.isUndefined()) {
-            return;
-        }
-        if (!value.isArray()) {
-            fail(key, "an array");
-            return;
-        }
-        const QJsonArray array = value.toArray();
-        for (qsizetype i = 0; i < array.size() && !m_error; ++i) {
-            const QString path = field(key) + u'[' + QString::number(i) + u']';
-            if (!array.at(i).isObject()) {
-                m_error = path + QStringLiteral(" must be an object");
-                return;
-            }
-            each(array.at(i).toObject(), path);
-        }
-    }
-    QJsonObject object(const char *key) const
-    {
-        const QJsonValue value = m_object.value(QLatin1String(key));
-        if (value.isUndefined()) {
-            return {};
-        }
-        if (!value.isObject()) {
-            fail(key, "an object");
-            return {};
-        }
-        return value.toObject();
-    }
-    QString field(const char *key) const
-    {
-        return m_path.isEmpty() ? QString(QLatin1String(key))
-                                : QString(m_path + u'.' + QLatin1String(key));
-    }
-
-private:
-    void fail(const char *key, const char *expected) const
-    {
-        if (!m_error) {
-            m_error = field(key) + QStringLiteral(" must be ") + QLatin1String(expected);
-        }
-    }
-
-    QJsonObject m_object;
-    QString m_path;
-    std::optional<QString> &m_error;
-};
 
 QJsonValue optionalNumber(const std::optional<double> &value)
 {
@@ -221,12 +99,12 @@ Result<ClusterSnapshot> ClusterSnapshot::fromJson(const QJsonObject &object)
 {
     std::optional<QString> error;
     ClusterSnapshot snapshot;
-    const Reader top(object, QString(), error);
+    const JsonReader top(object, QString(), error);
     top.integer("taken_at", snapshot.takenAtMs);
     top.text("answered_by", snapshot.answeredBy);
     top.boolean("available", snapshot.available);
     top.objects("nodes", [&](const QJsonObject &item, const QString &path) {
-        const Reader r(item, path, error);
+        const JsonReader r(item, path, error);
         NodeSnapshot node;
         r.text("id", node.id);
         r.text("region", node.region);
@@ -235,7 +113,7 @@ Result<ClusterSnapshot> ClusterSnapshot::fromJson(const QJsonObject &object)
         r.integer("started_at", node.startedAtMs);
         r.optionalNumber("load", node.load);
         r.objects("load_history", [&](const QJsonObject &sampleJson, const QString &samplePath) {
-            const Reader s(sampleJson, samplePath, error);
+            const JsonReader s(sampleJson, samplePath, error);
             LoadSample sample;
             s.integer("at", sample.atMs);
             s.number("load", sample.load);
@@ -252,7 +130,7 @@ Result<ClusterSnapshot> ClusterSnapshot::fromJson(const QJsonObject &object)
         snapshot.nodes.append(std::move(node));
     });
     top.objects("tenants", [&](const QJsonObject &item, const QString &path) {
-        const Reader r(item, path, error);
+        const JsonReader r(item, path, error);
         TenantPlacement tenant;
         r.text("tenant", tenant.tenant);
         r.text("stream_owner", tenant.streamOwner);
@@ -271,7 +149,7 @@ Result<ClusterSnapshot> ClusterSnapshot::fromJson(const QJsonObject &object)
         snapshot.tenants.append(std::move(tenant));
     });
     top.objects("links", [&](const QJsonObject &item, const QString &path) {
-        const Reader r(item, path, error);
+        const JsonReader r(item, path, error);
         LinkFlow link;
         r.text("from", link.from);
         r.text("to", link.to);
@@ -280,7 +158,7 @@ Result<ClusterSnapshot> ClusterSnapshot::fromJson(const QJsonObject &object)
         snapshot.links.append(std::move(link));
     });
     top.objects("tenant_flows", [&](const QJsonObject &item, const QString &path) {
-        const Reader r(item, path, error);
+        const JsonReader r(item, path, error);
         TenantFlow flow;
         r.text("tenant", flow.tenant);
         r.text("node", flow.node);
@@ -289,10 +167,10 @@ Result<ClusterSnapshot> ClusterSnapshot::fromJson(const QJsonObject &object)
         snapshot.tenantFlows.append(std::move(flow));
     });
     const QJsonObject configJson = top.object("config");
-    const Reader config(configJson, top.field("config"), error);
+    const JsonReader config(configJson, top.field("config"), error);
     config.integer("revision", snapshot.configRevision);
     config.objects("entries", [&](const QJsonObject &item, const QString &path) {
-        const Reader r(item, path, error);
+        const JsonReader r(item, path, error);
         ConfigValue entry;
         QString value;
         r.text("key", entry.key);

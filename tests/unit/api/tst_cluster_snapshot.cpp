@@ -94,7 +94,7 @@ private Q_SLOTS:
                                        << QStringLiteral("nodes[0].load must be a number or null");
         QTest::newRow("history sample")
                 << QByteArray(R"({"nodes":[{"id":"a","load_history":[{"at":"x"}]}]})")
-                << QStringLiteral("nodes[0].load_history[0].at must be a number");
+                << QStringLiteral("nodes[0].load_history[0].at must be an integer");
         QTest::newRow("node without id")
                 << QByteArray(R"({"nodes":[{"region":"r"}]})")
                 << QStringLiteral("nodes[0].id must be a non-empty string");
@@ -102,9 +102,16 @@ private Q_SLOTS:
                 << QByteArray(R"({"tenants":[{"tenant":"t","users":{"n":"many"}}]})")
                 << QStringLiteral("tenants[0].users.n must be a number");
         QTest::newRow("config revision") << QByteArray(R"({"config":{"revision":true}})")
-                                         << QStringLiteral("config.revision must be a number");
+                                         << QStringLiteral("config.revision must be an integer");
         QTest::newRow("huge integer") << QByteArray(R"({"taken_at":1e300})")
                                       << QStringLiteral("taken_at must be an integer");
+        // The one reader of shared/api: integers are exact, null is not a number.
+        QTest::newRow("fraction for an integer")
+                << QByteArray(R"({"nodes":[{"id":"a","connections":2.5}]})")
+                << QStringLiteral("nodes[0].connections must be an integer");
+        QTest::newRow("null rate")
+                << QByteArray(R"({"links":[{"from":"a","messages_per_s":null}]})")
+                << QStringLiteral("links[0].messages_per_s must be a number");
     }
 
     void wrongTypesAreErrorsThatNameTheField()

@@ -133,7 +133,7 @@ private Q_SLOTS:
                                                     << QStringLiteral("A snapshot from the live "
                                                                       "feed could not be read: "
                                                                       "nodes[0].connections must "
-                                                                      "be a number");
+                                                                      "be an integer");
         QTest::newRow("snapshot that is not an object") << QByteArray(
                 R"({"topic":"admin:cluster","event":"snapshot","payload":[1],"ref":null})")
                                                         << Kind::SnapshotRejected

@@ -1,29 +1,37 @@
 #pragma once
 
+#include <QDateTime>
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QString>
 
 #include <optional>
 
-namespace rt::dashboard {
+namespace rt::api {
 
-// Reads typed fields off an untrusted JSON object of the admin and tenant APIs, remembering the
-// first problem with the field's path ("data[3].max_concurrent_users must be an integer").
-// Absent fields keep the caller's default (lenient about absence, strict about types, like
-// rt::api::ClusterSnapshot::fromJson). Not translated: the path and the expected type are the
-// wire's words; callers wrap them in a translated sentence.
+// Reads typed fields off an untrusted JSON object (the admin and tenant APIs' answers, cluster
+// snapshots), remembering the first problem with the field's path ("data[3].max_concurrent_users
+// must be an integer"). Lenient about absence, strict about types: an absent field keeps the
+// caller's default, a field of the wrong type is the error; null is "absent" for text, objects
+// and arrays, "none" for the optional readers, and wrong for the rest. Integers must be exact
+// (integral, within 2^53). Not translated: the path and the expected type are the wire's words;
+// callers wrap them in a translated sentence. Used by shared/api's DTOs and the dashboard.
 class JsonReader
 {
 public:
     JsonReader(const QJsonObject &object, QString path, std::optional<QString> &error);
 
     bool has(const char *key) const;
-    void text(const char *key, QString &out) const; // null: unchanged
+    void text(const char *key, QString &out) const;
+    void optionalText(const char *key, std::optional<QString> &out) const;
+    void number(const char *key, double &out) const;
+    void optionalNumber(const char *key, std::optional<double> &out) const;
     void integer(const char *key, qint64 &out) const;
-    void optionalInteger(const char *key, std::optional<qint64> &out) const; // null: nullopt
+    void optionalInteger(const char *key, std::optional<qint64> &out) const;
     void boolean(const char *key, bool &out) const;
     void optionalBoolean(const char *key, std::optional<bool> &out) const;
+    // "YYYY-MM-DDTHH:MM:SS" in UTC (the tenant API's timestamps).
+    void timestamp(const char *key, QDateTime &out) const;
     // The value itself as compact JSON text (any JSON value; absent: unchanged).
     void jsonText(const char *key, QByteArray &out) const;
     QJsonObject object(const char *key) const; // absent or wrong type (error): {}
@@ -65,4 +73,4 @@ QByteArray jsonValueText(const QJsonValue &value);
 // JSON text of any value (scalars too) parsed; nullopt: not JSON.
 std::optional<QJsonValue> parseJsonValue(const QByteArray &text, QString *why = nullptr);
 
-} // namespace rt::dashboard
+} // namespace rt::api

@@ -1,16 +1,30 @@
-#include "dashboard/api/json_reader.h"
+#include "shared/api/json_reader.h"
 
 #include <QJsonDocument>
 #include <QJsonParseError>
 
+#include <algorithm>
 #include <cmath>
 
-namespace rt::dashboard {
+namespace rt::api {
 
 namespace {
 
 // JSON numbers are doubles: integers beyond 2^53 are not exact.
 constexpr double MaxExactInteger = 9007199254740992.0;
+
+std::optional<qint64> exactInteger(const QJsonValue &value)
+{
+    if (!value.isDouble()) {
+        return std::nullopt;
+    }
+    const double number = value.toDouble();
+    if (!std::isfinite(number) || std::floor(number) != number
+        || std::fabs(number) > MaxExactInteger) {
+        return std::nullopt;
+    }
+    return static_cast<qint64>(number);
+}
 
 } // namespace
 
@@ -38,17 +52,63 @@ void JsonReader::text(const char *key, QString &out) const
     out = value.toString();
 }
 
-void JsonReader::integer(const char *key, qint64 &out) const
+void JsonReader::optionalText(const char *key, std::optional<QString> &out) const
 {
-    std::optional<qint64> parsed = out;
     const QJsonValue value = m_object.value(QLatin1String(key));
-    if (value.isNull()) {
-        fail(key, "an integer");
+    if (value.isUndefined()) {
         return;
     }
-    optionalInteger(key, parsed);
-    if (parsed) {
+    if (value.isNull()) {
+        out.reset();
+        return;
+    }
+    if (!value.isString()) {
+        fail(key, "a string or null");
+        return;
+    }
+    out = value.toString();
+}
+
+void JsonReader::number(const char *key, double &out) const
+{
+    const QJsonValue value = m_object.value(QLatin1String(key));
+    if (value.isUndefined()) {
+        return;
+    }
+    if (!value.isDouble()) {
+        fail(key, "a number");
+        return;
+    }
+    out = value.toDouble();
+}
+
+void JsonReader::optionalNumber(const char *key, std::optional<double> &out) const
+{
+    const QJsonValue value = m_object.value(QLatin1String(key));
+    if (value.isUndefined()) {
+        return;
+    }
+    if (value.isNull()) {
+        out.reset();
+        return;
+    }
+    if (!value.isDouble()) {
+        fail(key, "a number or null");
+        return;
+    }
+    out = value.toDouble();
+}
+
+void JsonReader::integer(const char *key, qint64 &out) const
+{
+    const QJsonValue value = m_object.value(QLatin1String(key));
+    if (value.isUndefined()) {
+        return;
+    }
+    if (const std::optional<qint64> parsed = exactInteger(value)) {
         out = *parsed;
+    } else {
+        fail(key, "an integer");
     }
 }
 
@@ -62,13 +122,11 @@ void JsonReader::optionalInteger(const char *key, std::optional<qint64> &out) co
         out.reset();
         return;
     }
-    const double number = value.toDouble();
-    if (!value.isDouble() || !std::isfinite(number) || std::floor(number) != number
-        || std::fabs(number) > MaxExactInteger) {
-        fail(key, "an integer");
-        return;
+    if (const std::optional<qint64> parsed = exactInteger(value)) {
+        out = *parsed;
+    } else {
+        fail(key, "an integer or null");
     }
-    out = static_cast<qint64>(number);
 }
 
 void JsonReader::boolean(const char *key, bool &out) const
@@ -99,6 +157,27 @@ void JsonReader::optionalBoolean(const char *key, std::optional<bool> &out) cons
         return;
     }
     out = value.toBool();
+}
+
+void JsonReader::timestamp(const char *key, QDateTime &out) const
+{
+    QString text;
+    this->text(key, text);
+    if (text.isEmpty()) {
+        return;
+    }
+    // Date and time apart: read as one, they would be a local time, which a DST gap can make
+    // invalid.
+    const QDate date = text.size() == 19 && text.at(10) == u'T'
+            ? QDate::fromString(text.first(10), QStringLiteral("yyyy-MM-dd"))
+            : QDate();
+    const QTime time = QTime::fromString(text.sliced(std::min<qsizetype>(11, text.size())),
+                                         QStringLiteral("HH:mm:ss"));
+    if (!date.isValid() || !time.isValid()) {
+        fail(key, "a date and time (YYYY-MM-DDTHH:MM:SS)");
+        return;
+    }
+    out = QDateTime(date, time, Qt::UTC);
 }
 
 void JsonReader::jsonText(const char *key, QByteArray &out) const
@@ -167,4 +246,4 @@ std::optional<QJsonValue> parseJsonValue(const QByteArray &text, QString *why)
     return document.array().at(0);
 }
 
-} // namespace rt::dashboard
+} // namespace rt::api
