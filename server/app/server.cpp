@@ -583,7 +583,8 @@ void Server::stop()
             QObject *context = m_workers->context(i);
             runtime::post(context, [] { QThread::currentThread()->quit(); });
         }
-        m_workers->stop();
+        // Not stop(): its QThread::quit() could end a loop before the goodbyes posted above.
+        m_workers->join();
     }
     m_workerNodes.clear();
     {

@@ -55,6 +55,19 @@ void WorkerPool::stop()
     }
 }
 
+void WorkerPool::join()
+{
+    if (!m_running) {
+        return;
+    }
+    m_running = false;
+    for (Worker &worker : m_workers) {
+        worker.thread->wait();
+        worker.context = nullptr;
+        worker.thread.reset();
+    }
+}
+
 QObject *WorkerPool::context(int index) const
 {
     return m_workers.at(static_cast<std::size_t>(index)).context;

@@ -28,6 +28,10 @@ public:
     // Quits every loop and joins the threads. Objects still living on a worker are deleted on
     // that worker's thread before it ends (they are children of its context).
     void stop();
+    // Joins the threads once each loop has ended by itself: post
+    // `QThread::currentThread()->quit()` to each context after the work that must still run
+    // there (stop()'s QThread::quit() can end a loop before it has run what was posted to it).
+    void join();
 
     int size() const { return static_cast<int>(m_workers.size()); }
     // The QObject living on worker `index`; parent worker-owned QObjects to it.
