@@ -72,6 +72,8 @@ std::optional<QString> invalidStatement(const Statement &statement, int index)
 Connection::Connection(QObject *parent) : QObject(parent)
 {
     m_connectTimer.setSingleShot(true);
+    // A coarse timer may fire up to 5 % early; connect_timeout must not give up sooner.
+    m_connectTimer.setTimerType(Qt::PreciseTimer);
     connect(&m_connectTimer, &QTimer::timeout, this, [this] {
         teardown(clientError(QStringLiteral("timeout expired after %1 s connecting to %2")
                                      .arg(m_settings.connectTimeoutSeconds)

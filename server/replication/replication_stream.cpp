@@ -96,6 +96,9 @@ ReplicationStream::ReplicationStream(QObject *parent)
       m_failTimer(new QTimer(this))
 {
     m_connectTimer->setSingleShot(true);
+    // A coarse timer may fire up to 5 % early; a connect timeout the operator configured in
+    // seconds must not give up before that many seconds have passed.
+    m_connectTimer->setTimerType(Qt::PreciseTimer);
     m_backoffTimer->setSingleShot(true);
     m_coalesceTimer->setSingleShot(true);
     m_continueTimer->setSingleShot(true);

@@ -511,7 +511,8 @@ void ReplicationStreamTest::eventLoopTurnsWhileConnecting()
     QCOMPARE(failed.count(), 0);
 
     QVERIFY(failed.wait(TimeoutMs));
-    QVERIFY2(clock.elapsed() >= 1900, qPrintable(QString::number(clock.elapsed())));
+    // The timeout is precise: a coarse timer would be allowed to give up 5 % early.
+    QVERIFY2(clock.elapsed() >= 2000, qPrintable(QString::number(clock.elapsed())));
     QVERIFY2(failed.at(0).at(0).toString().contains(QLatin1String("within 2 s")),
              qPrintable(failed.at(0).at(0).toString()));
     QCOMPARE(failed.at(0).at(1).toBool(), true);
