@@ -98,16 +98,23 @@ quint64 ConfigModel::changedColumns(const api::ConfigValue &before, const api::C
             | columnIf(before.temporary != after.temporary, TemporaryColumn);
 }
 
-RowChanges ConfigModel::apply(const api::ClusterSnapshot &snapshot)
+ConfigModel::Update ConfigModel::prepare(const api::ClusterSnapshot &snapshot) const
 {
-    std::vector<api::ConfigValue> &next = m_rows.scratch();
-    next.assign(snapshot.config.cbegin(), snapshot.config.cend());
-    const RowChanges changes = applyRows(
-            m_rows, next,
-            [](const api::ConfigValue &entry) -> const QString & { return entry.key; },
-            &ConfigModel::changedColumns);
-    if (snapshot.configRevision != m_revision) {
-        m_revision = snapshot.configRevision;
+    return Update{
+        planRows(
+                m_rows,
+                std::vector<api::ConfigValue>(snapshot.config.cbegin(), snapshot.config.cend()),
+                [](const api::ConfigValue &entry) -> const QString & { return entry.key; },
+                &ConfigModel::changedColumns),
+        snapshot.configRevision
+    };
+}
+
+RowChanges ConfigModel::commit(Update &&update)
+{
+    const RowChanges changes = applyPlan(m_rows, std::move(update.rows));
+    if (update.revision != m_revision) {
+        m_revision = update.revision;
         Q_EMIT revisionChanged(m_revision);
     }
     return changes;

@@ -106,16 +106,22 @@ quint64 LinkFlowModel::changedColumns(const api::LinkFlow &before, const api::Li
             | columnIf(before.bytesPerSecond != after.bytesPerSecond, BytesColumn);
 }
 
-RowChanges LinkFlowModel::apply(const api::ClusterSnapshot &snapshot)
+LinkFlowModel::Update LinkFlowModel::prepare(const api::ClusterSnapshot &snapshot) const
 {
-    std::vector<api::LinkFlow> &next = m_rows.scratch();
-    next.assign(snapshot.links.cbegin(), snapshot.links.cend());
-    const RowChanges changes = applyRows(m_rows, next, &keyOf, &LinkFlowModel::changedColumns);
-    m_maxMessagesPerSecond = 0;
-    for (const api::LinkFlow &link : m_rows) {
-        m_maxMessagesPerSecond = std::max(m_maxMessagesPerSecond, link.messagesPerSecond);
+    Update update;
+    for (const api::LinkFlow &link : snapshot.links) {
+        update.maxMessagesPerSecond = std::max(update.maxMessagesPerSecond, link.messagesPerSecond);
     }
-    return changes;
+    update.rows = planRows(
+            m_rows, std::vector<api::LinkFlow>(snapshot.links.cbegin(), snapshot.links.cend()),
+            &keyOf, &LinkFlowModel::changedColumns);
+    return update;
+}
+
+RowChanges LinkFlowModel::commit(Update &&update)
+{
+    m_maxMessagesPerSecond = update.maxMessagesPerSecond;
+    return applyPlan(m_rows, std::move(update.rows));
 }
 
 int LinkFlowModel::rowOf(const QString &from, const QString &to) const

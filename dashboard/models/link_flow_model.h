@@ -29,7 +29,17 @@ public:
                         int role = Qt::DisplayRole) const override;
     QHash<int, QByteArray> roleNames() const override;
 
-    RowChanges apply(const api::ClusterSnapshot &snapshot);
+    // A snapshot's update in two halves: prepare() works it out and may run on a pool thread
+    // (it only reads; nothing else may change this model meanwhile), commit() tells the views
+    // on the GUI thread. apply() is both at once.
+    struct Update
+    {
+        RowPlan<api::LinkFlow> rows;
+        double maxMessagesPerSecond = 0;
+    };
+    Update prepare(const api::ClusterSnapshot &snapshot) const;
+    RowChanges commit(Update &&update);
+    RowChanges apply(const api::ClusterSnapshot &snapshot) { return commit(prepare(snapshot)); }
 
     int rowOf(const QString &from, const QString &to) const; // -1 when unknown
     const api::LinkFlow *link(int row) const; // valid until the next apply()

@@ -187,16 +187,24 @@ quint64 NodesModel::changedColumns(const Row &before, const Row &after)
             | columnIf(a.available != b.available, AvailableColumn);
 }
 
-RowChanges NodesModel::apply(const api::ClusterSnapshot &snapshot)
+NodesModel::Update NodesModel::prepare(const api::ClusterSnapshot &snapshot) const
 {
-    std::vector<Row> &next = m_rows.scratch();
+    std::vector<Row> next;
     next.reserve(std::size_t(snapshot.nodes.size()));
     for (const api::NodeSnapshot &node : snapshot.nodes) {
         next.push_back(Row{ node, snapshot.takenAtMs - node.startedAtMs });
     }
-    const RowChanges changes = applyRows(
-            m_rows, next, [](const Row &row) -> const QString & { return row.node.id; },
-            &NodesModel::changedColumns);
+    return Update{ planRows(
+                           m_rows, std::move(next),
+                           [](const Row &row) -> const QString & { return row.node.id; },
+                           &NodesModel::changedColumns),
+                   snapshot.takenAtMs };
+}
+
+RowChanges NodesModel::commit(Update &&update)
+{
+    const qint64 takenAtMs = update.takenAtMs;
+    const RowChanges changes = applyPlan(m_rows, std::move(update.rows));
 
     // The series follow the rows: departed nodes lose theirs, the others gain today's samples.
     for (auto it = m_series.begin(); it != m_series.end();) {
@@ -221,10 +229,10 @@ RowChanges NodesModel::apply(const api::ClusterSnapshot &snapshot)
             hasGrown |= it->load.append(sample.atMs, sample.load);
         }
         if (node.load) {
-            hasGrown |= it->load.append(snapshot.takenAtMs, *node.load);
+            hasGrown |= it->load.append(takenAtMs, *node.load);
         }
-        hasGrown |= it->messagesIn.append(snapshot.takenAtMs, node.messagesInPerSecond);
-        hasGrown |= it->messagesOut.append(snapshot.takenAtMs, node.messagesOutPerSecond);
+        hasGrown |= it->messagesIn.append(takenAtMs, node.messagesInPerSecond);
+        hasGrown |= it->messagesOut.append(takenAtMs, node.messagesOutPerSecond);
         if (hasGrown) {
             grown.append(node.id);
         }

@@ -47,8 +47,26 @@ public:
                         int role = Qt::DisplayRole) const override;
     QHash<int, QByteArray> roleNames() const override;
 
+private:
+    struct Row
+    {
+        api::NodeSnapshot node;
+        qint64 uptimeMs = 0;
+    };
+
+public:
+    // A snapshot's update in two halves: prepare() works it out and may run on a pool thread
+    // (it only reads; nothing else may change this model meanwhile), commit() tells the views
+    // on the GUI thread. apply() is both at once.
+    struct Update
+    {
+        RowPlan<Row> rows;
+        qint64 takenAtMs = 0;
+    };
     // Takes the snapshot's nodes; the uptime is measured against its taken_at.
-    RowChanges apply(const api::ClusterSnapshot &snapshot);
+    Update prepare(const api::ClusterSnapshot &snapshot) const;
+    RowChanges commit(Update &&update);
+    RowChanges apply(const api::ClusterSnapshot &snapshot) { return commit(prepare(snapshot)); }
 
     int rowOf(const QString &nodeId) const; // -1 when unknown
     QString nodeId(int row) const;
@@ -69,11 +87,6 @@ Q_SIGNALS:
     void seriesChanged(const QString &nodeId);
 
 private:
-    struct Row
-    {
-        api::NodeSnapshot node;
-        qint64 uptimeMs = 0;
-    };
     struct Series
     {
         MetricSeries load;

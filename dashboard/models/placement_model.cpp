@@ -168,7 +168,7 @@ QHash<int, QByteArray> PlacementModel::roleNames() const
     return names;
 }
 
-RowChanges PlacementModel::apply(const api::ClusterSnapshot &snapshot)
+PlacementModel::Update PlacementModel::prepare(const api::ClusterSnapshot &snapshot) const
 {
     QHash<QString, QString> regionOf;
     regionOf.reserve(snapshot.nodes.size());
@@ -218,7 +218,7 @@ RowChanges PlacementModel::apply(const api::ClusterSnapshot &snapshot)
                 | columnIf(usersChanged || before.totalUsers != after.totalUsers, UsersColumn);
     };
 
-    std::vector<Row> &next = m_rows.scratch();
+    std::vector<Row> next;
     next.reserve(std::size_t(snapshot.tenants.size()));
     for (const api::TenantPlacement &placement : snapshot.tenants) {
         qint64 total = 0;
@@ -227,13 +227,19 @@ RowChanges PlacementModel::apply(const api::ClusterSnapshot &snapshot)
         }
         next.push_back(Row{ placement, total });
     }
+    RowPlan<Row> plan = planRows(
+            m_rows, std::move(next),
+            [](const Row &row) -> const QString & { return row.placement.tenant; }, changedColumns);
+    return Update{ std::move(plan), std::move(regionOf), std::move(regions) };
+}
+
+RowChanges PlacementModel::commit(Update &&update)
+{
     // The regions the rows show from now on (also while the views hear of the changes).
-    m_regionOf = std::move(regionOf);
-    const RowChanges changes = applyRows(
-            m_rows, next, [](const Row &row) -> const QString & { return row.placement.tenant; },
-            changedColumns);
-    if (regions != m_regions) {
-        m_regions = regions;
+    m_regionOf = std::move(update.regionOf);
+    const RowChanges changes = applyPlan(m_rows, std::move(update.rows));
+    if (update.regions != m_regions) {
+        m_regions = std::move(update.regions);
         Q_EMIT regionsChanged(m_regions);
     }
     return changes;

@@ -36,8 +36,29 @@ public:
                         int role = Qt::DisplayRole) const override;
     QHash<int, QByteArray> roleNames() const override;
 
+private:
+    // The snapshot's placement as it came (implicitly shared, so cheap to keep): the node list
+    // and the regions are worked out when asked for, not for 10,000 rows per snapshot.
+    struct Row
+    {
+        api::TenantPlacement placement;
+        qint64 totalUsers = 0;
+    };
+
+public:
+    // A snapshot's update in two halves: prepare() works it out and may run on a pool thread
+    // (it only reads; nothing else may change this model meanwhile), commit() tells the views
+    // on the GUI thread. apply() is both at once.
+    struct Update
+    {
+        RowPlan<Row> rows;
+        QHash<QString, QString> regionOf; // node id -> region
+        QStringList regions;
+    };
     // Takes the snapshot's tenants; node regions come from its nodes.
-    RowChanges apply(const api::ClusterSnapshot &snapshot);
+    Update prepare(const api::ClusterSnapshot &snapshot) const;
+    RowChanges commit(Update &&update);
+    RowChanges apply(const api::ClusterSnapshot &snapshot) { return commit(prepare(snapshot)); }
 
     int rowOf(const QString &tenant) const; // -1 when unknown
     QString tenant(int row) const;
@@ -51,13 +72,6 @@ Q_SIGNALS:
     void regionsChanged(const QStringList &regions);
 
 private:
-    // The snapshot's placement as it came (implicitly shared, so cheap to keep): the node list
-    // and the regions are worked out when asked for, not for 10,000 rows per snapshot.
-    struct Row
-    {
-        api::TenantPlacement placement;
-        qint64 totalUsers = 0;
-    };
     static QStringList nodesOf(const Row &row); // users > 0, sorted
     QStringList regionsOf(const Row &row) const;
     QString ownerText(const Row &row) const;

@@ -8,9 +8,11 @@
 #include "dashboard/models/tenants_model.h"
 #include "shared/api/cluster_snapshot.h"
 
+#include <QFuture>
+#include <QFutureWatcher>
 #include <QObject>
-#include <QTimer>
 
+#include <functional>
 #include <optional>
 
 namespace rt::dashboard {
@@ -26,24 +28,29 @@ struct SnapshotChanges
 };
 
 // Owns the dashboard's models and applies each cluster snapshot (full snapshot or live-feed
-// push: both are whole ClusterSnapshots) to them on the GUI thread, each model updating
-// incrementally. The tenants model is fed separately from the tenant API
-// (tenants()->setTenants()). Lives on the GUI thread; the models are its children.
+// push: both are whole ClusterSnapshots) to them, each model updating incrementally. The tenants
+// model is fed separately from the tenant API (tenants()->setTenants()). Lives on the GUI
+// thread; the models are its children and change only there. While applyInSteps() works out a
+// model's update on a pool thread, that thread reads the model's rows; nothing else changes them
+// meanwhile (apply() and the destructor wait for it).
 class SnapshotModels : public QObject
 {
     Q_OBJECT
 public:
     explicit SnapshotModels(QObject *parent = nullptr,
                             qint64 seriesWindowMs = MetricSeries::DefaultWindowMs);
+    ~SnapshotModels() override;
 
     // Applies `snapshot` to every model at once (tests, and anything that reads the models
     // right after). A snapshot still being applied in steps is finished first.
     SnapshotChanges apply(const api::ClusterSnapshot &snapshot);
-    // Applies `snapshot` one model per event-loop turn (nodes, placement, links, tenant flows,
-    // configuration), so that what the views do on one model's signals (sorting proxies,
-    // charts, repaints) never adds up with the others' into one long stall at 10,000 tenants.
-    // snapshotApplied() follows the last step. A snapshot arriving meanwhile waits; of several
-    // waiting only the newest is kept (each is a whole picture of the cluster).
+    // Applies `snapshot` one model at a time (nodes, placement, links, tenant flows,
+    // configuration): each model's update (the comparison of 10,000s of rows) is worked out on
+    // a pool thread, then told to the views on the GUI thread in an event-loop turn of its own,
+    // so that what the views do on one model's signals (sorting proxies, charts, repaints) never
+    // adds up with the others' into one long stall at 10,000 tenants. snapshotApplied() follows
+    // the last step. A snapshot arriving meanwhile waits; of several waiting only the newest is
+    // kept (each is a whole picture of the cluster).
     void applyInSteps(const api::ClusterSnapshot &snapshot);
     bool isApplying() const { return m_current.has_value(); }
 
@@ -67,9 +74,17 @@ Q_SIGNALS:
 
 private:
     enum class Step { Nodes, Placement, Links, TenantFlows, Config, Done };
-    // Applies one step of `snapshot`; after Config the snapshot counts as applied.
+    // Applies one step of `snapshot` at once; after Config the snapshot counts as applied.
     void applyStep(Step step, const api::ClusterSnapshot &snapshot, SnapshotChanges &changes);
-    void runNextStep();
+    // Starts the snapshot in m_current at its first step.
+    void beginApplying();
+    // Works out m_nextStep's update for m_current on a pool thread; onStepPrepared() commits it.
+    void prepareNextStep();
+    template <typename Model>
+    void prepareStep(Model *model, RowChanges SnapshotChanges::*changes);
+    void onStepPrepared();
+    // After Config: the snapshot's own figures, and snapshotApplied().
+    void finishSnapshot(const api::ClusterSnapshot &snapshot);
 
     NodesModel *m_nodes; // child
     PlacementModel *m_placement; // child
@@ -86,7 +101,9 @@ private:
     std::optional<api::ClusterSnapshot> m_waiting; // the newest to apply after it
     Step m_nextStep = Step::Nodes;
     SnapshotChanges m_stepChanges;
-    QTimer m_stepTimer; // zero-interval, single shot: the next step on the next turn
+    QFuture<void> m_preparing; // the pool thread's work on m_nextStep
+    QFutureWatcher<void> m_preparingWatcher; // child: finished() -> onStepPrepared()
+    std::function<void()> m_commitStep; // tells the views what m_preparing worked out
 };
 
 } // namespace rt::dashboard

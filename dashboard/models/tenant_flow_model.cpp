@@ -111,35 +111,60 @@ quint64 TenantFlowModel::changedColumns(const api::TenantFlow &before, const api
                        MessagesOutColumn);
 }
 
-RowChanges TenantFlowModel::apply(const api::ClusterSnapshot &snapshot)
+TenantFlowModel::Update TenantFlowModel::prepare(const api::ClusterSnapshot &snapshot) const
 {
-    std::vector<api::TenantFlow> &next = m_rows.scratch();
-    next.assign(snapshot.tenantFlows.cbegin(), snapshot.tenantFlows.cend());
-    const RowChanges changes = applyRows(m_rows, next, &keyOf, &TenantFlowModel::changedColumns);
-    updateSeries(snapshot.takenAtMs);
+    Update update;
+    update.takenAtMs = snapshot.takenAtMs;
+    update.rows = planRows(m_rows,
+                           std::vector<api::TenantFlow>(snapshot.tenantFlows.cbegin(),
+                                                        snapshot.tenantFlows.cend()),
+                           &keyOf, &TenantFlowModel::changedColumns);
+    // The next rows are sorted by tenant: one sum per tenant, for one hash lookup each.
+    // Changed rows still hold their previous values in `rows`; their new ones are in `updated`
+    // (in row order).
+    const RowPlan<api::TenantFlow> &plan = update.rows;
+    std::size_t nextChanged = 0;
+    const auto rateOf = [&plan, &nextChanged](std::size_t row) {
+        const api::TenantFlow *flow = &plan.rows[row];
+        if (nextChanged < plan.changed.size()
+            && std::size_t(plan.changed[nextChanged].first) == row) {
+            flow = &plan.updated[nextChanged++];
+        }
+        return flow->messagesInPerSecond + flow->messagesOutPerSecond;
+    };
+    for (std::size_t i = 0; i < plan.rows.size();) {
+        const QString &tenantName = plan.rows[i].tenant;
+        double sum = 0;
+        for (; i < plan.rows.size() && plan.rows[i].tenant == tenantName; ++i) {
+            sum += rateOf(i);
+        }
+        update.tenantRates.emplace_back(tenantName, sum);
+        update.totalRate += sum;
+    }
+    return update;
+}
+
+RowChanges TenantFlowModel::commit(Update &&update)
+{
+    const RowChanges changes = applyPlan(m_rows, std::move(update.rows));
+    updateSeries(update);
     return changes;
 }
 
-void TenantFlowModel::updateSeries(qint64 atMs)
+void TenantFlowModel::updateSeries(const Update &update)
 {
+    const qint64 atMs = update.takenAtMs;
     for (TenantRate &rate : m_rates) {
         rate.current = 0;
     }
-    // The rows are sorted by tenant: one hash lookup per tenant, not per row.
-    double total = 0;
-    for (qsizetype i = 0; i < m_rows.size();) {
-        const QString &tenantName = m_rows[i].tenant;
-        double sum = 0;
-        for (; i < m_rows.size() && m_rows[i].tenant == tenantName; ++i) {
-            sum += m_rows[i].messagesInPerSecond + m_rows[i].messagesOutPerSecond;
-        }
+    for (const auto &[tenantName, sum] : update.tenantRates) {
         auto it = m_rates.find(tenantName);
         if (it == m_rates.end()) {
             it = m_rates.insert(tenantName, TenantRate{ MetricSeries(m_seriesWindowMs), 0, 0 });
         }
         it->current = sum;
-        total += sum;
     }
+    const double total = update.totalRate;
     if (const auto last = m_total.last(); last && atMs <= last->atMs) {
         return; // an older or repeated snapshot (e.g. from a node whose clock lags): no samples
     }

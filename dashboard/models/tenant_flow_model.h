@@ -35,7 +35,19 @@ public:
                         int role = Qt::DisplayRole) const override;
     QHash<int, QByteArray> roleNames() const override;
 
-    RowChanges apply(const api::ClusterSnapshot &snapshot);
+    // A snapshot's update in two halves: prepare() works it out and may run on a pool thread
+    // (it only reads; nothing else may change this model meanwhile), commit() tells the views
+    // on the GUI thread. apply() is both at once.
+    struct Update
+    {
+        RowPlan<api::TenantFlow> rows;
+        std::vector<std::pair<QString, double>> tenantRates; // in + out, all nodes; by tenant
+        double totalRate = 0;
+        qint64 takenAtMs = 0;
+    };
+    Update prepare(const api::ClusterSnapshot &snapshot) const;
+    RowChanges commit(Update &&update);
+    RowChanges apply(const api::ClusterSnapshot &snapshot) { return commit(prepare(snapshot)); }
 
     int rowOf(const QString &tenant, const QString &node) const; // -1 when unknown
     const api::TenantFlow *flow(int row) const; // valid until the next apply()
@@ -63,7 +75,7 @@ private:
         qint64 lastNonZeroAtMs = 0;
     };
     static quint64 changedColumns(const api::TenantFlow &before, const api::TenantFlow &after);
-    void updateSeries(qint64 atMs);
+    void updateSeries(const Update &update);
 
     KeyedRows<api::TenantFlow> m_rows;
     QHash<QString, TenantRate> m_rates;

@@ -158,7 +158,7 @@ quint64 TenantsModel::changedColumns(const api::TenantSummary &before,
 RowChanges TenantsModel::setTenants(const QList<api::TenantSummary> &tenants)
 {
     std::vector<api::TenantSummary> next(tenants.cbegin(), tenants.cend());
-    return applyRows(m_rows, next, &keyOf, &TenantsModel::changedColumns);
+    return applyRows(m_rows, std::move(next), &keyOf, &TenantsModel::changedColumns);
 }
 
 RowChanges TenantsModel::upsertTenant(const api::TenantSummary &tenant)
@@ -170,7 +170,7 @@ RowChanges TenantsModel::upsertTenant(const api::TenantSummary &tenant)
     } else {
         next.push_back(tenant);
     }
-    return applyRows(m_rows, next, &keyOf, &TenantsModel::changedColumns);
+    return applyRows(m_rows, std::move(next), &keyOf, &TenantsModel::changedColumns);
 }
 
 RowChanges TenantsModel::removeTenant(const QString &externalId)
@@ -181,7 +181,7 @@ RowChanges TenantsModel::removeTenant(const QString &externalId)
         return {};
     }
     next.erase(next.begin() + row);
-    return applyRows(m_rows, next, &keyOf, &TenantsModel::changedColumns);
+    return applyRows(m_rows, std::move(next), &keyOf, &TenantsModel::changedColumns);
 }
 
 int TenantsModel::rowOf(const QString &externalId) const
