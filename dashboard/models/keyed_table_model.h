@@ -1,12 +1,14 @@
 #pragma once
 
 #include <QAbstractTableModel>
+#include <QSortFilterProxyModel>
 #include <QThread>
 #include <QThreadPool>
 
 #include <algorithm>
 #include <compare>
 #include <iterator>
+#include <optional>
 #include <vector>
 
 namespace rt::dashboard {
@@ -220,6 +222,12 @@ public:
 
     QHash<int, QByteArray> roleNames() const override;
 
+    // Whether row `left` sorts before row `right` in `column`, exactly as a sorting proxy
+    // compares their SortRole values; nullopt: compare those. KeyedSortProxy asks this first:
+    // sorting 10,000 rows makes ~130,000 comparisons, each two QVariants otherwise. Models
+    // answer for their large tables' columns.
+    virtual std::optional<bool> rowLessThan(int left, int right, int column) const;
+
 protected:
     // A sorting proxy answers every dataChanged with a layout change of its own (and its views
     // with a relayout): at 10,000s of rows with ~5% changing, a thousand single-row signals cost
@@ -327,6 +335,18 @@ protected:
 private:
     // dataChanged for rows first..last over the columns of the mask.
     void emitChanged(qsizetype first, qsizetype last, quint64 columns);
+};
+
+// A sorting (and filtering) proxy over a KeyedTableModel, directly or through other proxies:
+// sorting by SortRole compares rows with KeyedTableModel::rowLessThan(). Lives on the GUI thread.
+class KeyedSortProxy : public QSortFilterProxyModel
+{
+    Q_OBJECT
+public:
+    explicit KeyedSortProxy(QObject *parent = nullptr);
+
+protected:
+    bool lessThan(const QModelIndex &left, const QModelIndex &right) const override;
 };
 
 } // namespace rt::dashboard

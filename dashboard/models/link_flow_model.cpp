@@ -106,6 +106,24 @@ quint64 LinkFlowModel::changedColumns(const api::LinkFlow &before, const api::Li
             | columnIf(before.bytesPerSecond != after.bytesPerSecond, BytesColumn);
 }
 
+std::optional<bool> LinkFlowModel::rowLessThan(int left, int right, int column) const
+{
+    const api::LinkFlow &a = m_rows[left];
+    const api::LinkFlow &b = m_rows[right];
+    switch (column) {
+    case FromColumn:
+        return a.from < b.from;
+    case ToColumn:
+        return a.to < b.to;
+    case MessagesColumn:
+        return a.messagesPerSecond < b.messagesPerSecond;
+    case BytesColumn:
+        return a.bytesPerSecond < b.bytesPerSecond;
+    default:
+        return std::nullopt;
+    }
+}
+
 LinkFlowModel::Update LinkFlowModel::prepare(const api::ClusterSnapshot &snapshot) const
 {
     Update update;

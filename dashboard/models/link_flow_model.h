@@ -28,6 +28,7 @@ public:
     QVariant headerData(int section, Qt::Orientation orientation,
                         int role = Qt::DisplayRole) const override;
     QHash<int, QByteArray> roleNames() const override;
+    std::optional<bool> rowLessThan(int left, int right, int column) const override;
 
     // A snapshot's update in two halves: prepare() works it out and may run on a pool thread
     // (it only reads; nothing else may change this model meanwhile), commit() tells the views

@@ -233,6 +233,22 @@ PlacementModel::Update PlacementModel::prepare(const api::ClusterSnapshot &snaps
     return Update{ std::move(plan), std::move(regionOf), std::move(regions) };
 }
 
+std::optional<bool> PlacementModel::rowLessThan(int left, int right, int column) const
+{
+    const Row &a = m_rows[left];
+    const Row &b = m_rows[right];
+    switch (column) {
+    case TenantColumn:
+        return a.placement.tenant < b.placement.tenant;
+    case StreamOwnerColumn:
+        return a.placement.streamOwner < b.placement.streamOwner;
+    case UsersColumn:
+        return a.totalUsers < b.totalUsers;
+    default:
+        return std::nullopt;
+    }
+}
+
 RowChanges PlacementModel::commit(Update &&update)
 {
     // The regions the rows show from now on (also while the views hear of the changes).
@@ -280,7 +296,7 @@ QStringList PlacementModel::tenantsWithClientsOn(const QString &nodeId) const
     return result;
 }
 
-PlacementFilterProxy::PlacementFilterProxy(QObject *parent) : QSortFilterProxyModel(parent)
+PlacementFilterProxy::PlacementFilterProxy(QObject *parent) : KeyedSortProxy(parent)
 {
     setSortRole(KeyedTableModel::SortRole);
 }

@@ -35,6 +35,7 @@ public:
     QVariant headerData(int section, Qt::Orientation orientation,
                         int role = Qt::DisplayRole) const override;
     QHash<int, QByteArray> roleNames() const override;
+    std::optional<bool> rowLessThan(int left, int right, int column) const override;
 
 private:
     // The snapshot's placement as it came (implicitly shared, so cheap to keep): the node list
@@ -84,7 +85,7 @@ private:
 // Filters a PlacementModel by a tenant-name substring (case-insensitive) and by region: a tenant
 // is in a region when its stream owner or a node holding its clients is. Sorts by SortRole.
 // Lives on the GUI thread.
-class PlacementFilterProxy : public QSortFilterProxyModel
+class PlacementFilterProxy : public KeyedSortProxy
 {
     Q_OBJECT
 public:

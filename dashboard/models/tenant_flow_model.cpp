@@ -111,6 +111,24 @@ quint64 TenantFlowModel::changedColumns(const api::TenantFlow &before, const api
                        MessagesOutColumn);
 }
 
+std::optional<bool> TenantFlowModel::rowLessThan(int left, int right, int column) const
+{
+    const api::TenantFlow &a = m_rows[left];
+    const api::TenantFlow &b = m_rows[right];
+    switch (column) {
+    case TenantColumn:
+        return a.tenant < b.tenant;
+    case NodeColumn:
+        return a.node < b.node;
+    case MessagesInColumn:
+        return a.messagesInPerSecond < b.messagesInPerSecond;
+    case MessagesOutColumn:
+        return a.messagesOutPerSecond < b.messagesOutPerSecond;
+    default:
+        return std::nullopt;
+    }
+}
+
 TenantFlowModel::Update TenantFlowModel::prepare(const api::ClusterSnapshot &snapshot) const
 {
     Update update;
@@ -157,6 +175,7 @@ void TenantFlowModel::updateSeries(const Update &update)
     for (TenantRate &rate : m_rates) {
         rate.current = 0;
     }
+    m_rates.reserve(std::max(m_rates.size(), qsizetype(update.tenantRates.size())));
     for (const auto &[tenantName, sum] : update.tenantRates) {
         auto it = m_rates.find(tenantName);
         if (it == m_rates.end()) {

@@ -8,7 +8,7 @@
 namespace rt::dashboard {
 
 BusiestFlowsFilter::BusiestFlowsFilter(TenantFlowModel *flows, qsizetype limit, QObject *parent)
-    : QSortFilterProxyModel(parent),
+    : KeyedSortProxy(parent),
       m_flows(flows),
       m_limit(std::max<qsizetype>(1, limit))
 {

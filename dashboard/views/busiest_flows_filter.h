@@ -1,7 +1,8 @@
 #pragma once
 
+#include "dashboard/models/keyed_table_model.h"
+
 #include <QSet>
-#include <QSortFilterProxyModel>
 #include <QString>
 
 #include <utility>
@@ -17,7 +18,7 @@ class TenantFlowModel;
 // hundred it costs next to nothing. The busiest set is recomputed by refreshBusiest() (call it
 // after each snapshot); rows the model adds meanwhile wait for it. Source: a TenantFlowModel.
 // Lives on the GUI thread.
-class BusiestFlowsFilter : public QSortFilterProxyModel
+class BusiestFlowsFilter : public KeyedSortProxy
 {
     Q_OBJECT
 public:

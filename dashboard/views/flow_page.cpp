@@ -38,12 +38,12 @@ FlowPage::FlowPage(SnapshotModels *models, QWidget *parent)
       m_models(models),
       m_graph(new FlowGraph(this)),
       m_busiestFlows(new BusiestFlowsFilter(models->tenantFlows(), ShownTenantFlows, this)),
-      m_tenantRows(new QSortFilterProxyModel(this)),
+      m_tenantRows(new KeyedSortProxy(this)),
       m_tenantFilter(new QLineEdit(this)),
       m_tenantRowsNote(new QLabel(this)),
       m_rateChart(new TimeSeriesChart(tr("Busiest tenants"), tr("messages/s"), this))
 {
-    auto *linkRows = new QSortFilterProxyModel(this); // NOLINT: child
+    auto *linkRows = new KeyedSortProxy(this); // NOLINT: child
     linkRows->setSourceModel(m_models->links());
     linkRows->setSortRole(KeyedTableModel::SortRole);
     m_linkTable = sortedTable(linkRows, this);

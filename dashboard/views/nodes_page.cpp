@@ -15,7 +15,7 @@ namespace rt::dashboard {
 NodesPage::NodesPage(NodesModel *model, QWidget *parent)
     : QWidget(parent),
       m_model(model),
-      m_sorted(new QSortFilterProxyModel(this)),
+      m_sorted(new KeyedSortProxy(this)),
       m_table(new QTableView(this)),
       m_chart(new TimeSeriesChart(tr("CPU load per node"), tr("5-minute load average"), this)),
       m_redrawTimer(this)
@@ -60,13 +60,24 @@ void NodesPage::redrawChanged()
 {
     QList<std::pair<QString, MetricSeries>> lines;
     lines.reserve(m_dirty.size());
-    for (const QString &nodeId : std::as_const(m_dirty)) {
-        if (m_model->rowOf(nodeId) >= 0) { // still there
-            lines.append({ nodeId, m_model->loadSeries(nodeId) });
+    qsizetype newLines = 0;
+    for (auto it = m_dirty.begin(); it != m_dirty.end();) {
+        const QString &nodeId = *it;
+        if (m_model->rowOf(nodeId) < 0) { // gone meanwhile
+            it = m_dirty.erase(it);
+            continue;
         }
+        if (m_chart->pointCount(nodeId) < 0 && ++newLines > MaxNewLinesPerRedraw) {
+            ++it; // next turn
+            continue;
+        }
+        lines.append({ nodeId, m_model->loadSeries(nodeId) });
+        it = m_dirty.erase(it);
     }
-    m_dirty.clear();
     m_chart->setManySeries(lines);
+    if (!m_dirty.isEmpty()) {
+        m_redrawTimer.start();
+    }
 }
 
 void NodesPage::dropDepartedNodes()

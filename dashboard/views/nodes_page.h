@@ -27,6 +27,10 @@ public:
 
     // Lines whose redraw is still due (tests wait for 0).
     qsizetype pendingRedraws() const { return m_dirty.size(); }
+    // Lines a redraw adds at most; the rest follow on the next turns. Adding a line to a chart
+    // builds its legend entry (a text document): 100 nodes' lines at once held the GUI thread
+    // for ~25 ms on top of the table's first sort.
+    static constexpr qsizetype MaxNewLinesPerRedraw = 20;
 
 private:
     void noteChanged(const QString &nodeId);

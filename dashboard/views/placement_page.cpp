@@ -16,10 +16,10 @@
 namespace rt::dashboard {
 
 // Tenants with the chosen node as stream owner or among the nodes holding their clients.
-class NodeFilterProxy : public QSortFilterProxyModel
+class NodeFilterProxy : public KeyedSortProxy
 {
 public:
-    using QSortFilterProxyModel::QSortFilterProxyModel;
+    using KeyedSortProxy::KeyedSortProxy;
 
     void setNode(const QString &nodeId)
     {

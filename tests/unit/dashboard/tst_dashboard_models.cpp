@@ -547,6 +547,76 @@ private Q_SLOTS:
         }
     }
 
+    void keyedProxiesSortAsTheirSortRoleCompares()
+    {
+        // KeyedSortProxy compares rows natively (rowLessThan) instead of through SortRole
+        // QVariants: the order must be exactly a plain proxy's, ties (stable) included, for
+        // every column of the large models, in both directions, also through another proxy.
+        QRandomGenerator random(11);
+        ClusterSnapshot snapshot = first();
+        snapshot.tenants.clear();
+        snapshot.tenantFlows.clear();
+        snapshot.links.clear();
+        const QStringList nodes{ u"node-a"_s, u"node-b"_s, u"node-c"_s, u"node-d"_s };
+        for (int t = 0; t < 60; ++t) {
+            const QString tenantName = QStringLiteral("T%1").arg(random.bounded(1000));
+            snapshot.tenants.append(
+                    { tenantName, nodes.at(random.bounded(nodes.size())), u"ready"_s,
+                      QHash<QString, qint64>{ { nodes.at(random.bounded(nodes.size())),
+                                                qint64(random.bounded(4)) } } });
+            for (const QString &node : nodes) {
+                if (random.bounded(2) == 0) {
+                    snapshot.tenantFlows.append({ tenantName, node, double(random.bounded(5)),
+                                                  double(random.bounded(5)) / 2 });
+                }
+            }
+        }
+        for (const QString &from : nodes) {
+            for (const QString &to : nodes) {
+                if (from != to) {
+                    snapshot.links.append(
+                            { from, to, double(random.bounded(3)), double(random.bounded(3)) });
+                }
+            }
+        }
+        SnapshotModels models;
+        models.apply(snapshot);
+        QVERIFY(models.placement()->rowCount() > 40);
+        QVERIFY(models.tenantFlows()->rowCount() > 60);
+        QCOMPARE(models.links()->rowCount(), 12);
+
+        const auto keysInOrder = [](const QAbstractItemModel *proxy) {
+            QStringList keys;
+            for (int row = 0; row < proxy->rowCount(); ++row) {
+                keys.append(proxy->index(row, 0).data(KeyedTableModel::KeyRole).toString());
+            }
+            return keys;
+        };
+        const auto compare = [&](KeyedTableModel *model, QAbstractItemModel *between) {
+            QAbstractItemModel *source = between ? between : model;
+            for (int column = 0; column < model->columnCount(); ++column) {
+                for (const Qt::SortOrder order : { Qt::AscendingOrder, Qt::DescendingOrder }) {
+                    KeyedSortProxy keyed;
+                    keyed.setSourceModel(source);
+                    keyed.sort(column, order);
+                    QSortFilterProxyModel plain;
+                    plain.setSortRole(KeyedTableModel::SortRole);
+                    plain.setSourceModel(source);
+                    plain.sort(column, order);
+                    QCOMPARE(keysInOrder(&keyed), keysInOrder(&plain));
+                }
+            }
+        };
+        compare(models.placement(), nullptr);
+        compare(models.tenantFlows(), nullptr);
+        compare(models.links(), nullptr);
+        PlacementFilterProxy filter;
+        filter.setSourceModel(models.placement());
+        filter.setRegionFilter(u"us-east-1"_s);
+        QVERIFY(filter.rowCount() > 0 && filter.rowCount() < models.placement()->rowCount());
+        compare(models.placement(), &filter);
+    }
+
     void lookupsByKeyWorkInsideRowSignals()
     {
         // A page's slot on rowsInserted/rowsRemoved may look rows up by key while the update is
