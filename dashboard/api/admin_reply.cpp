@@ -7,6 +7,8 @@
 #include <QTimer>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include <utility>
+
 namespace rt::dashboard {
 
 AdminReply::AdminReply(AdminClient *client) : QObject(client), m_client(client) { }
@@ -43,6 +45,11 @@ void AdminReply::attach(QNetworkReply *reply)
 {
     m_reply = reply;
     m_sent = true;
+    connect(reply, &QNetworkReply::readyRead, this, [this] {
+        if (m_reply) {
+            m_body.append(m_reply->readAll());
+        }
+    });
     connect(reply, &QNetworkReply::finished, this, &AdminReply::onNetworkReplyFinished);
 }
 
@@ -69,7 +76,8 @@ void AdminReply::onNetworkReplyFinished()
     reply->deleteLater();
     const QVariant status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute);
     if (status.isValid() && status.toInt() > 0) {
-        interpret(status.toInt(), reply->readAll());
+        m_body.append(reply->readAll());
+        interpret(status.toInt(), std::exchange(m_body, QByteArray()));
         if (m_finishDeferred) {
             return;
         }

@@ -239,7 +239,9 @@ std::optional<bool> PlacementModel::rowLessThan(int left, int right, int column)
     const Row &b = m_rows[right];
     switch (column) {
     case TenantColumn:
-        return a.placement.tenant < b.placement.tenant;
+        // The rows are sorted by tenant, a unique key: their order is the tenants' (and no
+        // string is compared; 10,000 tenants' first sort made ~130,000 comparisons).
+        return left < right;
     case StreamOwnerColumn:
         return a.placement.streamOwner < b.placement.streamOwner;
     case UsersColumn:
