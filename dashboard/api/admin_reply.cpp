@@ -45,12 +45,22 @@ void AdminReply::attach(QNetworkReply *reply)
 {
     m_reply = reply;
     m_sent = true;
-    connect(reply, &QNetworkReply::readyRead, this, [this] {
-        if (m_reply) {
-            m_body.append(m_reply->readAll());
-        }
-    });
+    connect(reply, &QNetworkReply::readyRead, this, [this, reply] { readAvailable(reply); });
     connect(reply, &QNetworkReply::finished, this, &AdminReply::onNetworkReplyFinished);
+}
+
+void AdminReply::readAvailable(QNetworkReply *reply)
+{
+    // One read of exactly what is there: readAll() grows its result chunk by chunk, copying
+    // megabytes over and over.
+    const qint64 available = reply->bytesAvailable();
+    if (available <= 0) {
+        return;
+    }
+    const qsizetype offset = m_body.size();
+    m_body.resize(offset + qsizetype(available));
+    const qint64 read = reply->read(m_body.data() + offset, available);
+    m_body.truncate(offset + qsizetype(std::max<qint64>(read, 0)));
 }
 
 void AdminReply::failLater(const ApiError &error)
@@ -76,7 +86,7 @@ void AdminReply::onNetworkReplyFinished()
     reply->deleteLater();
     const QVariant status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute);
     if (status.isValid() && status.toInt() > 0) {
-        m_body.append(reply->readAll());
+        readAvailable(reply);
         interpret(status.toInt(), std::exchange(m_body, QByteArray()));
         if (m_finishDeferred) {
             return;

@@ -49,6 +49,7 @@ protected:
 
 private:
     friend class AdminClient;
+    void readAvailable(QNetworkReply *reply); // appends what `reply` has to m_body
     void attach(QNetworkReply *reply);
     void failLater(const ApiError &error); // for calls refused before anything was sent
     void onNetworkReplyFinished();
@@ -56,9 +57,7 @@ private:
 
     AdminClient *m_client; // the parent
     QPointer<QNetworkReply> m_reply;
-    // The body as it arrives: a 4 MB snapshot read at once at the end held the GUI thread for
-    // ~25 ms in QNetworkReply::readAll(); read as it comes, the copying is spread over the
-    // transfer.
+    // The body as it arrives (readAvailable()).
     QByteArray m_body;
     std::optional<ApiError> m_error;
     bool m_finished = false;
