@@ -1,8 +1,10 @@
 // The dashboard's models at the scale the issue asks for: 100 nodes, 10,000 tenants, a full mesh
 // of links and ~20,000 tenant flows. Twenty successive snapshots with churn (rates and users
 // change on ~5% of the rows, tenants arrive and leave, a node dies) are applied with proxies
-// attached; each model's update (one event-loop turn in the dashboard) must stay under 50 ms of
-// CPU (the GUI's stall budget) and the models must equal the snapshot. Also reports how long ClusterSnapshot::fromJson takes for such a snapshot.
+// attached. Each model's update comes in two halves as in the dashboard (SnapshotModels::
+// applyInSteps): prepare() on a pool thread, whose cost is reported, and commit() in an
+// event-loop turn of the GUI thread, which must stay under 50 ms of CPU (the GUI's stall
+// budget); the models must equal the snapshot. Also reports how long ClusterSnapshot::fromJson takes for such a snapshot.
 #include "dashboard/models/snapshot_models.h"
 #include "synthetic_cluster.h"
 
@@ -60,12 +62,11 @@ private Q_SLOTS:
         placementProxy.setRegionFilter(QStringLiteral("region-1"));
         placementProxy.sort(PlacementModel::UsersColumn, Qt::DescendingOrder);
         // The flow table filtered by tenant; sorted, see reportsTheCostOfASortedFlowTable().
-        QSortFilterProxyModel flowProxy;
+        KeyedSortProxy flowProxy;
         flowProxy.setFilterKeyColumn(TenantFlowModel::TenantColumn);
         flowProxy.setFilterFixedString(QStringLiteral("tenant-01"));
         flowProxy.setSourceModel(models.tenantFlows());
-        QSortFilterProxyModel nodesProxy;
-        nodesProxy.setSortRole(KeyedTableModel::SortRole);
+        KeyedSortProxy nodesProxy;
         nodesProxy.setSourceModel(models.nodes());
         nodesProxy.sort(NodesModel::LoadColumn, Qt::DescendingOrder);
 
@@ -87,6 +88,7 @@ private Q_SLOTS:
         }
         QList<double> wallMs;
         QList<double> cpuMs;
+        QList<double> prepareMs; // on the pool thread in the dashboard
         int preempted = 0;
         for (int step = 1; step <= Steps; ++step) {
             cluster.advance(step, 10);
@@ -105,17 +107,26 @@ private Q_SLOTS:
                 wall = std::max(wall, double(applyTimer.nsecsElapsed()) / 1e6);
                 cpu = std::max(cpu, threadCpuMs() - cpuBefore);
             };
-            measure([&] { changes.nodes = models.nodes()->apply(snapshot); });
-            measure([&] { changes.placement = models.placement()->apply(snapshot); });
-            measure([&] { changes.links = models.links()->apply(snapshot); });
-            measure([&] { changes.tenantFlows = models.tenantFlows()->apply(snapshot); });
-            measure([&] { changes.config = models.config()->apply(snapshot); });
+            double prepare = 0;
+            const auto applyStep = [&](auto *model, RowChanges &into) {
+                const double cpuBefore = threadCpuMs();
+                auto update = model->prepare(snapshot);
+                prepare = std::max(prepare, threadCpuMs() - cpuBefore);
+                measure([&] { into = model->commit(std::move(update)); });
+            };
+            applyStep(models.nodes(), changes.nodes);
+            applyStep(models.placement(), changes.placement);
+            applyStep(models.links(), changes.links);
+            applyStep(models.tenantFlows(), changes.tenantFlows);
+            applyStep(models.config(), changes.config);
+            prepareMs.append(prepare);
             wallMs.append(wall);
             cpuMs.append(cpu);
-            qInfo("step %2d: slowest model %6.2f ms (cpu %6.2f ms); nodes -%lld ~%lld, tenants "
+            qInfo("step %2d: slowest commit %6.2f ms (cpu %6.2f ms, prepare %6.2f ms); nodes -%lld "
+                  "~%lld, tenants "
                   "+%lld -%lld ~%lld "
                   "(%lld ranges), links -%lld ~%lld, flows +%lld -%lld ~%lld (%lld ranges)",
-                  step, wall, cpu, qlonglong(changes.nodes.removed),
+                  step, wall, cpu, prepare, qlonglong(changes.nodes.removed),
                   qlonglong(changes.nodes.changed), qlonglong(changes.placement.inserted),
                   qlonglong(changes.placement.removed), qlonglong(changes.placement.changed),
                   qlonglong(changes.placement.dataChangedSignals), qlonglong(changes.links.removed),
@@ -149,10 +160,11 @@ private Q_SLOTS:
         }
         std::sort(wallMs.begin(), wallMs.end());
         std::sort(cpuMs.begin(), cpuMs.end());
-        qInfo("slowest model per snapshot over %d snapshots: median %.2f ms, max %.2f ms (cpu "
-              "median %.2f, max %.2f)",
+        std::sort(prepareMs.begin(), prepareMs.end());
+        qInfo("slowest commit per snapshot over %d snapshots: median %.2f ms, max %.2f ms (cpu "
+              "median %.2f, max %.2f); slowest prepare (pool thread): median %.2f, max %.2f ms",
               Steps, wallMs.at(Steps / 2), wallMs.constLast(), cpuMs.at(Steps / 2),
-              cpuMs.constLast());
+              cpuMs.constLast(), prepareMs.at(Steps / 2), prepareMs.constLast());
 
         for (const QSignalSpy *spy : std::as_const(resets)) {
             QCOMPARE(spy->count(), 0);

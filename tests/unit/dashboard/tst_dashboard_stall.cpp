@@ -1,14 +1,15 @@
 // The whole dashboard at the scale the issue asks for (100 nodes, 10,000 tenants, ~20,000 tenant
 // flows): DashboardApplication with its window shown connects to a synthetic node over real
 // HTTP and a real WebSocket, reads its 3.7 MB snapshot and then follows its live feed while the
-// operator switches between the pages. The GUI thread should never be busy for 50 ms or more
-// in one stretch; the test reports the longest stretch against that budget (BENCHMARKS.md) and
-// fails beyond a guard (250 ms for connecting and the first snapshot, 150 ms live).
+// operator switches between the pages. The GUI thread must never be busy for 50 ms or more in
+// one stretch, neither while connecting and taking the first snapshot nor live.
 //
 // The stretch is measured between the ticks of a 2 ms timer on the GUI thread, in the thread's
 // own CPU time: everything the event loop ran between two ticks (network reads, model updates,
 // proxies, painting) counts, and time the machine gave to other processes does not (CI runs this
-// beside parallel builds on two cores).
+// beside parallel builds on two cores). Interference can only add CPU time (shared caches), so
+// the scenario runs up to three times and the best attempt counts: a stall the dashboard causes
+// shows in every attempt. CTest runs this test alone (RUN_SERIAL).
 //
 // The synthetic node runs on its own thread, so producing and sending its snapshots costs the
 // dashboard's thread nothing; it answers GET /api/admin/snapshot and GET /api/tenants over HTTP
@@ -40,6 +41,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <optional>
 
 using namespace rt::dashboard;
 using namespace rt::dashboard::testing;
@@ -48,12 +50,19 @@ using namespace std::chrono_literals;
 namespace {
 
 constexpr double BudgetMs = 50; // the issue's "no GUI stall over 50 ms"
-// Guards, not the budget: they fail on stalls like the ones this test found (1.7 s per repaint
-// of the flow graph, 100 ms per snapshot in the flow table) while leaving room for a loaded CI
-// machine (parallel tests on two cores inflate CPU time through shared caches).
-constexpr double FirstSnapshotGuardMs = 250;
-constexpr double LiveGuardMs = 150;
+constexpr int MaxAttempts = 3;
 constexpr int LivePushes = 12;
+
+// The longest GUI stretches of one attempt, in ms.
+struct Stalls
+{
+    double firstCpu = 0; // connecting and the first snapshot
+    double firstWall = 0;
+    double liveCpu = 0; // the live feed while switching pages
+    double liveWall = 0;
+
+    double worstCpu() const { return std::max(firstCpu, liveCpu); }
+};
 
 // The synthetic node. Lives on its own thread (created there by start()).
 class SyntheticNode : public QObject
@@ -222,6 +231,37 @@ class DashboardStallTest : public QObject
 private Q_SLOTS:
     void followsALargeClusterWithoutStallingTheWindow()
     {
+        std::optional<Stalls> best;
+        for (int attempt = 1; attempt <= MaxAttempts; ++attempt) {
+            Stalls stalls;
+            runOnce(stalls);
+            if (QTest::currentTestFailed()) {
+                return;
+            }
+            qInfo("attempt %d: longest GUI stretch connecting and taking the first snapshot "
+                  "%.1f ms of CPU (%.1f ms by the wall clock), live %.1f ms of CPU (%.1f ms)",
+                  attempt, stalls.firstCpu, stalls.firstWall, stalls.liveCpu, stalls.liveWall);
+            if (!best || stalls.worstCpu() < best->worstCpu()) {
+                best = stalls;
+            }
+            if (best->worstCpu() < BudgetMs) {
+                break;
+            }
+        }
+        QVERIFY2(best->firstCpu < BudgetMs,
+                 qPrintable(QStringLiteral("connecting and the first snapshot held the GUI "
+                                           "thread for %1 ms of CPU in one stretch")
+                                    .arg(best->firstCpu)));
+        QVERIFY2(best->liveCpu < BudgetMs,
+                 qPrintable(QStringLiteral("a live snapshot held the GUI thread for %1 ms of CPU "
+                                           "in one stretch")
+                                    .arg(best->liveCpu)));
+    }
+
+private:
+    // One attempt: a fresh window and node; fills `stalls`, fails the test on wrong contents.
+    void runOnce(Stalls &stalls)
+    {
         QThread nodeThread;
         nodeThread.setObjectName(QStringLiteral("synthetic-node"));
         auto *node = new SyntheticNode;
@@ -252,11 +292,8 @@ private Q_SLOTS:
         // The first snapshot: 10,000 tenants arrive in the models at once.
         QTRY_VERIFY_WITH_TIMEOUT(snapshots >= 1, 60000);
         QCOMPARE(app.models()->placement()->rowCount(), TenantCount);
-        const double firstCpu = monitor.maxCpuMs();
-        const double firstWall = monitor.maxWallMs();
-        qInfo("connecting and the first snapshot: longest GUI stretch %.1f ms of CPU (%.1f ms "
-              "by the wall clock)",
-              firstCpu, firstWall);
+        stalls.firstCpu = monitor.maxCpuMs();
+        stalls.firstWall = monitor.maxWallMs();
 
         // The live feed, with the operator looking at each page in turn.
         monitor.start();
@@ -273,28 +310,13 @@ private Q_SLOTS:
         }
         monitor.stop();
         QVERIFY(snapshots >= 1 + LivePushes);
-        qInfo("%d live snapshots over %d pages: longest GUI stretch %.1f ms of CPU (%.1f ms by "
-              "the wall clock)",
-              LivePushes, tabs->count(), monitor.maxCpuMs(), monitor.maxWallMs());
+        stalls.liveCpu = monitor.maxCpuMs();
+        stalls.liveWall = monitor.maxWallMs();
 
         // The window shows the last snapshot the node sent (the feed is not behind).
         QMetaObject::invokeMethod(node, &SyntheticNode::stopPushing, Qt::BlockingQueuedConnection);
         QTRY_COMPARE(app.models()->placement()->rowCount(), node->lastTenantCount());
         QVERIFY(app.models()->tenantFlows()->rowCount() > 15000);
-
-        // The budget is 50 ms; what is asserted is a guard against the stalls of seconds this
-        // test found (a quadratic repaint of the flow graph, a sorting proxy per changed row).
-        // The figures above are reported against the budget (see the closing notes of issue 6).
-        if (firstCpu >= BudgetMs || monitor.maxCpuMs() >= BudgetMs) {
-            qWarning("over the %.0f ms budget: first %.1f ms, live %.1f ms of CPU", BudgetMs,
-                     firstCpu, monitor.maxCpuMs());
-        }
-        QVERIFY2(firstCpu < FirstSnapshotGuardMs,
-                 qPrintable(QStringLiteral("the first snapshot held the GUI thread for %1 ms")
-                                    .arg(firstCpu)));
-        QVERIFY2(monitor.maxCpuMs() < LiveGuardMs,
-                 qPrintable(QStringLiteral("a live snapshot held the GUI thread for %1 ms")
-                                    .arg(monitor.maxCpuMs())));
 
         app.connection()->disconnectFromCluster();
     }
