@@ -2,6 +2,7 @@
 
 #include "server/cluster/types.h"
 
+#include <QHash>
 #include <QList>
 #include <QObject>
 #include <QString>
@@ -75,6 +76,9 @@ public:
     // key with expectedModRevision > 0 is a Conflict with current = nullopt.
     virtual void deleteConfig(const QString &key, qint64 expectedModRevision,
                               ConfigCallback done) = 0;
+    // When each temporary entry's lease runs out (wall clock, ms since the epoch), by key. A
+    // key is missing until the backend knows (etcd asks each new lease's time to live once).
+    virtual QHash<QString, qint64> configExpiries() const = 0;
 
 Q_SIGNALS:
     void membersChanged(const QList<rt::cluster::NodeInfo> &members);

@@ -177,6 +177,12 @@ void EtcdClient::leaseRevoke(qint64 lease, Callback<qint64> done)
          decodeWith(std::move(done), &decodeLeaseRevoke));
 }
 
+void EtcdClient::leaseTimeToLive(qint64 lease, Callback<LeaseTimeToLiveResponse> done)
+{
+    call(QStringLiteral("/v3/lease/timetolive"), encodeLeaseId(lease),
+         decodeWith(std::move(done), &decodeLeaseTimeToLive));
+}
+
 QNetworkReply *EtcdClient::openWatchStream(const QByteArray &createRequest)
 {
     return m_network.post(request(QStringLiteral("/v3/watch"), true), createRequest);

@@ -59,6 +59,7 @@ public:
     // A lost lease answers with EtcdError::Kind::LeaseLost.
     void leaseKeepAlive(qint64 lease, Callback<KeepAliveResponse> done);
     void leaseRevoke(qint64 lease, Callback<qint64> done);
+    void leaseTimeToLive(qint64 lease, Callback<LeaseTimeToLiveResponse> done);
 
     // Opens a watch stream (POST /v3/watch, one create_request) on the current endpoint; used by
     // EtcdWatch. The caller owns the reply.

@@ -2,7 +2,11 @@
 
 #include "server/cluster/logging.h"
 
+#include <QDateTime>
 #include <QMetaObject>
+
+#include <algorithm>
+#include <iterator>
 
 namespace rt::cluster {
 
@@ -467,8 +471,10 @@ int EtcdClusterBackend::applyKey(const KeyValue &kv, bool deleted)
     if (rest.startsWith(ConfigDir)) {
         const QString key = QString::fromUtf8(rest.sliced(ConfigDir.size()));
         if (deleted) {
+            noteConfigLease(key, 0);
             return m_config.entries.remove(key) > 0 ? ConfigChanged : Nothing;
         }
+        noteConfigLease(key, kv.lease);
         const ConfigEntry entry{ key, kv.value, kv.modRevision, kv.lease != 0 };
         const auto it = m_config.entries.constFind(key);
         if (it != m_config.entries.constEnd() && *it == entry) {
@@ -751,6 +757,58 @@ void EtcdClusterBackend::resumeWatchForTesting()
     if (m_watch) {
         m_watch->setPausedForTesting(false);
     }
+}
+
+QHash<QString, qint64> EtcdClusterBackend::configExpiries() const
+{
+    QHash<QString, qint64> expiries;
+    for (auto it = m_configLeases.cbegin(); it != m_configLeases.cend(); ++it) {
+        if (const auto expiry = m_leaseExpiries.constFind(it.value());
+            expiry != m_leaseExpiries.cend()) {
+            expiries.insert(it.key(), *expiry);
+        }
+    }
+    return expiries;
+}
+
+void EtcdClusterBackend::noteConfigLease(const QString &key, qint64 lease)
+{
+    if (lease == 0) {
+        m_configLeases.remove(key);
+    } else {
+        m_configLeases.insert(key, lease);
+    }
+    // Forget the expiries of leases no entry is bound to any more (a handful of keys).
+    for (auto it = m_leaseExpiries.begin(); it != m_leaseExpiries.end();) {
+        it = std::find(m_configLeases.cbegin(), m_configLeases.cend(), it.key())
+                        == m_configLeases.cend()
+                ? m_leaseExpiries.erase(it)
+                : std::next(it);
+    }
+    if (lease == 0 || m_leaseExpiries.contains(lease) || m_leaseLookups.contains(lease)) {
+        return;
+    }
+    // A lease's TTL never grows (nobody keeps a config lease alive): one answer is enough.
+    m_leaseLookups.insert(lease);
+    const quint64 generation = m_generation;
+    m_client->leaseTimeToLive(
+            lease, [this, lease, generation](EtcdResult<LeaseTimeToLiveResponse> result) {
+                m_leaseLookups.remove(lease);
+                if (generation != m_generation) {
+                    return;
+                }
+                if (!result) {
+                    qCDebug(lcCluster).noquote() << "etcd: no time to live for config lease"
+                                                 << lease << result.error().message;
+                    return;
+                }
+                if (result->ttl >= 0
+                    && std::find(m_configLeases.cbegin(), m_configLeases.cend(), lease)
+                            != m_configLeases.cend()) {
+                    m_leaseExpiries.insert(
+                            lease, QDateTime::currentMSecsSinceEpoch() + result->ttl * 1000);
+                }
+            });
 }
 
 } // namespace rt::cluster

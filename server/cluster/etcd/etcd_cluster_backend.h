@@ -69,6 +69,7 @@ public:
     void putConfig(const QString &key, const QByteArray &value, qint64 expectedModRevision,
                    int ttlSeconds, ConfigCallback done) override;
     void deleteConfig(const QString &key, qint64 expectedModRevision, ConfigCallback done) override;
+    QHash<QString, qint64> configExpiries() const override;
 
     qint64 leaseId() const { return m_lease; }
     // The last cluster revision this node applied.
@@ -106,6 +107,9 @@ private:
     void updateAvailability(const QString &reasonIfDown);
     void failed(const etcd::EtcdError &error, const QString &what);
     void later(std::function<void()> call);
+    // Remembers that config `key` is bound to `lease` (0: permanent) and, for a lease not seen
+    // yet, asks etcd how long it has left.
+    void noteConfigLease(const QString &key, qint64 lease);
 
     EtcdBackendSettings m_settings;
     QByteArray m_root; // "<prefix>/"
@@ -137,6 +141,9 @@ private:
     QSet<QString> m_pendingClaims; // claim transactions in flight
     bool m_orphansPossible = false; // claims given up locally may still be stored as ours
     ConfigSnapshot m_config;
+    QHash<QString, qint64> m_configLeases; // temporary config key -> its lease
+    QHash<qint64, qint64> m_leaseExpiries; // lease -> wall-clock ms it runs out
+    QSet<qint64> m_leaseLookups; // time-to-live requests in flight
 };
 
 } // namespace rt::cluster

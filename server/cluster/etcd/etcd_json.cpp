@@ -518,6 +518,20 @@ EtcdResult<KeepAliveResponse> decodeKeepAlive(QByteArrayView body)
     return response;
 }
 
+EtcdResult<LeaseTimeToLiveResponse> decodeLeaseTimeToLive(QByteArrayView body)
+{
+    auto object = parseBody(body);
+    if (!object) {
+        return object.error();
+    }
+    LeaseTimeToLiveResponse response;
+    if (!readInt64(object->value(QLatin1String("ID")), response.id)
+        || !readInt64(object->value(QLatin1String("TTL")), response.ttl)) {
+        return protocolError(QStringLiteral("malformed lease time-to-live response"));
+    }
+    return response;
+}
+
 EtcdResult<qint64> decodeLeaseRevoke(QByteArrayView body)
 {
     auto object = parseBody(body);

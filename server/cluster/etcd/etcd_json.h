@@ -86,6 +86,12 @@ struct KeepAliveResponse
     qint64 ttl = 0; // > 0 (a lost lease decodes as EtcdError::Kind::LeaseLost)
 };
 
+struct LeaseTimeToLiveResponse
+{
+    qint64 id = 0;
+    qint64 ttl = 0; // seconds left; < 0: the lease is gone
+};
+
 // One comparison of a transaction.
 struct Compare
 {
@@ -191,6 +197,8 @@ EtcdResult<DeleteRangeResponse> decodeDeleteRange(QByteArrayView body);
 EtcdResult<TxnResponse> decodeTxn(QByteArrayView body);
 EtcdResult<LeaseGrantResponse> decodeLeaseGrant(QByteArrayView body);
 EtcdResult<KeepAliveResponse> decodeKeepAlive(QByteArrayView body);
+// Lease time-to-live: the seconds left (etcd omits a zero TTL; a gone lease answers -1).
+EtcdResult<LeaseTimeToLiveResponse> decodeLeaseTimeToLive(QByteArrayView body);
 // Lease revoke: the header revision.
 EtcdResult<qint64> decodeLeaseRevoke(QByteArrayView body);
 // One line of the watch stream ({"result":{...}} or {"error":{...}}).

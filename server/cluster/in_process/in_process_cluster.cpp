@@ -2,6 +2,8 @@
 
 #include "server/cluster/logging.h"
 
+#include <QDateTime>
+
 namespace rt::cluster {
 
 namespace {
@@ -191,6 +193,20 @@ ConfigSnapshot InProcessCluster::snapshot() const
         snapshot.entries.insert(stored.entry.key, stored.entry);
     }
     return snapshot;
+}
+
+QHash<QString, qint64> InProcessCluster::configExpiries() const
+{
+    // Lease deadlines are on the cluster's (monotonic) clock: shift them to the wall clock.
+    const qint64 wallMinusMonotonic = QDateTime::currentMSecsSinceEpoch() - m_clock.monotonicMs();
+    QHash<QString, qint64> expiries;
+    for (const StoredConfig &stored : m_config) {
+        if (const auto lease = m_leases.constFind(stored.lease);
+            stored.lease != 0 && lease != m_leases.cend()) {
+            expiries.insert(stored.entry.key, lease->deadlineMs + wallMinusMonotonic);
+        }
+    }
+    return expiries;
 }
 
 ConfigWriteResult InProcessCluster::putConfig(const QString &key, const QByteArray &value,

@@ -89,6 +89,8 @@ private:
     std::optional<Claim> claimOf(const QString &resource) const;
     QStringList claimsOf(const QString &nodeId) const;
     ConfigSnapshot snapshot() const;
+    // When each temporary entry's lease runs out, wall clock ms, by key.
+    QHash<QString, qint64> configExpiries() const;
     ConfigWriteResult putConfig(const QString &key, const QByteArray &value,
                                 qint64 expectedModRevision, int ttlSeconds);
     ConfigWriteResult deleteConfig(const QString &key, qint64 expectedModRevision);
@@ -141,6 +143,7 @@ public:
     void putConfig(const QString &key, const QByteArray &value, qint64 expectedModRevision,
                    int ttlSeconds, ConfigCallback done) override;
     void deleteConfig(const QString &key, qint64 expectedModRevision, ConfigCallback done) override;
+    QHash<QString, qint64> configExpiries() const override;
 
     // Test hook: this node stops renewing its lease (a hung or crashed process); it expires
     // leaseTtlMs later on the cluster's clock, at the next sweep().

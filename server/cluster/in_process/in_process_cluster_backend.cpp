@@ -107,6 +107,11 @@ ConfigSnapshot InProcessClusterBackend::configSnapshot() const
     return m_cluster ? m_cluster->snapshot() : ConfigSnapshot();
 }
 
+QHash<QString, qint64> InProcessClusterBackend::configExpiries() const
+{
+    return m_cluster ? m_cluster->configExpiries() : QHash<QString, qint64>();
+}
+
 void InProcessClusterBackend::putConfig(const QString &key, const QByteArray &value,
                                         qint64 expectedModRevision, int ttlSeconds,
                                         ConfigCallback done)

@@ -45,6 +45,7 @@ void decodeEverything(QByteArrayView body)
     (void)decodeDeleteRange(body);
     (void)decodeTxn(body);
     (void)decodeLeaseRevoke(body);
+    (void)decodeLeaseTimeToLive(body);
     const auto grant = decodeLeaseGrant(body);
     if (grant.ok()) {
         require(grant->id != 0 && grant->ttl > 0);

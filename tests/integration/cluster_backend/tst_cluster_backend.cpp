@@ -7,6 +7,7 @@
 #include "shared/core/clock.h"
 #include "tests/support/etcd/etcd_env.h"
 
+#include <QDateTime>
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
 #include <QNetworkRequest>
@@ -102,6 +103,7 @@ private Q_SLOTS:
     void claimUpdateWakesWaiters();
     void releaseWakesWaiters();
     void configCompareAndSwap();
+    void temporaryOverrideTellsWhenItExpires();
     void temporaryOverrideExpires();
     void claimBeforeRegistrationFails();
     void droppedWatchResumesWithoutMissingEvents(); // etcd only
@@ -550,6 +552,43 @@ void TstClusterBackend::configCompareAndSwap()
     auto invalid = put(a, QString(), "x", 0);
     QVERIFY(invalid && !invalid->ok());
     QCOMPARE(invalid->error().kind, ConfigWriteError::Kind::Invalid);
+}
+
+void TstClusterBackend::temporaryOverrideTellsWhenItExpires()
+{
+    // The admin snapshot shows when a temporary override ends: every node learns it (etcd: from
+    // the lease's time to live), a permanent entry has none, a deleted one loses it.
+    ClusterBackend *a = addNode(QStringLiteral("node-a"));
+    ClusterBackend *b = addNode(QStringLiteral("node-b"));
+    for (ClusterBackend *node : { a, b }) {
+        QVERIFY(waitAvailable(node));
+    }
+    const QString boost = QStringLiteral("limits/boost");
+    const QString base = QStringLiteral("limits/base");
+    auto permanent = put(a, base, "1", 0);
+    QVERIFY(permanent && permanent->ok());
+    const qint64 before = QDateTime::currentMSecsSinceEpoch();
+    auto written = put(a, boost, "2", 0, 60);
+    const qint64 after = QDateTime::currentMSecsSinceEpoch();
+    QVERIFY(written && written->ok());
+    for (ClusterBackend *node : { a, b }) {
+        QTRY_VERIFY_WITH_TIMEOUT(node->configExpiries().contains(boost), Timeout);
+        const qint64 expiry = node->configExpiries().value(boost);
+        // etcd answers in whole seconds left: up to a second (and the lookup's time) early.
+        QVERIFY2(expiry >= before + 58'000 && expiry <= after + 61'000,
+                 qPrintable(QStringLiteral("%1 expires at %2, written between %3 and %4")
+                                    .arg(boost)
+                                    .arg(expiry)
+                                    .arg(before)
+                                    .arg(after)));
+        QVERIFY(node->configSnapshot().find(base));
+        QVERIFY(!node->configExpiries().contains(base));
+    }
+    auto removed = remove(b, boost, **written);
+    QVERIFY(removed && removed->ok());
+    for (ClusterBackend *node : { a, b }) {
+        QTRY_VERIFY_WITH_TIMEOUT(!node->configExpiries().contains(boost), Timeout);
+    }
 }
 
 void TstClusterBackend::temporaryOverrideExpires()

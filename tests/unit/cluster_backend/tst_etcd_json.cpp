@@ -46,6 +46,11 @@ const char LeaseNotFound[] = R"({"error":"etcdserver: requested lease not found"
                              R"("message":"etcdserver: requested lease not found","code":5})";
 const char StreamError[] = R"({"error":{"grpc_code":14,"http_code":503,"message":"no leader",)"
                            R"("http_status":"Service Unavailable"}})";
+// Lease time to live (etcd 3.4.23, captured for this test): alive, then after a revoke.
+const char TimeToLive[] = R"({HEADER"revision":"1","raft_term":"2"},"ID":"7587899273351987461",)"
+                          R"("TTL":"28","grantedTTL":"30"})";
+const char TimeToLiveGone[] =
+        R"({HEADER"revision":"1","raft_term":"2"},"ID":"7587899273351987461","TTL":"-1"})";
 const char WatchCreated[] = R"({"result":{HEADER"revision":"1","raft_term":"2"},"created":true}})";
 const char WatchPut[] =
         R"({"result":{HEADER"revision":"2","raft_term":"2"},"events":[{"kv":{"key":"L3cvYQ==",)"
@@ -84,6 +89,7 @@ private Q_SLOTS:
     void deleteRange();
     void leaseGrantKeepsIdExact();
     void keepAlive();
+    void leaseTimeToLive();
     void errors();
     void watchMessages();
     void malformed_data();
@@ -245,6 +251,23 @@ void TstEtcdJson::keepAlive()
     QVERIFY(!dead.error().isUnavailable());
     const auto negative = decodeKeepAlive(QByteArrayView(R"({"result":{"ID":"1","TTL":"-1"}})"));
     QCOMPARE(negative.error().kind, EtcdError::Kind::LeaseLost);
+}
+
+void TstEtcdJson::leaseTimeToLive()
+{
+    const auto alive = decodeLeaseTimeToLive(sample(TimeToLive));
+    QVERIFY(alive.ok());
+    QCOMPARE(alive->id, Q_INT64_C(7587899273351987461));
+    QCOMPARE(alive->ttl, 28);
+    const auto gone = decodeLeaseTimeToLive(sample(TimeToLiveGone));
+    QVERIFY(gone.ok());
+    QCOMPARE(gone->ttl, -1);
+    // etcd leaves a zero TTL out (about to expire).
+    const auto zero = decodeLeaseTimeToLive(QByteArrayView(R"({"ID":"5"})"));
+    QVERIFY(zero.ok());
+    QCOMPARE(zero->ttl, 0);
+    QVERIFY(!decodeLeaseTimeToLive(QByteArrayView(R"({"ID":"5","TTL":"soon"})")).ok());
+    QVERIFY(!decodeLeaseTimeToLive(QByteArrayView("not json")).ok());
 }
 
 void TstEtcdJson::errors()
