@@ -263,6 +263,7 @@ QByteArray ClusterStats::snapshotJson()
     inputs.users = users();
     inputs.streams = streams();
     inputs.config = m_parts.config.snapshot();
+    inputs.configExpiries = m_parts.config.expiries();
     m_json = QJsonDocument(stats::buildSnapshot(inputs, m_loadHistory).toJson())
                      .toJson(QJsonDocument::Compact);
     m_jsonBuiltMs = nowMs;

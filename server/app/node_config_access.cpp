@@ -80,6 +80,12 @@ void NodeConfigAccess::remove(const QString &key, qint64 expectedModRevision, Do
             Qt::QueuedConnection);
 }
 
+QHash<QString, qint64> NodeConfigAccess::expiries() const
+{
+    const QPointer<cluster::ClusterBackend> target = backend();
+    return target ? target->configExpiries() : QHash<QString, qint64>();
+}
+
 void NodeConfigAccess::setBackend(cluster::ClusterBackend *backend)
 {
     const QMutexLocker lock(&m_mutex);

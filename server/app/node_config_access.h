@@ -29,6 +29,8 @@ public:
              int ttlSeconds, Done done) override;
     void remove(const QString &key, qint64 expectedModRevision, Done done) override;
 
+    // Cluster thread: when the temporary entries expire (ClusterBackend::configExpiries()).
+    QHash<QString, qint64> expiries() const;
     // Cluster thread: the backend writes go to (nullptr: none any more).
     void setBackend(cluster::ClusterBackend *backend);
     // Any thread: the configuration the node applied.

@@ -76,10 +76,13 @@ QJsonObject ClusterSnapshot::toJson() const
     }
     QJsonArray entries;
     for (const ConfigValue &entry : config) {
-        entries.append(QJsonObject{ { QStringLiteral("key"), entry.key },
-                                    { QStringLiteral("value"), QString::fromUtf8(entry.value) },
-                                    { QStringLiteral("revision"), double(entry.modRevision) },
-                                    { QStringLiteral("temporary"), entry.temporary } });
+        entries.append(QJsonObject{
+                { QStringLiteral("key"), entry.key },
+                { QStringLiteral("value"), QString::fromUtf8(entry.value) },
+                { QStringLiteral("revision"), double(entry.modRevision) },
+                { QStringLiteral("temporary"), entry.temporary },
+                { QStringLiteral("expires_at"),
+                  entry.expiresAtMs ? QJsonValue(double(*entry.expiresAtMs)) : QJsonValue() } });
     }
     return QJsonObject{
         { QStringLiteral("taken_at"), double(takenAtMs) },
@@ -178,6 +181,7 @@ Result<ClusterSnapshot> ClusterSnapshot::fromJson(const QJsonObject &object)
         entry.value = value.toUtf8();
         r.integer("revision", entry.modRevision);
         r.boolean("temporary", entry.temporary);
+        r.optionalInteger("expires_at", entry.expiresAtMs);
         snapshot.config.append(std::move(entry));
     });
     if (error) {

@@ -84,6 +84,8 @@ struct ConfigValue
     QByteArray value; // JSON text as stored
     qint64 modRevision = 0;
     bool temporary = false;
+    // A temporary entry's end (ms since the epoch), once the answering node knows it.
+    std::optional<qint64> expiresAtMs;
 
     friend bool operator==(const ConfigValue &, const ConfigValue &) = default;
 };

@@ -121,8 +121,12 @@ api::ClusterSnapshot buildSnapshot(const SnapshotInputs &inputs, const LoadHisto
 
     snapshot.configRevision = inputs.config.revision;
     for (const ConfigEntry &entry : inputs.config.entries) {
+        const auto expiry = inputs.configExpiries.constFind(entry.key);
         snapshot.config.append(
-                api::ConfigValue{ entry.key, entry.value, entry.modRevision, entry.temporary });
+                api::ConfigValue{ entry.key, entry.value, entry.modRevision, entry.temporary,
+                                  entry.temporary && expiry != inputs.configExpiries.cend()
+                                          ? std::optional<qint64>(*expiry)
+                                          : std::nullopt });
     }
     return snapshot;
 }

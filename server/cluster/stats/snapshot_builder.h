@@ -33,6 +33,7 @@ struct SnapshotInputs
     QHash<QByteArray, QHash<QString, int>> users; // tenant -> node -> users
     QHash<QByteArray, StreamPlacement> streams; // tenant -> its stream
     ConfigSnapshot config;
+    QHash<QString, qint64> configExpiries; // temporary key -> when it expires (wall ms)
 };
 
 // The admin API's snapshot (docs/admin-api.md): nodes sorted by id (figures of members that

@@ -182,8 +182,14 @@ describe('realtime-dashboard report mode on a three-node cluster', { skip: skipR
                 && s.links.some((l) => l.from === 'node-a' && l.to === 'node-b' && l.messages_per_s > 0)
                 && s.links.some((l) => l.from === 'node-b' && l.to === 'node-a' && l.messages_per_s > 0)
                 && s.tenant_flows.some((f) => f.tenant === OTHER_TENANT && f.messages_in_per_s > 0)
-                && s.tenants.some((t) => t.tenant === SELF_HOST_TENANT && t.users['node-a'] > 0 && t.users['node-b'] > 0);
-        }, 10_000, 'flows and users in the admin snapshot', () => lastSnapshot);
+                && s.tenants.some((t) => t.tenant === SELF_HOST_TENANT && t.users['node-a'] > 0 && t.users['node-b'] > 0)
+                // The temporary override's end, learned from its etcd lease (10 minutes from now).
+                && s.config.entries.some((e) => e.key === `tenant_limits.${OTHER_TENANT}` && e.temporary
+                    && e.expires_at > Date.now() + 590_000 && e.expires_at <= Date.now() + 601_000);
+        }, 10_000, 'flows, users and the end of the override in the admin snapshot', () => lastSnapshot);
+        const permanent = lastSnapshot.config.entries.find((e) => e.key === 'region_mapping');
+        assert.equal(permanent.temporary, false);
+        assert.equal(permanent.expires_at, null, 'a permanent entry has no end');
     });
 
     after(async () => {

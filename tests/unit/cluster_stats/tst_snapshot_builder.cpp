@@ -63,6 +63,9 @@ SnapshotInputs threeNodes()
                                  ConfigEntry{ QStringLiteral("z"), "{\"x\":1}", 40, true });
     inputs.config.entries.insert(QStringLiteral("m"),
                                  ConfigEntry{ QStringLiteral("m"), "2", 41, false });
+    // The temporary entry's end as the backend knows it; a stale one for a permanent key.
+    inputs.configExpiries.insert(QStringLiteral("z"), 1796058123000);
+    inputs.configExpiries.insert(QStringLiteral("m"), 1796058999000);
     return inputs;
 }
 
@@ -154,9 +157,11 @@ private Q_SLOTS:
         const rt::api::ClusterSnapshot snapshot = buildSnapshot(threeNodes(), LoadHistory());
         QCOMPARE(snapshot.configRevision, qint64(42));
         QCOMPARE(snapshot.config.size(), qsizetype(2));
-        QCOMPARE(snapshot.config[0], (rt::api::ConfigValue{ QStringLiteral("m"), "2", 41, false }));
+        QCOMPARE(snapshot.config[0],
+                 (rt::api::ConfigValue{ QStringLiteral("m"), "2", 41, false, std::nullopt }));
         QCOMPARE(snapshot.config[1],
-                 (rt::api::ConfigValue{ QStringLiteral("z"), "{\"x\":1}", 40, true }));
+                 (rt::api::ConfigValue{ QStringLiteral("z"), "{\"x\":1}", 40, true,
+                                        1796058123000 }));
     }
 
     void survivesTheJsonMapping()

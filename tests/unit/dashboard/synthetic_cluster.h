@@ -66,7 +66,8 @@ public:
         rebuildFlows();
         for (int k = 0; k < 50; ++k) {
             m_snapshot.config.append({ QStringLiteral("key.%1").arg(k, 2, 10, QLatin1Char('0')),
-                                       QByteArrayLiteral("{\"value\":1}"), k + 1, false });
+                                       QByteArrayLiteral("{\"value\":1}"), k + 1, false,
+                                       std::nullopt });
         }
         m_snapshot.configRevision = 50;
     }
