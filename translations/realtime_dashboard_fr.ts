@@ -4,47 +4,47 @@
 <context>
     <name>AdminResponses</name>
     <message>
-        <location filename="../dashboard/api/admin_responses.cpp" line="178"/>
+        <location filename="../dashboard/api/admin_responses.cpp" line="182"/>
         <source>The server refused the operator token (%1). The token must be a JWT signed with the cluster&apos;s API_JWT_SECRET.</source>
         <translation>Le serveur a refusé le jeton d’opérateur (%1). Le jeton doit être un JWT signé avec l’API_JWT_SECRET du cluster.</translation>
     </message>
     <message>
-        <location filename="../dashboard/api/admin_responses.cpp" line="185"/>
+        <location filename="../dashboard/api/admin_responses.cpp" line="189"/>
         <source>The server is unavailable (%1).</source>
         <translation>Le serveur est indisponible (%1).</translation>
     </message>
     <message>
-        <location filename="../dashboard/api/admin_responses.cpp" line="187"/>
+        <location filename="../dashboard/api/admin_responses.cpp" line="191"/>
         <source>The server answered %1.</source>
         <translation>Le serveur a répondu %1.</translation>
     </message>
     <message>
-        <location filename="../dashboard/api/admin_responses.cpp" line="189"/>
+        <location filename="../dashboard/api/admin_responses.cpp" line="193"/>
         <source>The server answered %1: %2</source>
         <translation>Le serveur a répondu %1 : %2</translation>
     </message>
     <message>
-        <location filename="../dashboard/api/admin_responses.cpp" line="200"/>
+        <location filename="../dashboard/api/admin_responses.cpp" line="204"/>
         <source>The server did not answer in time.</source>
         <translation>Le serveur n’a pas répondu à temps.</translation>
     </message>
     <message>
-        <location filename="../dashboard/api/admin_responses.cpp" line="203"/>
+        <location filename="../dashboard/api/admin_responses.cpp" line="207"/>
         <source>The request was canceled.</source>
         <translation>La requête a été annulée.</translation>
     </message>
     <message>
-        <location filename="../dashboard/api/admin_responses.cpp" line="206"/>
+        <location filename="../dashboard/api/admin_responses.cpp" line="210"/>
         <source>The server could not be reached.</source>
         <translation>Le serveur est injoignable.</translation>
     </message>
     <message>
-        <location filename="../dashboard/api/admin_responses.cpp" line="207"/>
+        <location filename="../dashboard/api/admin_responses.cpp" line="211"/>
         <source>The server could not be reached: %1</source>
         <translation>Le serveur est injoignable : %1</translation>
     </message>
     <message>
-        <location filename="../dashboard/api/admin_responses.cpp" line="219"/>
+        <location filename="../dashboard/api/admin_responses.cpp" line="223"/>
         <source>The server&apos;s answer could not be read: %1</source>
         <translation>La réponse du serveur n’a pas pu être lue : %1</translation>
     </message>
@@ -153,35 +153,35 @@
 <context>
     <name>rt::dashboard::AdminClient</name>
     <message>
-        <location filename="../dashboard/api/admin_client.cpp" line="71"/>
+        <location filename="../dashboard/api/admin_client.cpp" line="73"/>
         <source>Not connected to a node.</source>
         <translation>Non connecté à un nœud.</translation>
     </message>
     <message>
-        <location filename="../dashboard/api/admin_client.cpp" line="140"/>
-        <location filename="../dashboard/api/admin_client.cpp" line="162"/>
+        <location filename="../dashboard/api/admin_client.cpp" line="142"/>
+        <location filename="../dashboard/api/admin_client.cpp" line="164"/>
         <source>&quot;%1&quot; is not a configuration key.</source>
         <translation>« %1 » n’est pas une clé de configuration.</translation>
     </message>
     <message>
-        <location filename="../dashboard/api/admin_client.cpp" line="143"/>
+        <location filename="../dashboard/api/admin_client.cpp" line="145"/>
         <source>A temporary value needs an expiry of at least one second.</source>
         <translation>Une valeur temporaire doit expirer après au moins une seconde.</translation>
     </message>
     <message>
-        <location filename="../dashboard/api/admin_client.cpp" line="148"/>
+        <location filename="../dashboard/api/admin_client.cpp" line="150"/>
         <source>The value of %1 is not valid JSON: %2</source>
         <translation>La valeur de %1 n’est pas du JSON valide : %2</translation>
     </message>
     <message>
-        <location filename="../dashboard/api/admin_client.cpp" line="180"/>
-        <location filename="../dashboard/api/admin_client.cpp" line="196"/>
-        <location filename="../dashboard/api/admin_client.cpp" line="219"/>
+        <location filename="../dashboard/api/admin_client.cpp" line="182"/>
+        <location filename="../dashboard/api/admin_client.cpp" line="198"/>
+        <location filename="../dashboard/api/admin_client.cpp" line="221"/>
         <source>&quot;%1&quot; is not a tenant id.</source>
         <translation>« %1 » n’est pas un identifiant de locataire.</translation>
     </message>
     <message>
-        <location filename="../dashboard/api/admin_client.cpp" line="188"/>
+        <location filename="../dashboard/api/admin_client.cpp" line="190"/>
         <source>A new tenant needs an external id.</source>
         <translation>Un nouveau locataire doit avoir un identifiant externe.</translation>
     </message>
@@ -252,37 +252,47 @@
 <context>
     <name>rt::dashboard::ConfigModel</name>
     <message>
-        <location filename="../dashboard/models/config_model.cpp" line="33"/>
+        <location filename="../dashboard/models/config_model.cpp" line="46"/>
         <source>Yes</source>
         <translation>Oui</translation>
     </message>
     <message>
-        <location filename="../dashboard/models/config_model.cpp" line="33"/>
+        <location filename="../dashboard/models/config_model.cpp" line="39"/>
         <source>No</source>
         <translation>Non</translation>
     </message>
     <message>
-        <location filename="../dashboard/models/config_model.cpp" line="39"/>
+        <location filename="../dashboard/models/config_model.cpp" line="42"/>
+        <source>Until %1</source>
+        <translation>Jusqu’à %1</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/config_model.cpp" line="53"/>
+        <source>A temporary override: its lease ends at %1</source>
+        <translation>Une surcharge temporaire : son bail se termine le %1</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/models/config_model.cpp" line="57"/>
         <source>A temporary override: it expires with its lease</source>
         <translation>Une surcharge temporaire : elle expire avec son bail</translation>
     </message>
     <message>
-        <location filename="../dashboard/models/config_model.cpp" line="73"/>
+        <location filename="../dashboard/models/config_model.cpp" line="98"/>
         <source>Key</source>
         <translation>Clé</translation>
     </message>
     <message>
-        <location filename="../dashboard/models/config_model.cpp" line="75"/>
+        <location filename="../dashboard/models/config_model.cpp" line="100"/>
         <source>Value</source>
         <translation>Valeur</translation>
     </message>
     <message>
-        <location filename="../dashboard/models/config_model.cpp" line="77"/>
+        <location filename="../dashboard/models/config_model.cpp" line="102"/>
         <source>Revision</source>
         <translation>Révision</translation>
     </message>
     <message>
-        <location filename="../dashboard/models/config_model.cpp" line="79"/>
+        <location filename="../dashboard/models/config_model.cpp" line="104"/>
         <source>Temporary</source>
         <translation>Temporaire</translation>
     </message>
@@ -454,22 +464,22 @@ Votre valeur : %4</translation>
 <context>
     <name>rt::dashboard::FlowGraph</name>
     <message>
-        <location filename="../dashboard/widgets/flow_graph.cpp" line="15"/>
+        <location filename="../dashboard/widgets/flow_graph.cpp" line="16"/>
         <source>Message flow between nodes</source>
         <translation>Flux de messages entre les nœuds</translation>
     </message>
     <message>
-        <location filename="../dashboard/widgets/flow_graph.cpp" line="87"/>
+        <location filename="../dashboard/widgets/flow_graph.cpp" line="92"/>
         <source>No nodes</source>
         <translation>Aucun nœud</translation>
     </message>
     <message>
-        <location filename="../dashboard/widgets/flow_graph.cpp" line="122"/>
+        <location filename="../dashboard/widgets/flow_graph.cpp" line="127"/>
         <source>%1/s</source>
         <translation>%1/s</translation>
     </message>
     <message>
-        <location filename="../dashboard/widgets/flow_graph.cpp" line="128"/>
+        <location filename="../dashboard/widgets/flow_graph.cpp" line="133"/>
         <source>The busiest %1 of %2 links</source>
         <translation>Les %1 liaisons les plus chargées sur %2</translation>
     </message>

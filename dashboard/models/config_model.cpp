@@ -1,5 +1,10 @@
 #include "dashboard/models/config_model.h"
 
+#include <QDateTime>
+#include <QLocale>
+
+#include <limits>
+
 namespace rt::dashboard {
 
 ConfigModel::ConfigModel(QObject *parent) : KeyedTableModel(parent) { }
@@ -30,13 +35,26 @@ QVariant ConfigModel::data(const QModelIndex &index, int role) const
         case RevisionColumn:
             return entry.modRevision;
         case TemporaryColumn:
-            return entry.temporary ? tr("Yes") : tr("No");
+            if (!entry.temporary) {
+                return tr("No");
+            }
+            return entry.expiresAtMs
+                    ? tr("Until %1")
+                              .arg(QLocale().toString(
+                                      QDateTime::fromMSecsSinceEpoch(*entry.expiresAtMs),
+                                      QLocale::ShortFormat))
+                    : tr("Yes");
         default:
             return {};
         }
     case Qt::ToolTipRole:
         if (index.column() == TemporaryColumn && entry.temporary) {
-            return tr("A temporary override: it expires with its lease");
+            return entry.expiresAtMs
+                    ? tr("A temporary override: its lease ends at %1")
+                              .arg(QLocale().toString(
+                                      QDateTime::fromMSecsSinceEpoch(*entry.expiresAtMs),
+                                      QLocale::LongFormat))
+                    : tr("A temporary override: it expires with its lease");
         }
         return {};
     case Qt::TextAlignmentRole:
@@ -48,7 +66,10 @@ QVariant ConfigModel::data(const QModelIndex &index, int role) const
         case RevisionColumn:
             return entry.modRevision;
         case TemporaryColumn:
-            return entry.temporary;
+            // Permanent first, then temporary ones by when they end (unknown ends last).
+            return !entry.temporary
+                    ? qint64(0)
+                    : entry.expiresAtMs.value_or(std::numeric_limits<qint64>::max());
         default:
             return data(index, Qt::DisplayRole);
         }
@@ -58,6 +79,10 @@ QVariant ConfigModel::data(const QModelIndex &index, int role) const
         return entry.modRevision;
     case TemporaryRole:
         return entry.temporary;
+    case ExpiresAtRole:
+        return entry.temporary && entry.expiresAtMs
+                ? QVariant(QDateTime::fromMSecsSinceEpoch(*entry.expiresAtMs))
+                : QVariant();
     default:
         return {};
     }
@@ -88,6 +113,7 @@ QHash<int, QByteArray> ConfigModel::roleNames() const
     names.insert(ValueRole, QByteArrayLiteral("value"));
     names.insert(RevisionRole, QByteArrayLiteral("revision"));
     names.insert(TemporaryRole, QByteArrayLiteral("temporary"));
+    names.insert(ExpiresAtRole, QByteArrayLiteral("expiresAt"));
     return names;
 }
 
@@ -95,7 +121,9 @@ quint64 ConfigModel::changedColumns(const api::ConfigValue &before, const api::C
 {
     return columnIf(before.value != after.value, ValueColumn)
             | columnIf(before.modRevision != after.modRevision, RevisionColumn)
-            | columnIf(before.temporary != after.temporary, TemporaryColumn);
+            | columnIf(before.temporary != after.temporary
+                               || before.expiresAtMs != after.expiresAtMs,
+                       TemporaryColumn);
 }
 
 ConfigModel::Update ConfigModel::prepare(const api::ClusterSnapshot &snapshot) const

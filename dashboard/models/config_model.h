@@ -7,7 +7,8 @@ namespace rt::dashboard {
 
 // The cluster configuration as the snapshot shows it: one row per key (sorted), with the value's
 // JSON text, the revision that last changed it (what a compare-and-swap edit sends back) and
-// whether it is a temporary override; plus the configuration's revision. Incremental updates as
+// whether it is a temporary override and until when (once the answering node knows); plus the
+// configuration's revision. Incremental updates as
 // in KeyedTableModel. Lives on the GUI thread.
 class ConfigModel : public KeyedTableModel
 {
@@ -18,6 +19,7 @@ public:
         ValueRole = FirstModelRole, // QByteArray: the JSON text as stored
         RevisionRole, // qint64: the entry's modification revision
         TemporaryRole, // bool
+        ExpiresAtRole, // QDateTime: when a temporary override ends; invalid QVariant: unknown
     };
 
     explicit ConfigModel(QObject *parent = nullptr);

@@ -6,6 +6,7 @@
 #include "dashboard/models/snapshot_models.h"
 
 #include <QAbstractItemModelTester>
+#include <QDateTime>
 #include <QFile>
 #include <QLocale>
 #include <QMap>
@@ -371,6 +372,35 @@ private Q_SLOTS:
     }
 
     // --- the step from one snapshot to the next ---------------------------------------------
+
+    void temporaryConfigShowsWhenItEnds()
+    {
+        ClusterSnapshot snapshot = first();
+        snapshot.config = { { u"flags/base"_s, "1", 3, false, std::nullopt },
+                            { u"flags/boost"_s, "2", 4, true, Q_INT64_C(1796058600000) },
+                            { u"flags/new"_s, "3", 5, true, std::nullopt } };
+        SnapshotModels models;
+        models.apply(snapshot);
+        const ConfigModel *config = models.config();
+        const QDateTime end = QDateTime::fromMSecsSinceEpoch(Q_INT64_C(1796058600000));
+        QCOMPARE(column(config, ConfigModel::TemporaryColumn),
+                 (QStringList{ u"No"_s, u"Until "_s + QLocale().toString(end, QLocale::ShortFormat),
+                               u"Yes"_s }));
+        QCOMPARE(config->index(1, 0).data(ConfigModel::ExpiresAtRole).toDateTime(), end);
+        QVERIFY(!config->index(0, 0).data(ConfigModel::ExpiresAtRole).isValid());
+        QVERIFY(!config->index(2, 0).data(ConfigModel::ExpiresAtRole).isValid());
+        QVERIFY(cell(config, 1, ConfigModel::TemporaryColumn, Qt::ToolTipRole)
+                        .contains(QLocale().toString(end, QLocale::LongFormat)));
+
+        // The answering node learns the new entry's end: that row's temporary cell changes.
+        QSignalSpy changed(config, &QAbstractItemModel::dataChanged);
+        snapshot.config[2].expiresAtMs = Q_INT64_C(1796058900000);
+        models.apply(snapshot);
+        QCOMPARE(changed.count(), 1);
+        QCOMPARE(changed.at(0).at(0).toModelIndex().row(), 2);
+        QCOMPARE(changed.at(0).at(0).toModelIndex().column(), int(ConfigModel::TemporaryColumn));
+        QVERIFY(cell(config, 2, ConfigModel::TemporaryColumn).startsWith(u"Until "_s));
+    }
 
     void aLaterSnapshotChangesOnlyWhatChanged()
     {
