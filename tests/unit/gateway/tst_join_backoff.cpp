@@ -47,7 +47,14 @@ private Q_SLOTS:
 
     void tooManyPendingJoinErrorsCloseTheSocket()
     {
-        PhoenixClient client(m_server.socketUrl());
+        // A backoff far longer than the flood takes to arrive: with 400 ms, a slow machine (ASan,
+        // parallel builds) let the first errors fall due and leave the queue before the last
+        // join came, so the socket was never over the bound.
+        TestServer::Options slowErrors = options();
+        slowErrors.channelErrorBackoffMs = 60'000;
+        TestServer server(slowErrors);
+        QVERIFY2(server.start(), qPrintable(server.failure()));
+        PhoenixClient client(server.socketUrl());
         QVERIFY(client.open());
         for (int i = 0; i < 1001; ++i) {
             client.sendText("[\"" + QByteArray::number(i) + "\",\"" + QByteArray::number(i)
