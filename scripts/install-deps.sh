@@ -13,6 +13,7 @@ packages=(
     dpkg-dev  # dpkg-shlibdeps: cpack computes the .deb dependencies with it
     clang clang-format clang-tidy libclang-rt-14-dev
     qt6-base-dev qt6-websockets-dev qt6-charts-dev libqt6opengl6-dev qt6-tools-dev qt6-l10n-tools
+    qt6-translations-l10n  # Qt's own texts (buttons, dialogs) in the dashboard's languages
     libqt6sql6-psql libqt6sql6-sqlite
     libpq-dev libssl-dev libhttp-parser-dev
     postgresql etcd-server etcd-client nats-server

@@ -9,6 +9,7 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QLibraryInfo>
 #include <QLocale>
 #include <QTimer>
 #include <QTranslator>
@@ -63,6 +64,13 @@ int main(int argc, char **argv)
     if (translator.load(locale, QStringLiteral("realtime_dashboard"), QStringLiteral("_"),
                         QStringLiteral(":/i18n"))) {
         QApplication::installTranslator(&translator);
+    }
+    // Qt's own texts (standard buttons, context menus, file dialogs) in the same language, from
+    // Qt's translations where installed (Debian: qt6-translations-l10n); English otherwise.
+    QTranslator qtTranslator;
+    if (qtTranslator.load(locale, QStringLiteral("qtbase"), QStringLiteral("_"),
+                          QLibraryInfo::path(QLibraryInfo::TranslationsPath))) {
+        QApplication::installTranslator(&qtTranslator);
     }
 
     rt::dashboard::DashboardApplication dashboard(settings);
