@@ -30,9 +30,8 @@ public:
     QHash<int, QByteArray> roleNames() const override;
     std::optional<bool> rowLessThan(int left, int right, int column) const override;
 
-    // A snapshot's update in two halves: prepare() works it out and may run on a pool thread
-    // (it only reads; nothing else may change this model meanwhile), commit() tells the views
-    // on the GUI thread. apply() is both at once.
+    // A snapshot's update in two halves (see SnapshotModels::applyInSteps()): prepare() only
+    // reads and may run on a pool thread, commit() tells the views; apply() is both at once.
     struct Update
     {
         RowPlan<api::LinkFlow> rows;

@@ -47,9 +47,8 @@ private:
     };
 
 public:
-    // A snapshot's update in two halves: prepare() works it out and may run on a pool thread
-    // (it only reads; nothing else may change this model meanwhile), commit() tells the views
-    // on the GUI thread. apply() is both at once.
+    // A snapshot's update in two halves (see SnapshotModels::applyInSteps()): prepare() only
+    // reads and may run on a pool thread, commit() tells the views; apply() is both at once.
     struct Update
     {
         RowPlan<Row> rows;

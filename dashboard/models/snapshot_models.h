@@ -51,6 +51,10 @@ public:
     // adds up with the others' into one long stall at 10,000 tenants. snapshotApplied() follows
     // the last step. A snapshot arriving meanwhile waits; of several waiting only the newest is
     // kept (each is a whole picture of the cluster).
+    //
+    // Each model offers the two halves as `Update prepare(const ClusterSnapshot &) const` (pure
+    // with respect to the model: it reads the rows and may run on any thread while nothing else
+    // changes that model) and `RowChanges commit(Update &&)` (GUI thread: signals to the views).
     void applyInSteps(const api::ClusterSnapshot &snapshot);
     bool isApplying() const { return m_current.has_value(); }
 
