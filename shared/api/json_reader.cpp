@@ -39,124 +39,98 @@ bool JsonReader::has(const char *key) const
     return m_object.contains(QLatin1String(key));
 }
 
-void JsonReader::text(const char *key, QString &out) const
+namespace {
+
+// Converters from a present, non-null value: nullopt when it has the wrong type.
+std::optional<QString> asString(const QJsonValue &value)
+{
+    return value.isString() ? std::optional(value.toString()) : std::nullopt;
+}
+
+std::optional<double> asNumber(const QJsonValue &value)
+{
+    return value.isDouble() ? std::optional(value.toDouble()) : std::nullopt;
+}
+
+std::optional<bool> asBoolean(const QJsonValue &value)
+{
+    return value.isBool() ? std::optional(value.toBool()) : std::nullopt;
+}
+
+} // namespace
+
+template <typename T, typename Convert>
+void JsonReader::read(const char *key, T &out, Convert convert, const char *expected) const
 {
     const QJsonValue value = m_object.value(QLatin1String(key));
-    if (value.isUndefined() || value.isNull()) {
+    if (value.isUndefined()) {
         return;
     }
-    if (!value.isString()) {
-        fail(key, "a string");
+    if (const std::optional<T> converted = convert(value)) {
+        out = *converted;
+    } else {
+        fail(key, expected);
+    }
+}
+
+template <typename T, typename Convert>
+void JsonReader::readOptional(const char *key, std::optional<T> &out, Convert convert,
+                              const char *expectedOrNull) const
+{
+    const QJsonValue value = m_object.value(QLatin1String(key));
+    if (value.isUndefined()) {
         return;
     }
-    out = value.toString();
+    if (value.isNull()) {
+        out.reset();
+    } else if (std::optional<T> converted = convert(value)) {
+        out = std::move(converted);
+    } else {
+        fail(key, expectedOrNull);
+    }
+}
+
+void JsonReader::text(const char *key, QString &out) const
+{
+    if (m_object.value(QLatin1String(key)).isNull()) {
+        return; // null text is absent text
+    }
+    read(key, out, &asString, "a string");
 }
 
 void JsonReader::optionalText(const char *key, std::optional<QString> &out) const
 {
-    const QJsonValue value = m_object.value(QLatin1String(key));
-    if (value.isUndefined()) {
-        return;
-    }
-    if (value.isNull()) {
-        out.reset();
-        return;
-    }
-    if (!value.isString()) {
-        fail(key, "a string or null");
-        return;
-    }
-    out = value.toString();
+    readOptional(key, out, &asString, "a string or null");
 }
 
 void JsonReader::number(const char *key, double &out) const
 {
-    const QJsonValue value = m_object.value(QLatin1String(key));
-    if (value.isUndefined()) {
-        return;
-    }
-    if (!value.isDouble()) {
-        fail(key, "a number");
-        return;
-    }
-    out = value.toDouble();
+    read(key, out, &asNumber, "a number");
 }
 
 void JsonReader::optionalNumber(const char *key, std::optional<double> &out) const
 {
-    const QJsonValue value = m_object.value(QLatin1String(key));
-    if (value.isUndefined()) {
-        return;
-    }
-    if (value.isNull()) {
-        out.reset();
-        return;
-    }
-    if (!value.isDouble()) {
-        fail(key, "a number or null");
-        return;
-    }
-    out = value.toDouble();
+    readOptional(key, out, &asNumber, "a number or null");
 }
 
 void JsonReader::integer(const char *key, qint64 &out) const
 {
-    const QJsonValue value = m_object.value(QLatin1String(key));
-    if (value.isUndefined()) {
-        return;
-    }
-    if (const std::optional<qint64> parsed = exactInteger(value)) {
-        out = *parsed;
-    } else {
-        fail(key, "an integer");
-    }
+    read(key, out, &exactInteger, "an integer");
 }
 
 void JsonReader::optionalInteger(const char *key, std::optional<qint64> &out) const
 {
-    const QJsonValue value = m_object.value(QLatin1String(key));
-    if (value.isUndefined()) {
-        return;
-    }
-    if (value.isNull()) {
-        out.reset();
-        return;
-    }
-    if (const std::optional<qint64> parsed = exactInteger(value)) {
-        out = *parsed;
-    } else {
-        fail(key, "an integer or null");
-    }
+    readOptional(key, out, &exactInteger, "an integer or null");
 }
 
 void JsonReader::boolean(const char *key, bool &out) const
 {
-    const QJsonValue value = m_object.value(QLatin1String(key));
-    if (value.isUndefined()) {
-        return;
-    }
-    if (!value.isBool()) {
-        fail(key, "a boolean");
-        return;
-    }
-    out = value.toBool();
+    read(key, out, &asBoolean, "a boolean");
 }
 
 void JsonReader::optionalBoolean(const char *key, std::optional<bool> &out) const
 {
-    const QJsonValue value = m_object.value(QLatin1String(key));
-    if (value.isUndefined()) {
-        return;
-    }
-    if (value.isNull()) {
-        out.reset();
-        return;
-    }
-    if (!value.isBool()) {
-        fail(key, "a boolean or null");
-        return;
-    }
-    out = value.toBool();
+    readOptional(key, out, &asBoolean, "a boolean or null");
 }
 
 void JsonReader::timestamp(const char *key, QDateTime &out) const

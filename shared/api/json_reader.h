@@ -61,6 +61,13 @@ public:
     bool failed() const { return m_error.has_value(); }
 
 private:
+    // Absent: `out` unchanged; otherwise convert(value) (nullopt: the wrong type, an error
+    // naming `expected`). readOptional() also takes null, as "none".
+    template <typename T, typename Convert>
+    void read(const char *key, T &out, Convert convert, const char *expected) const;
+    template <typename T, typename Convert>
+    void readOptional(const char *key, std::optional<T> &out, Convert convert,
+                      const char *expectedOrNull) const;
     void fail(const char *key, const char *expected) const;
 
     QJsonObject m_object;
