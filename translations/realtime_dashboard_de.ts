@@ -118,32 +118,32 @@
 <context>
     <name>main</name>
     <message>
-        <location filename="../dashboard/app/main.cpp" line="27"/>
+        <location filename="../dashboard/app/main.cpp" line="28"/>
         <source>Operator dashboard for qtrealtime clusters.</source>
         <translation>Betriebs-Dashboard für qtrealtime-Cluster.</translation>
     </message>
     <message>
-        <location filename="../dashboard/app/main.cpp" line="32"/>
+        <location filename="../dashboard/app/main.cpp" line="33"/>
         <source>Connect to the node at &lt;url&gt; at start.</source>
         <translation>Beim Start mit dem Knoten unter &lt;url&gt; verbinden.</translation>
     </message>
     <message>
-        <location filename="../dashboard/app/main.cpp" line="36"/>
+        <location filename="../dashboard/app/main.cpp" line="37"/>
         <source>The operator token (a JWT signed with API_JWT_SECRET).</source>
         <translation>Das Operator-Token (ein mit API_JWT_SECRET signiertes JWT).</translation>
     </message>
     <message>
-        <location filename="../dashboard/app/main.cpp" line="42"/>
+        <location filename="../dashboard/app/main.cpp" line="43"/>
         <source>Wait for the first snapshot and a few live updates, write one PNG per view into &lt;dir&gt;, exit.</source>
         <translation>Auf den ersten Snapshot und einige Live-Aktualisierungen warten, je Ansicht ein PNG in &lt;dir&gt; schreiben, beenden.</translation>
     </message>
     <message>
-        <location filename="../dashboard/app/main.cpp" line="48"/>
+        <location filename="../dashboard/app/main.cpp" line="49"/>
         <source>Interface language (de, fr, en); default: the system&apos;s or the one chosen in the app.</source>
         <translation>Sprache der Oberfläche (de, fr, en); Standard: die des Systems oder die in der Anwendung gewählte.</translation>
     </message>
     <message>
-        <location filename="../dashboard/app/main.cpp" line="77"/>
+        <location filename="../dashboard/app/main.cpp" line="85"/>
         <source>--screenshot needs --connect and --token.
 </source>
         <translation>--screenshot erfordert --connect und --token.
@@ -252,47 +252,47 @@
 <context>
     <name>rt::dashboard::ConfigModel</name>
     <message>
-        <location filename="../dashboard/models/config_model.cpp" line="46"/>
+        <location filename="../dashboard/models/config_model.cpp" line="53"/>
         <source>Yes</source>
         <translation>Ja</translation>
     </message>
     <message>
-        <location filename="../dashboard/models/config_model.cpp" line="39"/>
+        <location filename="../dashboard/models/config_model.cpp" line="49"/>
         <source>No</source>
         <translation>Nein</translation>
     </message>
     <message>
-        <location filename="../dashboard/models/config_model.cpp" line="42"/>
+        <location filename="../dashboard/models/config_model.cpp" line="52"/>
         <source>Until %1</source>
         <translation>Bis %1</translation>
     </message>
     <message>
-        <location filename="../dashboard/models/config_model.cpp" line="53"/>
+        <location filename="../dashboard/models/config_model.cpp" line="60"/>
         <source>A temporary override: its lease ends at %1</source>
         <translation>Eine temporäre Überschreibung: Ihr Lease endet am %1</translation>
     </message>
     <message>
-        <location filename="../dashboard/models/config_model.cpp" line="57"/>
+        <location filename="../dashboard/models/config_model.cpp" line="62"/>
         <source>A temporary override: it expires with its lease</source>
         <translation>Eine temporäre Überschreibung: Sie läuft mit ihrem Lease ab</translation>
     </message>
     <message>
-        <location filename="../dashboard/models/config_model.cpp" line="98"/>
+        <location filename="../dashboard/models/config_model.cpp" line="103"/>
         <source>Key</source>
         <translation>Schlüssel</translation>
     </message>
     <message>
-        <location filename="../dashboard/models/config_model.cpp" line="100"/>
+        <location filename="../dashboard/models/config_model.cpp" line="105"/>
         <source>Value</source>
         <translation>Wert</translation>
     </message>
     <message>
-        <location filename="../dashboard/models/config_model.cpp" line="102"/>
+        <location filename="../dashboard/models/config_model.cpp" line="107"/>
         <source>Revision</source>
         <translation>Revision</translation>
     </message>
     <message>
-        <location filename="../dashboard/models/config_model.cpp" line="104"/>
+        <location filename="../dashboard/models/config_model.cpp" line="109"/>
         <source>Temporary</source>
         <translation>Temporär</translation>
     </message>

@@ -118,32 +118,32 @@
 <context>
     <name>main</name>
     <message>
-        <location filename="../dashboard/app/main.cpp" line="27"/>
+        <location filename="../dashboard/app/main.cpp" line="28"/>
         <source>Operator dashboard for qtrealtime clusters.</source>
         <translation>Tableau de bord d’exploitation des clusters qtrealtime.</translation>
     </message>
     <message>
-        <location filename="../dashboard/app/main.cpp" line="32"/>
+        <location filename="../dashboard/app/main.cpp" line="33"/>
         <source>Connect to the node at &lt;url&gt; at start.</source>
         <translation>Se connecter au démarrage au nœud à l’adresse &lt;url&gt;.</translation>
     </message>
     <message>
-        <location filename="../dashboard/app/main.cpp" line="36"/>
+        <location filename="../dashboard/app/main.cpp" line="37"/>
         <source>The operator token (a JWT signed with API_JWT_SECRET).</source>
         <translation>Le jeton d’opérateur (un JWT signé avec API_JWT_SECRET).</translation>
     </message>
     <message>
-        <location filename="../dashboard/app/main.cpp" line="42"/>
+        <location filename="../dashboard/app/main.cpp" line="43"/>
         <source>Wait for the first snapshot and a few live updates, write one PNG per view into &lt;dir&gt;, exit.</source>
         <translation>Attendre le premier instantané et quelques mises à jour en direct, écrire un PNG par vue dans &lt;dir&gt;, quitter.</translation>
     </message>
     <message>
-        <location filename="../dashboard/app/main.cpp" line="48"/>
+        <location filename="../dashboard/app/main.cpp" line="49"/>
         <source>Interface language (de, fr, en); default: the system&apos;s or the one chosen in the app.</source>
         <translation>Langue de l’interface (de, fr, en) ; par défaut : celle du système ou celle choisie dans l’application.</translation>
     </message>
     <message>
-        <location filename="../dashboard/app/main.cpp" line="77"/>
+        <location filename="../dashboard/app/main.cpp" line="85"/>
         <source>--screenshot needs --connect and --token.
 </source>
         <translation>--screenshot nécessite --connect et --token.
@@ -252,47 +252,47 @@
 <context>
     <name>rt::dashboard::ConfigModel</name>
     <message>
-        <location filename="../dashboard/models/config_model.cpp" line="46"/>
+        <location filename="../dashboard/models/config_model.cpp" line="53"/>
         <source>Yes</source>
         <translation>Oui</translation>
     </message>
     <message>
-        <location filename="../dashboard/models/config_model.cpp" line="39"/>
+        <location filename="../dashboard/models/config_model.cpp" line="49"/>
         <source>No</source>
         <translation>Non</translation>
     </message>
     <message>
-        <location filename="../dashboard/models/config_model.cpp" line="42"/>
+        <location filename="../dashboard/models/config_model.cpp" line="52"/>
         <source>Until %1</source>
         <translation>Jusqu’à %1</translation>
     </message>
     <message>
-        <location filename="../dashboard/models/config_model.cpp" line="53"/>
+        <location filename="../dashboard/models/config_model.cpp" line="60"/>
         <source>A temporary override: its lease ends at %1</source>
         <translation>Une surcharge temporaire : son bail se termine le %1</translation>
     </message>
     <message>
-        <location filename="../dashboard/models/config_model.cpp" line="57"/>
+        <location filename="../dashboard/models/config_model.cpp" line="62"/>
         <source>A temporary override: it expires with its lease</source>
         <translation>Une surcharge temporaire : elle expire avec son bail</translation>
     </message>
     <message>
-        <location filename="../dashboard/models/config_model.cpp" line="98"/>
+        <location filename="../dashboard/models/config_model.cpp" line="103"/>
         <source>Key</source>
         <translation>Clé</translation>
     </message>
     <message>
-        <location filename="../dashboard/models/config_model.cpp" line="100"/>
+        <location filename="../dashboard/models/config_model.cpp" line="105"/>
         <source>Value</source>
         <translation>Valeur</translation>
     </message>
     <message>
-        <location filename="../dashboard/models/config_model.cpp" line="102"/>
+        <location filename="../dashboard/models/config_model.cpp" line="107"/>
         <source>Revision</source>
         <translation>Révision</translation>
     </message>
     <message>
-        <location filename="../dashboard/models/config_model.cpp" line="104"/>
+        <location filename="../dashboard/models/config_model.cpp" line="109"/>
         <source>Temporary</source>
         <translation>Temporaire</translation>
     </message>

@@ -7,6 +7,16 @@
 
 namespace rt::dashboard {
 
+namespace {
+
+// When a temporary override ends, as the user's locale writes it.
+QString endText(qint64 expiresAtMs, QLocale::FormatType format)
+{
+    return QLocale().toString(QDateTime::fromMSecsSinceEpoch(expiresAtMs), format);
+}
+
+} // namespace
+
 ConfigModel::ConfigModel(QObject *parent) : KeyedTableModel(parent) { }
 
 int ConfigModel::rowCount(const QModelIndex &parent) const
@@ -39,10 +49,7 @@ QVariant ConfigModel::data(const QModelIndex &index, int role) const
                 return tr("No");
             }
             return entry.expiresAtMs
-                    ? tr("Until %1")
-                              .arg(QLocale().toString(
-                                      QDateTime::fromMSecsSinceEpoch(*entry.expiresAtMs),
-                                      QLocale::ShortFormat))
+                    ? tr("Until %1").arg(endText(*entry.expiresAtMs, QLocale::ShortFormat))
                     : tr("Yes");
         default:
             return {};
@@ -51,9 +58,7 @@ QVariant ConfigModel::data(const QModelIndex &index, int role) const
         if (index.column() == TemporaryColumn && entry.temporary) {
             return entry.expiresAtMs
                     ? tr("A temporary override: its lease ends at %1")
-                              .arg(QLocale().toString(
-                                      QDateTime::fromMSecsSinceEpoch(*entry.expiresAtMs),
-                                      QLocale::LongFormat))
+                              .arg(endText(*entry.expiresAtMs, QLocale::LongFormat))
                     : tr("A temporary override: it expires with its lease");
         }
         return {};
