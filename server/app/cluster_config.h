@@ -44,6 +44,12 @@ namespace rt::app {
 //       "Realtime was disabled for this tenant", REST broadcasts 403, its sockets disconnected)
 //       without touching the control-plane database; "suspend": false serves a tenant whose
 //       row says suspended. With a TTL: "suspend this tenant for an hour".
+//       {"private_only": true}: only private channels may be joined (public joins get
+//       "PrivateOnly: This project only allows private channels"); a change disconnects the
+//       tenant's sockets, as a change of the stored private_only does.
+//       {"presence_enabled": true}: every join gets presence, as the stored presence_enabled;
+//       applies to joins made after the change (no disconnect).
+//       One value may carry several flags; a flag left out keeps the stored value.
 //
 // An entry whose key is unknown or whose value is invalid is reported as a problem and
 // ignored; every other entry still applies (one bad edit never takes the rest down). The admin

@@ -41,7 +41,46 @@ const std::array<LimitField, 7> &limitFields()
     return fields;
 }
 
-const QLatin1String SuspendField("suspend");
+// One overridable on/off setting (tenant_flags.<id>), like LimitField.
+struct FlagField
+{
+    QLatin1String name;
+    std::optional<bool> LimitOverrides::*override;
+    bool Tenant::*tenant;
+};
+
+const std::array<FlagField, 3> &flagFields()
+{
+    static const std::array<FlagField, 3> fields{ {
+            { QLatin1String("suspend"), &LimitOverrides::suspend, &Tenant::suspend },
+            { QLatin1String("private_only"), &LimitOverrides::privateOnly, &Tenant::privateOnly },
+            { QLatin1String("presence_enabled"), &LimitOverrides::presenceEnabled,
+              &Tenant::presenceEnabled },
+    } };
+    return fields;
+}
+
+// The names of `fields`, for "unknown field" errors.
+template <typename Fields>
+QString knownNames(const Fields &fields)
+{
+    QStringList known;
+    for (const auto &field : fields) {
+        known.append(field.name);
+    }
+    return known.join(QLatin1String(", "));
+}
+
+template <typename Fields>
+const typename Fields::value_type *findField(const Fields &fields, const QString &name)
+{
+    for (const auto &field : fields) {
+        if (name == field.name) {
+            return &field;
+        }
+    }
+    return nullptr;
+}
 
 QString describeType(const QJsonValue &value)
 {
@@ -103,20 +142,10 @@ Result<LimitOverrides> parseLimitOverrides(QByteArrayView json)
     }
     LimitOverrides overrides;
     for (auto it = object->constBegin(); it != object->constEnd(); ++it) {
-        const LimitField *field = nullptr;
-        for (const LimitField &candidate : limitFields()) {
-            if (it.key() == candidate.name) {
-                field = &candidate;
-                break;
-            }
-        }
+        const LimitField *field = findField(limitFields(), it.key());
         if (!field) {
-            QStringList known;
-            for (const LimitField &candidate : limitFields()) {
-                known.append(candidate.name);
-            }
             return Error{ QStringLiteral("unknown field \"%1\" (known: %2)")
-                                  .arg(it.key(), known.join(QLatin1String(", "))) };
+                                  .arg(it.key(), knownNames(limitFields())) };
         }
         const std::optional<int> number = positiveInt(it.value());
         if (!number) {
@@ -141,15 +170,16 @@ Result<LimitOverrides> parseTenantFlags(QByteArrayView json)
     }
     LimitOverrides overrides;
     for (auto it = object->constBegin(); it != object->constEnd(); ++it) {
-        if (it.key() != SuspendField) {
-            return Error{ QStringLiteral("unknown field \"%1\" (known: suspend)").arg(it.key()) };
+        const FlagField *field = findField(flagFields(), it.key());
+        if (!field) {
+            return Error{ QStringLiteral("unknown field \"%1\" (known: %2)")
+                                  .arg(it.key(), knownNames(flagFields())) };
         }
         if (!it.value().isBool()) {
-            return Error{
-                QStringLiteral("suspend must be a boolean, not %1").arg(describeType(it.value()))
-            };
+            return Error{ QStringLiteral("%1 must be a boolean, not %2")
+                                  .arg(it.key(), describeType(it.value())) };
         }
-        overrides.suspend = it.value().toBool();
+        overrides.*(field->override) = it.value().toBool();
     }
     return overrides;
 }
@@ -161,8 +191,10 @@ LimitOverrides mergeOverrides(LimitOverrides base, const LimitOverrides &more)
             base.*(field.override) = more.*(field.override);
         }
     }
-    if (more.suspend) {
-        base.suspend = more.suspend;
+    for (const FlagField &field : flagFields()) {
+        if (more.*(field.override)) {
+            base.*(field.override) = more.*(field.override);
+        }
     }
     return base;
 }
@@ -174,8 +206,10 @@ Tenant applyOverrides(Tenant tenant, const LimitOverrides &overrides)
             tenant.*(field.tenant) = *value;
         }
     }
-    if (overrides.suspend) {
-        tenant.suspend = *overrides.suspend;
+    for (const FlagField &field : flagFields()) {
+        if (const std::optional<bool> &value = overrides.*(field.override)) {
+            tenant.*(field.tenant) = *value;
+        }
     }
     return tenant;
 }
@@ -188,7 +222,13 @@ bool overridesChange(const Tenant &tenant, const LimitOverrides &overrides)
             return true;
         }
     }
-    return overrides.suspend && *overrides.suspend != tenant.suspend;
+    for (const FlagField &field : flagFields()) {
+        const std::optional<bool> &value = overrides.*(field.override);
+        if (value && *value != tenant.*(field.tenant)) {
+            return true;
+        }
+    }
+    return false;
 }
 
 LimitOverrides overridableSettings(const Tenant &tenant)
@@ -197,7 +237,9 @@ LimitOverrides overridableSettings(const Tenant &tenant)
     for (const LimitField &field : limitFields()) {
         settings.*(field.override) = tenant.*(field.tenant);
     }
-    settings.suspend = tenant.suspend;
+    for (const FlagField &field : flagFields()) {
+        settings.*(field.override) = tenant.*(field.tenant);
+    }
     return settings;
 }
 
@@ -209,8 +251,10 @@ QJsonObject overridesToJson(const LimitOverrides &overrides)
             object.insert(field.name, *value);
         }
     }
-    if (overrides.suspend) {
-        object.insert(SuspendField, *overrides.suspend);
+    for (const FlagField &field : flagFields()) {
+        if (const std::optional<bool> &value = overrides.*(field.override)) {
+            object.insert(field.name, *value);
+        }
     }
     return object;
 }

@@ -17,7 +17,8 @@ namespace rt::tenants {
 //
 // Where they come from (server/app/cluster_config.h documents the keys):
 //   tenant_limits.<external_id> = {"max_concurrent_users": 500, ...} → the int fields
-//   tenant_flags.<external_id>  = {"suspend": true}                 → `suspend`
+//   tenant_flags.<external_id>  = {"suspend": true, "private_only": true,
+//                                  "presence_enabled": true}        → the bool fields
 struct LimitOverrides
 {
     std::optional<int> maxConcurrentUsers;
@@ -31,6 +32,12 @@ struct LimitOverrides
     // tenant", REST broadcasts with 403), exactly as if its row said suspend = true; false:
     // served even if its row says suspended.
     std::optional<bool> suspend;
+    // true: only private channels may be joined (public joins refused with "PrivateOnly: This
+    // project only allows private channels"), as the tenant's own private_only.
+    std::optional<bool> privateOnly;
+    // true: every join gets presence (presence_state after join), as the tenant's own
+    // presence_enabled; false: only joins that ask for it.
+    std::optional<bool> presenceEnabled;
 
     bool isEmpty() const { return *this == LimitOverrides(); }
     friend bool operator==(const LimitOverrides &, const LimitOverrides &) = default;
@@ -44,8 +51,9 @@ struct LimitOverrides
 // refused, never half applied. Untrusted bytes: never crashes.
 Result<LimitOverrides> parseLimitOverrides(QByteArrayView json);
 
-// The value of tenant_flags.<external_id>: a JSON object with "suspend" (a boolean); the same
-// rules for unknown fields and bad values as parseLimitOverrides().
+// The value of tenant_flags.<external_id>: a JSON object with any of "suspend", "private_only"
+// and "presence_enabled", each a boolean; the same rules for unknown fields and bad values as
+// parseLimitOverrides().
 Result<LimitOverrides> parseTenantFlags(QByteArrayView json);
 
 // `base` with every field set in `more` replaced by it.
@@ -59,7 +67,7 @@ Tenant applyOverrides(Tenant tenant, const LimitOverrides &overrides);
 bool overridesChange(const Tenant &tenant, const LimitOverrides &overrides);
 
 // Every overridable setting of `tenant`, all fields set: two tenants whose results compare
-// equal have the same effective limits and suspension.
+// equal have the same effective limits and flags.
 LimitOverrides overridableSettings(const Tenant &tenant);
 
 // The JSON form (the field names above), for views and logs; unset fields are left out.

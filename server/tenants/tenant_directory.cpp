@@ -112,7 +112,11 @@ TenantDirectory::setLimitOverrides(QHash<QByteArray, LimitOverrides> overrides)
         const TenantPtr after = effectiveOf(stored);
         next->effective.insert(externalId, after);
         if (before && overridableSettings(*before) != overridableSettings(*after)) {
-            changes.append({ externalId, before->suspend != after->suspend });
+            // As for a control-plane update: suspending (or resuming) and private_only drop
+            // the sockets; other settings apply to what comes next.
+            const bool disconnect =
+                    before->suspend != after->suspend || before->privateOnly != after->privateOnly;
+            changes.append({ externalId, disconnect });
         }
     }
     publish(std::move(next));

@@ -45,9 +45,9 @@ public:
     struct OverrideChange
     {
         QByteArray externalId;
-        // Its effective suspend flag changed: its sockets must be disconnected (like a
-        // control-plane change of suspend; suspended tenants' clients must go, resumed ones
-        // reconnect).
+        // Its effective suspend or private_only flag changed: its sockets must be disconnected
+        // (like a control-plane change of either; suspended tenants' clients must go, resumed
+        // ones reconnect, public channels of a tenant now private-only must be refused).
         bool disconnectSockets = false;
 
         friend bool operator==(const OverrideChange &, const OverrideChange &) = default;

@@ -1,14 +1,15 @@
 // Cluster configuration in etcd (issue 5 part 9): edits through any node's admin API are
 // compare-and-swap, reach every node within a second, temporary overrides expire by themselves,
-// and a per-tenant limit override takes effect on every node.
+// and per-tenant limit overrides and flags take effect on every node.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { operatorToken } from '../lib/admin.mjs';
-import { ClientPool, joinChannel, subscribe, waitStatus } from '../lib/clients.mjs';
+import { ClientPool, joinChannel, selfHostToken, subscribe, waitStatus } from '../lib/clients.mjs';
 import { clusterView, memberIds, startEtcd, startNode } from '../lib/cluster.mjs';
+import { RawClient } from '../lib/raw.mjs';
 import { SELF_HOST_SECRET } from '../lib/server.mjs';
 import { httpRequest, sleep, waitFor } from '../lib/util.mjs';
 
@@ -96,6 +97,68 @@ describe('cluster configuration in etcd', () => {
         // etcd expires leases in whole seconds, a little after the TTL.
         await waitFor(async () => !(await config(c)).json.entries.some((e) => e.key === key), 8000, 'expired at c');
         await waitFor(async () => !(await config(a)).json.entries.some((e) => e.key === key), 1000, 'expired at a');
+    });
+
+    test('tenant flags apply on every node: private_only drops public channels and refuses new ones, presence_enabled gives every join presence', async () => {
+        const [a, b, c, d] = nodes;
+        const key = 'tenant_flags.realtime-dev';
+        const DISCONNECT = { extension: 'system', status: 'ok', message: 'Server requested disconnect' };
+        const raws = [];
+        const connect = async (node) => {
+            const raw = await RawClient.connect(node, { vsn: '1.0.0', token: selfHostToken() });
+            raws.push(raw);
+            return raw;
+        };
+        const unique = (what) => `realtime:flags-${what}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
+        try {
+            // A public channel on b, open before the flag.
+            const early = await connect(b);
+            const earlyTopic = unique('early');
+            assert.equal((await early.join(earlyTopic)).payload.status, 'ok');
+
+            const res = await put(a, key, { value: { private_only: true }, expected_revision: 0 });
+            assert.equal(res.status, 200, res.body);
+            // b drops its public channel as for a stored private_only change: the system
+            // message on the channel, then close 1012.
+            await waitFor(() => early.closed, 3000, 'b closes the public channel\'s socket');
+            assert.equal(early.closed.code, 1012);
+            const system = early.frames.items.find((f) => f.event === 'system');
+            assert.deepEqual(system?.object, { topic: earlyTopic, event: 'system', payload: DISCONNECT, ref: null },
+                JSON.stringify(early.frames.items));
+            // Every node refuses public joins now (c and d only had to watch etcd).
+            for (const node of [c, d]) {
+                await waitFor(async () => (await config(node)).json.revision >= res.json.revision, 1000, `node ${node.port} has the flag`);
+                const refused = await (await connect(node)).join(unique('public'));
+                assert.deepEqual(refused.payload, { status: 'error', response: { reason: 'PrivateOnly: This project only allows private channels' } },
+                    `public join at node ${node.port}`);
+            }
+
+            // presence_enabled instead (private_only left out: the stored false applies again).
+            const flagged = await put(a, key, { value: { presence_enabled: true }, expected_revision: res.json.revision });
+            assert.equal(flagged.status, 200, flagged.body);
+            await waitFor(async () => (await config(d)).json.revision >= flagged.json.revision, 1000, 'd has presence_enabled');
+            const member = await connect(d);
+            const topic = unique('presence');
+            const joined = await member.join(topic); // presence: { enabled: false } in the join
+            assert.equal(joined.payload.status, 'ok', JSON.stringify(joined.payload));
+            const state = await member.next((f) => f.event === 'presence_state' && f.topic === topic, 2000, 'presence_state after the join', true);
+            assert.deepEqual(state.payload, {});
+
+            // Without the flag, a join that does not ask for presence gets none again.
+            const removed = await del(a, key, `?expected_revision=${flagged.json.revision}`);
+            assert.equal(removed.status, 200, removed.body);
+            await waitFor(async () => (await config(d)).json.revision >= removed.json.revision, 1000, 'd dropped the flags');
+            const plain = await connect(d);
+            const plainTopic = unique('plain');
+            assert.equal((await plain.join(plainTopic, { config: { broadcast: { ack: true, self: false } } })).payload.status, 'ok');
+            // The ack of a push sent after the join comes after any presence_state would have.
+            const ref = plain.push(plainTopic, 'broadcast', { type: 'broadcast', event: 'mark', payload: {} });
+            await plain.reply(ref);
+            assert.ok(!plain.frames.items.some((f) => f.event === 'presence_state'), JSON.stringify(plain.frames.items));
+        } finally {
+            for (const raw of raws) raw.close();
+            await del(a, key);
+        }
     });
 
     test('a limit override applies on every node: max_concurrent_users = 1 refuses a second user elsewhere', async () => {

@@ -55,6 +55,7 @@ private Q_SLOTS:
     void overridesWaitForTheirTenant();
     void reportsOnlyRealChanges();
     void suspensionAsksForDisconnects();
+    void privateOnlyDisconnectsPresenceDoesNot();
     void noChangeKeepsTheStoredObject();
     void concurrentWritersDoNotLoseChanges();
 };
@@ -176,6 +177,29 @@ void DirectoryOverridesTest::suspensionAsksForDisconnects()
     // Lifting the suspension disconnects too (like the control plane on a suspend change).
     QCOMPARE(directory.setLimitOverrides({}), (QList<Change>{ { "a", true } }));
     QVERIFY(!directory.find("a")->suspend);
+}
+
+void DirectoryOverridesTest::privateOnlyDisconnectsPresenceDoesNot()
+{
+    TenantDirectory directory;
+    directory.replaceAll({ tenant("a"), tenant("b") });
+    LimitOverrides privateOnly;
+    privateOnly.privateOnly = true;
+    // Public channels already joined must go, as after a control-plane change of private_only.
+    QCOMPARE(directory.setLimitOverrides({ { "a", privateOnly } }),
+             (QList<Change>{ { "a", true } }));
+    QVERIFY(directory.find("a")->privateOnly);
+    QVERIFY(!directory.findStored("a")->privateOnly);
+    // presence_enabled applies to later joins: a change, but no disconnect.
+    LimitOverrides presence;
+    presence.presenceEnabled = true;
+    QCOMPARE(directory.setLimitOverrides({ { "a", privateOnly }, { "b", presence } }),
+             (QList<Change>{ { "b", false } }));
+    QVERIFY(directory.find("b")->presenceEnabled);
+    // Lifting private_only disconnects again; lifting presence_enabled does not.
+    QCOMPARE(directory.setLimitOverrides({}), (QList<Change>{ { "a", true }, { "b", false } }));
+    QVERIFY(!directory.find("a")->privateOnly);
+    QVERIFY(!directory.find("b")->presenceEnabled);
 }
 
 void DirectoryOverridesTest::noChangeKeepsTheStoredObject()

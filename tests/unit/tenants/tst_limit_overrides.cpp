@@ -129,6 +129,17 @@ void LimitOverridesTest::parsesFlags()
     const auto none = parseTenantFlags("{}");
     QVERIFY(none.ok());
     QVERIFY(none->isEmpty());
+    const auto all = parseTenantFlags(
+            R"({"private_only": true, "presence_enabled": false, "suspend": false})");
+    QVERIFY2(all.ok(), qPrintable(all.ok() ? QString() : all.error().message));
+    QCOMPARE(all->privateOnly, true);
+    QCOMPARE(all->presenceEnabled, false);
+    QCOMPARE(all->suspend, false);
+    const auto onlyPrivate = parseTenantFlags(R"({"private_only": true})");
+    QVERIFY(onlyPrivate.ok());
+    QCOMPARE(onlyPrivate->privateOnly, true);
+    QVERIFY(!onlyPrivate->suspend);
+    QVERIFY(!onlyPrivate->presenceEnabled);
 }
 
 void LimitOverridesTest::refusesBadFlags_data()
@@ -139,8 +150,17 @@ void LimitOverridesTest::refusesBadFlags_data()
                             << QStringLiteral("suspend must be a boolean, not a number");
     QTest::newRow("string") << QByteArray(R"({"suspend": "true"})")
                             << QStringLiteral("suspend must be a boolean, not a string");
-    QTest::newRow("limit in flags") << QByteArray(R"({"max_events_per_second": 5})")
-                                    << QStringLiteral("unknown field \"max_events_per_second\"");
+    QTest::newRow("limit in flags")
+            << QByteArray(R"({"max_events_per_second": 5})")
+            << QStringLiteral(
+                       "unknown field \"max_events_per_second\" (known: suspend, private_only, "
+                       "presence_enabled)");
+    QTest::newRow("private_only null")
+            << QByteArray(R"({"private_only": null})")
+            << QStringLiteral("private_only must be a boolean, not null");
+    QTest::newRow("presence_enabled number")
+            << QByteArray(R"({"presence_enabled": 0})")
+            << QStringLiteral("presence_enabled must be a boolean, not a number");
     QTest::newRow("scalar") << QByteArray("true") << QStringLiteral("JSON");
 }
 
@@ -180,6 +200,19 @@ void LimitOverridesTest::applyReplacesOnlySetFields()
     LimitOverrides resume;
     resume.suspend = false;
     QVERIFY(!applyOverrides(suspended, resume).suspend);
+    // The other flags replace the stored ones in both directions, and only where set.
+    LimitOverrides flags;
+    flags.privateOnly = true;
+    flags.presenceEnabled = true;
+    const Tenant flagged = applyOverrides(stored, flags);
+    QVERIFY(flagged.privateOnly);
+    QVERIFY(flagged.presenceEnabled);
+    QCOMPARE(flagged.suspend, stored.suspend);
+    LimitOverrides unflag;
+    unflag.privateOnly = false;
+    const Tenant unflagged = applyOverrides(flagged, unflag);
+    QVERIFY(!unflagged.privateOnly);
+    QVERIFY(unflagged.presenceEnabled);
 }
 
 void LimitOverridesTest::mergeLetsTheSecondWin()
@@ -195,6 +228,14 @@ void LimitOverridesTest::mergeLetsTheSecondWin()
     QCOMPARE(merged.maxJoinsPerSecond, 30);
     QCOMPARE(merged.suspend, true);
     QVERIFY(!merged.maxConcurrentUsers);
+    LimitOverrides flags;
+    flags.privateOnly = true;
+    flags.presenceEnabled = false;
+    LimitOverrides later;
+    later.presenceEnabled = true;
+    const LimitOverrides mergedFlags = mergeOverrides(flags, later);
+    QCOMPARE(mergedFlags.privateOnly, true);
+    QCOMPARE(mergedFlags.presenceEnabled, true);
 }
 
 void LimitOverridesTest::changeDetection()
@@ -211,6 +252,15 @@ void LimitOverridesTest::changeDetection()
     LimitOverrides suspend;
     suspend.suspend = true;
     QVERIFY(overridesChange(stored, suspend));
+    LimitOverrides privateOnly;
+    privateOnly.privateOnly = !stored.privateOnly;
+    QVERIFY(overridesChange(stored, privateOnly));
+    privateOnly.privateOnly = stored.privateOnly;
+    QVERIFY(!overridesChange(stored, privateOnly));
+    LimitOverrides presence;
+    presence.presenceEnabled = !stored.presenceEnabled;
+    QVERIFY(overridesChange(stored, presence));
+    QVERIFY(overridableSettings(stored) != overridableSettings(applyOverrides(stored, presence)));
 }
 
 void LimitOverridesTest::jsonRoundTrip()
@@ -227,6 +277,16 @@ void LimitOverridesTest::jsonRoundTrip()
     LimitOverrides flags;
     flags.suspend = false;
     QCOMPARE(overridesToJson(flags), (QJsonObject{ { QStringLiteral("suspend"), false } }));
+    flags.privateOnly = true;
+    flags.presenceEnabled = false;
+    const QJsonObject flagsJson = overridesToJson(flags);
+    QCOMPARE(flagsJson,
+             (QJsonObject{ { QStringLiteral("suspend"), false },
+                           { QStringLiteral("private_only"), true },
+                           { QStringLiteral("presence_enabled"), false } }));
+    const auto reparsedFlags = parseTenantFlags(QJsonDocument(flagsJson).toJson());
+    QVERIFY(reparsedFlags.ok());
+    QCOMPARE(*reparsedFlags, flags);
 }
 
 QTEST_APPLESS_MAIN(LimitOverridesTest)
