@@ -77,7 +77,7 @@ void WorkerNode::disconnectTenant(const QByteArray &tenantId)
 
 qsizetype WorkerNode::channelCount() const
 {
-    return m_hub->topicCount();
+    return m_hub->membershipCount();
 }
 
 void WorkerNode::shutdown()

@@ -14,6 +14,7 @@ void Hub::subscribe(const TopicKey &topic, Subscriber *subscriber, quint64 membe
     std::vector<Member> &members = m_topics[topic.id()];
     subscriber->m_hubSlot = static_cast<qsizetype>(members.size());
     members.push_back(Member{ subscriber, memberId, vsn, rights });
+    ++m_memberships;
 }
 
 void Hub::unsubscribe(const TopicKey &topic, Subscriber *subscriber)
@@ -34,6 +35,7 @@ void Hub::unsubscribe(const TopicKey &topic, Subscriber *subscriber)
     members[static_cast<std::size_t>(slot)].subscriber->m_hubSlot = slot;
     members.pop_back();
     subscriber->m_hubSlot = -1;
+    --m_memberships;
     if (members.empty()) {
         m_topics.erase(it);
     }

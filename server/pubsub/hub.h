@@ -65,6 +65,10 @@ public:
 
     qsizetype memberCount(const TopicKey &topic) const;
     qsizetype topicCount() const { return m_topics.size(); }
+    // Members of all topics: the joined channels of this worker's sockets (a socket joined to
+    // two topics counts twice; a topic joined on several workers counts once per member, so
+    // workers' counts add up).
+    qsizetype membershipCount() const { return m_memberships; }
 
 private:
     struct Member
@@ -75,6 +79,7 @@ private:
         MemberRights rights;
     };
     QHash<QByteArray, std::vector<Member>> m_topics; // TopicKey::id() -> members
+    qsizetype m_memberships = 0; // sum of the members' vectors' sizes
     std::shared_ptr<metrics::Histogram> m_broadcastLatency;
     std::shared_ptr<metrics::Histogram> m_presenceLatency;
     bool m_delivering = false; // guards the rule that delivery never changes membership

@@ -57,7 +57,7 @@ struct NodeStats
 {
     bool available = false; // the sender reaches the cluster backend
     qint64 connections = 0; // client sockets
-    qint64 channels = 0; // channel topics with members
+    qint64 channels = 0; // joined channels (one per socket and topic)
     double messagesInPerSecond = 0;
     double messagesOutPerSecond = 0;
     QList<LinkRate> links;

@@ -226,4 +226,31 @@ describe('admin API on a single node (no etcd)', () => {
             await node.stop();
         }
     });
+
+    test('channels counts joined channels: one per socket and topic, whichever worker holds them', async () => {
+        const { startServer } = await import('../lib/server.mjs');
+        const node = await startServer({ env: { NODE_NAME: 'solo', REGION: 'local', WORKERS: '2' } });
+        const pool = new ClientPool(node);
+        try {
+            // Four sockets (spread over the workers): three on one topic, one of them also on a
+            // second topic, and one on a third: 3 + 1 + 1 = 5 channels of 3 topics.
+            const shared = `shared-${process.pid}`;
+            const clients = [pool.client(), pool.client(), pool.client(), pool.client()];
+            await Promise.all([
+                joinChannel(clients[0].channel(shared)),
+                joinChannel(clients[1].channel(shared)),
+                joinChannel(clients[2].channel(shared)),
+                joinChannel(clients[2].channel(`second-${process.pid}`)),
+                joinChannel(clients[3].channel(`third-${process.pid}`)),
+            ]);
+            let last;
+            await waitFor(async () => {
+                last = (await snapshot(node)).nodes[0];
+                return last?.connections === 4 && last?.channels === 5;
+            }, 5000, '4 connections and 5 channels', () => last);
+        } finally {
+            await pool.cleanup();
+            await node.stop();
+        }
+    });
 });

@@ -96,6 +96,7 @@ void HubTest::memberAndTopicCounts()
     hub.subscribe(Room, &members[1], 2, Vsn::V1, {});
     hub.subscribe(other, &members[2], 3, Vsn::V1, {});
     QCOMPARE(hub.topicCount(), 2);
+    QCOMPARE(hub.membershipCount(), 3); // joined channels, not topics
     QCOMPARE(hub.memberCount(Room), 2);
     QCOMPARE(hub.memberCount(other), 1);
     QCOMPARE(hub.memberCount(TopicKey("tenant", false, "none")), 0);
@@ -104,9 +105,13 @@ void HubTest::memberAndTopicCounts()
     // The last member leaving removes the topic.
     QCOMPARE(hub.topicCount(), 1);
     QCOMPARE(hub.memberCount(other), 0);
+    QCOMPARE(hub.membershipCount(), 2);
     hub.unsubscribe(Room, &members[0]);
+    hub.unsubscribe(Room, &members[0]); // not a member any more: no change
+    QCOMPARE(hub.membershipCount(), 1);
     hub.unsubscribe(Room, &members[1]);
     QCOMPARE(hub.topicCount(), 0);
+    QCOMPARE(hub.membershipCount(), 0);
 }
 
 void HubTest::unsubscribeOfANonMemberIsANoOp()
@@ -177,6 +182,7 @@ void HubTest::swapRemoveKeepsTheRightMembers()
         }
         QCOMPARE(hub.memberCount(Room),
                  qsizetype(std::count(subscribed.begin(), subscribed.end(), true)));
+        QCOMPARE(hub.membershipCount(), hub.memberCount(Room));
     }
     QCOMPARE(hub.topicCount(), 0);
 }
