@@ -1,7 +1,8 @@
 #include "server/presence/presence_wire.h"
 
+#include "shared/core/big_endian.h"
+
 #include <QJsonDocument>
-#include <QtEndian>
 
 namespace rt::presence::wire {
 
@@ -9,49 +10,24 @@ namespace {
 
 constexpr quint8 FlagPrivate = 0x01;
 
-void putU8(QByteArray &out, quint8 value)
-{
-    out.append(static_cast<char>(value));
-}
-
-void putU32(QByteArray &out, quint32 value)
-{
-    char raw[4];
-    qToBigEndian(value, raw);
-    out.append(raw, sizeof(raw));
-}
-
-void putU64(QByteArray &out, quint64 value)
-{
-    char raw[8];
-    qToBigEndian(value, raw);
-    out.append(raw, sizeof(raw));
-}
-
-void putBytes(QByteArray &out, QByteArrayView bytes)
-{
-    putU32(out, static_cast<quint32>(bytes.size()));
-    out.append(bytes);
-}
-
 void putTopic(QByteArray &out, const pubsub::TopicKey &topic)
 {
-    putBytes(out, topic.tenant());
-    putU8(out, topic.isPrivate() ? FlagPrivate : 0);
-    putBytes(out, topic.subTopic());
+    appendLengthPrefixed(out, topic.tenant());
+    appendBigEndian<quint8>(out, topic.isPrivate() ? FlagPrivate : 0);
+    appendLengthPrefixed(out, topic.subTopic());
 }
 
 void putRecordBody(QByteArray &out, const PresenceRecord &record)
 {
-    putBytes(out, record.key);
-    putBytes(out, QJsonDocument(record.meta).toJson(QJsonDocument::Compact));
-    putBytes(out, record.ref);
+    appendLengthPrefixed(out, record.key);
+    appendLengthPrefixed(out, QJsonDocument(record.meta).toJson(QJsonDocument::Compact));
+    appendLengthPrefixed(out, record.ref);
 }
 
 void putRecord(QByteArray &out, const PresenceRecord &record)
 {
     putTopic(out, record.topic);
-    putU64(out, record.memberId);
+    appendBigEndian<quint64>(out, record.memberId);
     putRecordBody(out, record);
 }
 
@@ -60,72 +36,11 @@ void putRecord(QByteArray &out, const PresenceRecord &record)
 constexpr qsizetype SyncHeaderBytes = 1 + 8 + 8 + 4 + 1 + 4;
 constexpr qsizetype MinRecordBytes = 4 + 1 + 4 + 8 + 4 + 4 + 4;
 
-// Bounds-checked big-endian reader over an untrusted payload. After the first failure every
-// read fails, so callers check once at the end (or where a value steers the parse).
-class Reader
+Result<pubsub::TopicKey> readTopic(BigEndianReader &in)
 {
-public:
-    explicit Reader(QByteArrayView data) : m_data(data) { }
-
-    bool failed() const { return m_failed; }
-    qsizetype remaining() const { return m_data.size() - m_pos; }
-    bool atEnd() const { return !m_failed && m_pos == m_data.size(); }
-
-    quint8 u8()
-    {
-        if (!take(1)) {
-            return 0;
-        }
-        return static_cast<quint8>(m_data[m_pos - 1]);
-    }
-    quint32 u32()
-    {
-        if (!take(4)) {
-            return 0;
-        }
-        return qFromBigEndian<quint32>(m_data.data() + m_pos - 4);
-    }
-    quint64 u64()
-    {
-        if (!take(8)) {
-            return 0;
-        }
-        return qFromBigEndian<quint64>(m_data.data() + m_pos - 8);
-    }
-    QByteArray bytes()
-    {
-        const quint32 size = u32();
-        if (m_failed || size > static_cast<quint64>(remaining())) {
-            m_failed = true;
-            return {};
-        }
-        const QByteArray value = m_data.sliced(m_pos, size).toByteArray();
-        m_pos += size;
-        return value;
-    }
-    void fail() { m_failed = true; }
-
-private:
-    bool take(qsizetype size)
-    {
-        if (m_failed || remaining() < size) {
-            m_failed = true;
-            return false;
-        }
-        m_pos += size;
-        return true;
-    }
-
-    QByteArrayView m_data;
-    qsizetype m_pos = 0;
-    bool m_failed = false;
-};
-
-Result<pubsub::TopicKey> readTopic(Reader &in)
-{
-    const QByteArray tenant = in.bytes();
+    const QByteArray tenant = in.lengthPrefixed();
     const quint8 flags = in.u8();
-    const QByteArray subTopic = in.bytes();
+    const QByteArray subTopic = in.lengthPrefixed();
     if (in.failed()) {
         return Error{ QStringLiteral("truncated topic") };
     }
@@ -135,9 +50,9 @@ Result<pubsub::TopicKey> readTopic(Reader &in)
     return pubsub::TopicKey(tenant, (flags & FlagPrivate) != 0, subTopic);
 }
 
-Result<QJsonObject> readMeta(Reader &in)
+Result<QJsonObject> readMeta(BigEndianReader &in)
 {
-    const QByteArray json = in.bytes();
+    const QByteArray json = in.lengthPrefixed();
     if (in.failed()) {
         return Error{ QStringLiteral("truncated meta") };
     }
@@ -150,22 +65,22 @@ Result<QJsonObject> readMeta(Reader &in)
 }
 
 // key, meta, ref (after topic and member id).
-Result<PresenceRecord> readRecordBody(Reader &in, PresenceRecord record)
+Result<PresenceRecord> readRecordBody(BigEndianReader &in, PresenceRecord record)
 {
-    record.key = in.bytes();
+    record.key = in.lengthPrefixed();
     auto meta = readMeta(in);
     if (!meta) {
         return meta.error();
     }
     record.meta = std::move(meta).value();
-    record.ref = in.bytes();
+    record.ref = in.lengthPrefixed();
     if (in.failed()) {
         return Error{ QStringLiteral("truncated record") };
     }
     return record;
 }
 
-Result<PresenceRecord> readRecord(Reader &in)
+Result<PresenceRecord> readRecord(BigEndianReader &in)
 {
     auto topic = readTopic(in);
     if (!topic) {
@@ -177,7 +92,7 @@ Result<PresenceRecord> readRecord(Reader &in)
     return readRecordBody(in, std::move(record));
 }
 
-Result<Message> finish(Reader &in, Message message)
+Result<Message> finish(BigEndianReader &in, Message message)
 {
     if (in.failed()) {
         return Error{ QStringLiteral("truncated payload") };
@@ -188,7 +103,7 @@ Result<Message> finish(Reader &in, Message message)
     return message;
 }
 
-Result<Message> decodeDelta(Reader &in)
+Result<Message> decodeDelta(BigEndianReader &in)
 {
     Delta delta;
     delta.incarnation = in.u64();
@@ -215,7 +130,7 @@ Result<Message> decodeDelta(Reader &in)
     return finish(in, std::move(delta));
 }
 
-Result<Message> decodeSyncChunk(Reader &in)
+Result<Message> decodeSyncChunk(BigEndianReader &in)
 {
     SyncChunk chunk;
     chunk.incarnation = in.u64();
@@ -250,13 +165,13 @@ Result<Message> decodeSyncChunk(Reader &in)
 QByteArray encode(const Delta &delta)
 {
     QByteArray out;
-    putU8(out, Version);
-    putU64(out, delta.incarnation);
-    putU64(out, delta.sequence);
+    appendBigEndian<quint8>(out, Version);
+    appendBigEndian<quint64>(out, delta.incarnation);
+    appendBigEndian<quint64>(out, delta.sequence);
     const PresenceRecord &record = delta.change.record;
-    putU8(out, static_cast<quint8>(delta.change.op));
+    appendBigEndian<quint8>(out, static_cast<quint8>(delta.change.op));
     putTopic(out, record.topic);
-    putU64(out, record.memberId);
+    appendBigEndian<quint64>(out, record.memberId);
     if (delta.change.op == PresenceChange::Op::Track) {
         putRecordBody(out, record);
     }
@@ -266,12 +181,12 @@ QByteArray encode(const Delta &delta)
 QByteArray encode(const SyncChunk &chunk)
 {
     QByteArray out;
-    putU8(out, Version);
-    putU64(out, chunk.incarnation);
-    putU64(out, chunk.sequence);
-    putU32(out, chunk.index);
-    putU8(out, chunk.last ? 1 : 0);
-    putU32(out, static_cast<quint32>(chunk.records.size()));
+    appendBigEndian<quint8>(out, Version);
+    appendBigEndian<quint64>(out, chunk.incarnation);
+    appendBigEndian<quint64>(out, chunk.sequence);
+    appendBigEndian<quint32>(out, chunk.index);
+    appendBigEndian<quint8>(out, chunk.last ? 1 : 0);
+    appendBigEndian<quint32>(out, static_cast<quint32>(chunk.records.size()));
     for (const PresenceRecord &record : chunk.records) {
         putRecord(out, record);
     }
@@ -281,16 +196,16 @@ QByteArray encode(const SyncChunk &chunk)
 QByteArray encode(const Marker &marker)
 {
     QByteArray out;
-    putU8(out, Version);
-    putU64(out, marker.incarnation);
-    putU64(out, marker.sequence);
+    appendBigEndian<quint8>(out, Version);
+    appendBigEndian<quint64>(out, marker.incarnation);
+    appendBigEndian<quint64>(out, marker.sequence);
     return out;
 }
 
 QByteArray encode(const ResyncRequest &)
 {
     QByteArray out;
-    putU8(out, Version);
+    appendBigEndian<quint8>(out, Version);
     return out;
 }
 
@@ -316,12 +231,12 @@ QList<QByteArray> encodeSync(quint64 incarnation, quint64 sequence,
     const auto flush = [&](bool last) {
         QByteArray out;
         out.reserve(SyncHeaderBytes + body.size());
-        putU8(out, Version);
-        putU64(out, incarnation);
-        putU64(out, sequence);
-        putU32(out, static_cast<quint32>(chunks.size()));
-        putU8(out, last ? 1 : 0);
-        putU32(out, count);
+        appendBigEndian<quint8>(out, Version);
+        appendBigEndian<quint64>(out, incarnation);
+        appendBigEndian<quint64>(out, sequence);
+        appendBigEndian<quint32>(out, static_cast<quint32>(chunks.size()));
+        appendBigEndian<quint8>(out, last ? 1 : 0);
+        appendBigEndian<quint32>(out, count);
         out.append(body);
         chunks.append(out);
         body.clear();
@@ -342,7 +257,7 @@ QList<QByteArray> encodeSync(quint64 incarnation, quint64 sequence,
 
 Result<Message> decode(quint8 kind, QByteArrayView payload)
 {
-    Reader in(payload);
+    BigEndianReader in(payload);
     const quint8 version = in.u8();
     if (in.failed()) {
         return Error{ QStringLiteral("empty payload") };

@@ -1,6 +1,6 @@
 #include "server/cluster/counters/counters_wire.h"
 
-#include <QtEndian>
+#include "shared/core/big_endian.h"
 
 #include <algorithm>
 #include <limits>
@@ -14,70 +14,6 @@ constexpr qint32 UsersAbsent = -1;
 // peer announces, so a forged count cannot make us reserve memory the payload cannot fill.
 constexpr qsizetype MinTenantBytes = 4 + 4 + 1;
 constexpr qsizetype RateBytes = 1 + 8;
-
-void putU8(QByteArray &out, quint8 value)
-{
-    out.append(static_cast<char>(value));
-}
-
-template <typename T>
-void putBigEndian(QByteArray &out, T value)
-{
-    char raw[sizeof(T)];
-    qToBigEndian(value, raw);
-    out.append(raw, sizeof(raw));
-}
-
-// Bounds-checked big-endian reader; after the first failure every read fails, so callers check
-// once where a value steers the parse.
-class Reader
-{
-public:
-    explicit Reader(QByteArrayView data) : m_data(data) { }
-
-    bool failed() const { return m_failed; }
-    qsizetype remaining() const { return m_data.size() - m_pos; }
-    bool atEnd() const { return !m_failed && m_pos == m_data.size(); }
-
-    quint8 u8()
-    {
-        if (!take(1)) {
-            return 0;
-        }
-        return static_cast<quint8>(m_data[m_pos - 1]);
-    }
-    template <typename T>
-    T bigEndian()
-    {
-        if (!take(sizeof(T))) {
-            return 0;
-        }
-        return qFromBigEndian<T>(m_data.data() + m_pos - static_cast<qsizetype>(sizeof(T)));
-    }
-    QByteArrayView bytes(qsizetype size)
-    {
-        if (size < 0 || !take(size)) {
-            return {};
-        }
-        return m_data.sliced(m_pos - size, size);
-    }
-    void fail() { m_failed = true; }
-
-private:
-    bool take(qsizetype size)
-    {
-        if (m_failed || size > remaining()) {
-            m_failed = true;
-            return false;
-        }
-        m_pos += size;
-        return true;
-    }
-
-    QByteArrayView m_data;
-    qsizetype m_pos = 0;
-    bool m_failed = false;
-};
 
 Error malformed(const char *what)
 {
@@ -145,18 +81,18 @@ std::optional<limits::RateCounterKind> kindFromCode(quint8 code)
 QByteArray encode(const Message &message)
 {
     QByteArray out;
-    putU8(out, Version);
-    putBigEndian<quint32>(out, static_cast<quint32>(message.tenants.size()));
+    appendBigEndian<quint8>(out, Version);
+    appendBigEndian<quint32>(out, static_cast<quint32>(message.tenants.size()));
     for (const TenantFigures &tenant : message.tenants) {
         Q_ASSERT(tenant.tenantId.size() <= MaxTenantIdBytes);
         Q_ASSERT(tenant.rates.size() <= std::numeric_limits<quint8>::max());
-        putBigEndian<quint32>(out, static_cast<quint32>(tenant.tenantId.size()));
+        appendBigEndian<quint32>(out, static_cast<quint32>(tenant.tenantId.size()));
         out.append(tenant.tenantId);
-        putBigEndian<qint32>(out, tenant.users ? qMax(*tenant.users, 0) : UsersAbsent);
-        putU8(out, static_cast<quint8>(tenant.rates.size()));
+        appendBigEndian<qint32>(out, tenant.users ? qMax(*tenant.users, 0) : UsersAbsent);
+        appendBigEndian<quint8>(out, static_cast<quint8>(tenant.rates.size()));
         for (const RateFigure &rate : tenant.rates) {
-            putU8(out, kindCode(rate.kind));
-            putBigEndian<qint64>(out, qMax<qint64>(rate.count, 0));
+            appendBigEndian<quint8>(out, kindCode(rate.kind));
+            appendBigEndian<qint64>(out, qMax<qint64>(rate.count, 0));
         }
     }
     return out;
@@ -164,7 +100,7 @@ QByteArray encode(const Message &message)
 
 Result<Message> decode(QByteArrayView payload)
 {
-    Reader in(payload);
+    BigEndianReader in(payload);
     const quint8 version = in.u8();
     if (in.failed()) {
         return malformed("empty payload");
@@ -172,7 +108,7 @@ Result<Message> decode(QByteArrayView payload)
     if (version != Version) {
         return Error{ QStringLiteral("counters frame of unknown version %1").arg(version) };
     }
-    const quint32 tenantCount = in.bigEndian<quint32>();
+    const quint32 tenantCount = in.read<quint32>();
     if (in.failed() || tenantCount > static_cast<quint64>(in.remaining() / MinTenantBytes)) {
         return malformed("tenant count past the end");
     }
@@ -180,12 +116,12 @@ Result<Message> decode(QByteArrayView payload)
     message.tenants.reserve(static_cast<qsizetype>(tenantCount));
     for (quint32 i = 0; i < tenantCount; ++i) {
         TenantFigures tenant;
-        const quint32 idSize = in.bigEndian<quint32>();
+        const quint32 idSize = in.read<quint32>();
         if (in.failed() || idSize > static_cast<quint32>(MaxTenantIdBytes)) {
             return malformed("tenant id too long");
         }
         tenant.tenantId = in.bytes(static_cast<qsizetype>(idSize)).toByteArray();
-        const qint32 users = in.bigEndian<qint32>();
+        const qint32 users = in.read<qint32>();
         if (users < UsersAbsent) {
             return malformed("negative users");
         }
@@ -198,7 +134,7 @@ Result<Message> decode(QByteArrayView payload)
         }
         for (quint8 r = 0; r < rateCount; ++r) {
             const quint8 code = in.u8();
-            const qint64 count = in.bigEndian<qint64>();
+            const qint64 count = in.read<qint64>();
             if (count < 0) {
                 return malformed("negative rate count");
             }

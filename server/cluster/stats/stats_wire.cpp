@@ -1,6 +1,6 @@
 #include "server/cluster/stats/stats_wire.h"
 
-#include <QtEndian>
+#include "shared/core/big_endian.h"
 
 #include <cmath>
 #include <limits>
@@ -15,14 +15,6 @@ constexpr quint8 KnownFlags = FlagAvailable;
 // The smallest encoded link or tenant (empty id, two rates): bounds for the counts a peer
 // announces, so a forged count cannot make us reserve memory the payload cannot fill.
 constexpr qsizetype MinEntryBytes = 2 + 8 + 8;
-
-template <typename T>
-void putBigEndian(QByteArray &out, T value)
-{
-    char raw[sizeof(T)];
-    qToBigEndian(value, raw);
-    out.append(raw, sizeof(raw));
-}
 
 quint64 milli(double perSecond)
 {
@@ -48,59 +40,9 @@ void putId(QByteArray &out, QByteArrayView id, bool isUtf8)
     while (isUtf8 && size < id.size() && size > 0 && (quint8(id[size]) & 0xC0) == 0x80) {
         --size;
     }
-    putBigEndian<quint16>(out, static_cast<quint16>(size));
+    appendBigEndian<quint16>(out, static_cast<quint16>(size));
     out.append(id.first(size));
 }
-
-// Bounds-checked big-endian reader; after the first failure every read fails, so callers check
-// once where a value steers the parse.
-class Reader
-{
-public:
-    explicit Reader(QByteArrayView data) : m_data(data) { }
-
-    bool failed() const { return m_failed; }
-    qsizetype remaining() const { return m_data.size() - m_pos; }
-    bool atEnd() const { return !m_failed && m_pos == m_data.size(); }
-
-    quint8 u8()
-    {
-        if (!take(1)) {
-            return 0;
-        }
-        return static_cast<quint8>(m_data[m_pos - 1]);
-    }
-    template <typename T>
-    T bigEndian()
-    {
-        if (!take(sizeof(T))) {
-            return 0;
-        }
-        return qFromBigEndian<T>(m_data.data() + m_pos - static_cast<qsizetype>(sizeof(T)));
-    }
-    QByteArrayView bytes(qsizetype size)
-    {
-        if (!take(size)) {
-            return {};
-        }
-        return m_data.sliced(m_pos - size, size);
-    }
-
-private:
-    bool take(qsizetype size)
-    {
-        if (m_failed || size > remaining()) {
-            m_failed = true;
-            return false;
-        }
-        m_pos += size;
-        return true;
-    }
-
-    QByteArrayView m_data;
-    qsizetype m_pos = 0;
-    bool m_failed = false;
-};
 
 Error malformed(const char *what)
 {
@@ -108,9 +50,9 @@ Error malformed(const char *what)
 }
 
 // A rate in thousandths per second; nullopt when out of range.
-std::optional<double> readRate(Reader &in)
+std::optional<double> readRate(BigEndianReader &in)
 {
-    const quint64 value = in.bigEndian<quint64>();
+    const quint64 value = in.read<quint64>();
     if (value > MaxMilliRate) {
         return std::nullopt;
     }
@@ -118,9 +60,9 @@ std::optional<double> readRate(Reader &in)
 }
 
 // An id (u16 length + bytes); nullopt when too long or truncated.
-std::optional<QByteArray> readId(Reader &in)
+std::optional<QByteArray> readId(BigEndianReader &in)
 {
-    const quint16 size = in.bigEndian<quint16>();
+    const quint16 size = in.read<quint16>();
     if (in.failed() || size > MaxIdBytes) {
         return std::nullopt;
     }
@@ -139,28 +81,28 @@ QByteArray encode(const NodeStats &stats)
     out.reserve(38 + 8 + (stats.links.size() + stats.tenants.size()) * (MinEntryBytes + 16));
     out.append(static_cast<char>(Version));
     out.append(static_cast<char>(stats.available ? FlagAvailable : 0));
-    putBigEndian<qint64>(out, count(stats.connections));
-    putBigEndian<qint64>(out, count(stats.channels));
-    putBigEndian<quint64>(out, milli(stats.messagesInPerSecond));
-    putBigEndian<quint64>(out, milli(stats.messagesOutPerSecond));
-    putBigEndian<quint32>(out, static_cast<quint32>(stats.links.size()));
+    appendBigEndian<qint64>(out, count(stats.connections));
+    appendBigEndian<qint64>(out, count(stats.channels));
+    appendBigEndian<quint64>(out, milli(stats.messagesInPerSecond));
+    appendBigEndian<quint64>(out, milli(stats.messagesOutPerSecond));
+    appendBigEndian<quint32>(out, static_cast<quint32>(stats.links.size()));
     for (const LinkRate &link : stats.links) {
         putId(out, link.peer.toUtf8(), true);
-        putBigEndian<quint64>(out, milli(link.messagesPerSecond));
-        putBigEndian<quint64>(out, milli(link.bytesPerSecond));
+        appendBigEndian<quint64>(out, milli(link.messagesPerSecond));
+        appendBigEndian<quint64>(out, milli(link.bytesPerSecond));
     }
-    putBigEndian<quint32>(out, static_cast<quint32>(stats.tenants.size()));
+    appendBigEndian<quint32>(out, static_cast<quint32>(stats.tenants.size()));
     for (const TenantRate &tenant : stats.tenants) {
         putId(out, tenant.tenant, false);
-        putBigEndian<quint64>(out, milli(tenant.messagesInPerSecond));
-        putBigEndian<quint64>(out, milli(tenant.messagesOutPerSecond));
+        appendBigEndian<quint64>(out, milli(tenant.messagesInPerSecond));
+        appendBigEndian<quint64>(out, milli(tenant.messagesOutPerSecond));
     }
     return out;
 }
 
 Result<NodeStats> decode(QByteArrayView payload)
 {
-    Reader in(payload);
+    BigEndianReader in(payload);
     const quint8 version = in.u8();
     if (in.failed()) {
         return malformed("empty payload");
@@ -174,8 +116,8 @@ Result<NodeStats> decode(QByteArrayView payload)
     }
     NodeStats stats;
     stats.available = (flags & FlagAvailable) != 0;
-    stats.connections = in.bigEndian<qint64>();
-    stats.channels = in.bigEndian<qint64>();
+    stats.connections = in.read<qint64>();
+    stats.channels = in.read<qint64>();
     if (stats.connections < 0 || stats.connections > MaxCount || stats.channels < 0
         || stats.channels > MaxCount) {
         return malformed("count out of range");
@@ -191,7 +133,7 @@ Result<NodeStats> decode(QByteArrayView payload)
     stats.messagesInPerSecond = *in0;
     stats.messagesOutPerSecond = *out0;
 
-    const quint32 linkCount = in.bigEndian<quint32>();
+    const quint32 linkCount = in.read<quint32>();
     if (in.failed() || linkCount > static_cast<quint64>(in.remaining() / MinEntryBytes)) {
         return malformed("link count past the end");
     }
@@ -216,7 +158,7 @@ Result<NodeStats> decode(QByteArrayView payload)
         stats.links.append(LinkRate{ peerId, *messages, *bytes });
     }
 
-    const quint32 tenantCount = in.bigEndian<quint32>();
+    const quint32 tenantCount = in.read<quint32>();
     if (in.failed() || tenantCount > static_cast<quint64>(in.remaining() / MinEntryBytes)) {
         return malformed("tenant count past the end");
     }
