@@ -5,7 +5,7 @@
 #   pg-cluster.sh stop   <dir>   stop it (fast, then immediate, then SIGKILL) and remove <dir>
 #   pg-cluster.sh status <dir>   exit 0 when the cluster of <dir> accepts connections
 #
-# The cluster: wal_level=logical, 10 replication slots / WAL senders, fsync off, TCP only (no unix
+# The cluster: wal_level=logical, 32 replication slots / WAL senders, fsync off, TCP only (no unix
 # socket, so long build paths do not matter). Superuser `postgres` (trust), role `realtime`
 # (LOGIN REPLICATION, scram password, member of anon/authenticated/service_role), databases
 # `realtime_control` and `tenant_db` owned by realtime, roles anon/authenticated/service_role
@@ -214,8 +214,8 @@ include = 'rt-port.conf'
 listen_addresses = '127.0.0.1'
 unix_socket_directories = ''
 wal_level = logical
-max_replication_slots = 10
-max_wal_senders = 10
+max_replication_slots = 32
+max_wal_senders = 32
 fsync = off
 synchronous_commit = off
 full_page_writes = off
