@@ -1222,4 +1222,30 @@ void ControlPlane::refresh()
     }
 }
 
+Result<TenantPtr> ControlPlane::refreshTenant(const QByteArray &externalId)
+{
+    Result<TenantPtr> read = fetchTenant(externalId);
+    if (!read) {
+        qCWarning(lcTenants).noquote() << "re-reading tenant" << QString::fromUtf8(externalId)
+                                       << "failed:" << read.error().message;
+        return read;
+    }
+    rememberPrimaryPosition();
+    const TenantPtr old = m_directory.findStored(externalId);
+    const TenantPtr &now = *read;
+    if (!now) {
+        if (old) {
+            m_directory.remove(externalId);
+            Q_EMIT tenantChanged(externalId, true); // deleted elsewhere: its sockets go
+        }
+        return read;
+    }
+    if (old && !storedDiffer(*old, *now)) {
+        return old; // unchanged: the published snapshot stays
+    }
+    m_directory.upsert(now);
+    Q_EMIT tenantChanged(externalId, old && credentialsDiffer(*old, *now));
+    return read;
+}
+
 } // namespace rt::tenants

@@ -116,6 +116,11 @@ public:
     // where this node last read or wrote the primary (else the primary): the directory never
     // goes back to a state older than one it already published, however far the replica lags.
     void refresh();
+    // Re-reads one tenant from the primary at once (a peer asks this node to run the stream of a
+    // tenant it may not have seen yet): the directory gets the stored row, or loses the tenant
+    // when it is gone, and tenantChanged() is emitted as refresh() would. The stored tenant, or
+    // null when there is none.
+    Result<TenantPtr> refreshTenant(const QByteArray &externalId);
 
 Q_SIGNALS:
     void ready(int tenantCount);

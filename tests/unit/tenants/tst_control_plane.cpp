@@ -239,6 +239,7 @@ private Q_SLOTS:
     void sideEffectsOfAnUpdate();
     void deleteRemovesTheTenantAndItsExtensions();
     void refreshSeesAnotherWriter();
+    void refreshTenantReadsOneTenantAtOnce();
 
     // Secrets at rest (§4)
     void secretsAreEncryptedAtRest();
@@ -949,6 +950,64 @@ void ControlPlaneTest::refreshSeesAnotherWriter()
     QCOMPARE(reader.tenantChanged.at(0).at(0).toByteArray(), QByteArray("a"));
     QCOMPARE(reader.tenantChanged.at(0).at(1).toBool(), true);
     QVERIFY(!reader.directory.find("a"));
+}
+
+void ControlPlaneTest::refreshTenantReadsOneTenantAtOnce()
+{
+    LivePlane reader(sqliteSettings(m_path));
+    QVERIFY(reader.started);
+    reader.write("a", patchOf("{`jwt_secret`:`s`}"));
+    reader.write("b", patchOf("{`jwt_secret`:`s`}"));
+    reader.write("c", patchOf("{`jwt_secret`:`s`}"));
+    reader.tenantChanged.clear();
+    const TenantPtr untouched = reader.directory.findStored("c");
+    {
+        LivePlane writer(sqliteSettings(m_path));
+        QVERIFY(writer.started);
+        writer.write("b", patchOf("{`jwt_secret`:`rotated`}"));
+        writer.write("d", patchOf("{`jwt_secret`:`s`,`max_concurrent_users`:7}"));
+        QVERIFY(writer.plane.deleteTenant("a").ok());
+    }
+
+    // Created elsewhere: known at once, announced without a disconnect; nothing else is read.
+    const auto created = reader.plane.refreshTenant("d");
+    QVERIFY(created.ok());
+    QVERIFY(*created);
+    QCOMPARE((*created)->maxConcurrentUsers, 7);
+    QCOMPARE(reader.directory.find("d")->maxConcurrentUsers, 7);
+    QCOMPARE(reader.tenantChanged.size(), 1);
+    QCOMPARE(reader.tenantChanged.at(0).at(0).toByteArray(), QByteArray("d"));
+    QCOMPARE(reader.tenantChanged.at(0).at(1).toBool(), false);
+    QCOMPARE(reader.directory.find("b")->jwtSecret, QByteArray("s")); // not re-read yet
+    QVERIFY(reader.directory.find("a")); // not re-read yet
+
+    // Credentials changed elsewhere: its sockets must go.
+    reader.tenantChanged.clear();
+    QVERIFY(reader.plane.refreshTenant("b").ok());
+    QCOMPARE(reader.directory.find("b")->jwtSecret, QByteArray("rotated"));
+    QCOMPARE(reader.tenantChanged.size(), 1);
+    QCOMPARE(reader.tenantChanged.at(0).at(1).toBool(), true);
+
+    // Unchanged: the same snapshot, nothing announced.
+    reader.tenantChanged.clear();
+    const auto same = reader.plane.refreshTenant("c");
+    QVERIFY(same.ok());
+    QCOMPARE(*same, untouched);
+    QCOMPARE(reader.directory.findStored("c"), untouched);
+    QCOMPARE(reader.tenantChanged.size(), 0);
+
+    // Deleted elsewhere: gone, sockets go. Never there: null, nothing announced.
+    const auto deleted = reader.plane.refreshTenant("a");
+    QVERIFY(deleted.ok());
+    QVERIFY(!*deleted);
+    QVERIFY(!reader.directory.find("a"));
+    QCOMPARE(reader.tenantChanged.size(), 1);
+    QCOMPARE(reader.tenantChanged.at(0).at(0).toByteArray(), QByteArray("a"));
+    QCOMPARE(reader.tenantChanged.at(0).at(1).toBool(), true);
+    const auto unknown = reader.plane.refreshTenant("never");
+    QVERIFY(unknown.ok());
+    QVERIFY(!*unknown);
+    QCOMPARE(reader.tenantChanged.size(), 1);
 }
 
 void ControlPlaneTest::secretsAreEncryptedAtRest()
