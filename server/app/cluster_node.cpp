@@ -152,11 +152,12 @@ void ClusterNode::start()
                         << reason;
             });
     if (m_links != nullptr && m_parts.cdc != nullptr && m_parts.tenants != nullptr) {
-        m_streams =
-                new StreamCoordinator(m_self,
-                                      StreamCoordinator::Parts{ *m_backend, *m_links, *m_pubsub,
-                                                                *m_parts.cdc, *m_parts.tenants },
-                                      this);
+        m_streams = new StreamCoordinator(m_self,
+                                          StreamCoordinator::Parts{ *m_backend, *m_links, *m_pubsub,
+                                                                    *m_parts.cdc, *m_parts.tenants,
+                                                                    m_parts.refreshTenant,
+                                                                    m_parts.metrics },
+                                          this);
         connect(this, &ClusterNode::configChanged, m_streams,
                 [this](const cluster::ConfigSnapshot &snapshot) {
                     m_streams->setRegionMapping(parseClusterSettings(snapshot).regionMapping);

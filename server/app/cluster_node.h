@@ -40,6 +40,9 @@ class TenantUsageRegistry;
 namespace rt::cdc {
 class CdcService;
 }
+namespace rt::metrics {
+class ServerMetrics;
+}
 
 namespace rt::app {
 
@@ -83,6 +86,10 @@ public:
         // Tenant change streams, placed once in the cluster (etcd only; thread-safe facade).
         cdc::CdcService *cdc = nullptr;
         const tenants::TenantDirectory *tenants = nullptr;
+        // Re-reads one tenant from the control plane, then calls `done` on any thread (the
+        // stream placement asks when a peer names a tenant this node has not seen yet).
+        std::function<void(const QByteArray &tenantId, std::function<void()> done)> refreshTenant;
+        metrics::ServerMetrics *metrics = nullptr; // the placement's counters; may be null
     };
 
     ClusterNode(Settings settings, Parts parts, QObject *parent = nullptr);

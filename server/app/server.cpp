@@ -92,6 +92,9 @@ Server::Server(ServerConfig config, QObject *parent) : QObject(parent), m_config
 Server::~Server()
 {
     stop();
+    if (m_controlPlaneMailbox) {
+        m_controlPlaneMailbox->close();
+    }
     m_dbThread.quit();
     m_dbThread.wait();
     // stop() asked the cluster node to leave (revoking its lease takes one request to etcd);
@@ -114,6 +117,7 @@ void Server::start()
                                       m_tenants);
     m_controlPlane->setRoutingCounters(&m_metrics->controlPlaneRouting);
     m_controlPlane->moveToThread(&m_dbThread);
+    m_controlPlaneMailbox = std::make_shared<runtime::Mailbox>(m_controlPlane);
     connect(&m_dbThread, &QThread::finished, m_controlPlane, &QObject::deleteLater);
     connect(m_controlPlane, &tenants::ControlPlane::ready, this, &Server::onControlPlaneReady);
     connect(m_controlPlane, &tenants::ControlPlane::failed, this, &Server::failed);
@@ -322,10 +326,20 @@ void Server::startCluster(quint16 clientPort)
         qCWarning(lcApp).noquote()
                 << "ignoring the saved cluster configuration:" << saved.error().message;
     }
+    // Runs on the control plane's thread, `done` after it; nothing once the control plane is
+    // going away (the cluster thread outlives the database thread at shutdown).
+    tenants::ControlPlane *controlPlane = m_controlPlane;
+    const auto refreshTenant = [controlPlane, mailbox = m_controlPlaneMailbox](
+                                       const QByteArray &tenantId, std::function<void()> done) {
+        mailbox->post([controlPlane, tenantId, done = std::move(done)] {
+            (void)controlPlane->refreshTenant(tenantId); // a failure is logged there
+            done();
+        });
+    };
     m_clusterNode = new ClusterNode( // NOLINT: deleted on its thread when it ends
             settings,
             ClusterNode::Parts{ m_pubsub, *m_presence, m_usage, remoteCounting, *m_configAccess,
-                                m_cdc.get(), &m_tenants });
+                                m_cdc.get(), &m_tenants, refreshTenant, m_metrics.get() });
     // Cluster-wide max_concurrent_users and rate limits; a child of the node, on its thread.
     new ClusterCounters(*m_clusterNode, { m_usage, m_rateCounters, m_counterBoard });
     // The admin view of the cluster; a child of the node, on its thread.

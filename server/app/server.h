@@ -131,6 +131,7 @@ private:
     std::unique_ptr<NodeConfigAccess> m_configAccess;
     std::unique_ptr<http::ClusterConfigRoutes> m_configRoutes;
     tenants::ControlPlane *m_controlPlane = nullptr; // lives on m_dbThread
+    runtime::MailboxPtr m_controlPlaneMailbox; // posts from threads that outlive m_dbThread
     std::unique_ptr<runtime::WorkerPool> m_workers;
     std::vector<WorkerNode *> m_workerNodes; // live on the workers
     // How other threads reach the workers (their I/O loops); filled once all workers are ready.

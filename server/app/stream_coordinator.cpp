@@ -5,6 +5,7 @@
 #include "server/cdc/stream_wire.h"
 #include "server/cluster/cluster_backend.h"
 #include "server/cluster/links/node_links.h"
+#include "server/metrics/catalog.h"
 #include "server/pubsub/cluster_pubsub.h"
 #include "server/tenants/tenant_directory.h"
 
@@ -44,20 +45,30 @@ QString tenantRegion(const tenants::TenantPtr &tenant)
 StreamCoordinator::StreamCoordinator(cluster::NodeInfo self, Parts parts, QObject *parent)
     : QObject(parent),
       m_self(std::move(self)),
-      m_parts(parts),
-      m_peerTenantsTimer(this)
+      m_parts(std::move(parts)),
+      m_peerTenantsTimer(this),
+      m_mailbox(std::make_shared<runtime::Mailbox>(this))
+{
+    connectBackend();
+    connect(&m_parts.links, &cluster::links::NodeLinks::frameReceived, this,
+            &StreamCoordinator::onFrame);
+    m_peerTenantsTimer.setInterval(1000);
+    connect(&m_peerTenantsTimer, &QTimer::timeout, this, &StreamCoordinator::refreshPeerTenants);
+    m_peerTenantsTimer.start();
+}
+
+StreamCoordinator::~StreamCoordinator()
+{
+    m_mailbox->close();
+}
+
+void StreamCoordinator::connectBackend()
 {
     cluster::ClusterBackend *backend = &m_parts.backend;
     connect(backend, &cluster::ClusterBackend::claimGranted, this, [this](const QString &resource) {
-        if (!resource.startsWith(ResourcePrefix)) {
-            return;
+        if (resource.startsWith(ResourcePrefix)) {
+            onClaimGranted(resource.mid(ResourcePrefix.size()).toUtf8());
         }
-        const QByteArray tenantId = resource.mid(ResourcePrefix.size()).toUtf8();
-        m_claiming.remove(tenantId);
-        m_asked.remove(tenantId);
-        m_mustClaim.remove(tenantId);
-        qCInfo(lcApp) << "tenant" << tenantId << "change stream claimed by this node";
-        m_parts.cdc.setStreamOwner(tenantId, m_self.id, false);
     });
     connect(backend, &cluster::ClusterBackend::claimRefused, this,
             [this](const QString &resource, const cluster::Claim &current) {
@@ -94,11 +105,25 @@ StreamCoordinator::StreamCoordinator(cluster::NodeInfo self, Parts parts, QObjec
                 m_parts.cdc.setStreamOwner(tenantId, std::nullopt, false);
                 resolveSoon(tenantId);
             });
-    connect(&m_parts.links, &cluster::links::NodeLinks::frameReceived, this,
-            &StreamCoordinator::onFrame);
-    m_peerTenantsTimer.setInterval(1000);
-    connect(&m_peerTenantsTimer, &QTimer::timeout, this, &StreamCoordinator::refreshPeerTenants);
-    m_peerTenantsTimer.start();
+}
+
+void StreamCoordinator::onClaimGranted(const QByteArray &tenantId)
+{
+    const auto claiming = m_claiming.constFind(tenantId);
+    if (claiming != m_claiming.constEnd()) {
+        const ClaimCause cause = claiming.value();
+        m_claiming.erase(claiming);
+        qCInfo(lcApp).noquote() << QStringLiteral(
+                                           "tenant %1 change stream claimed by this node (%2)")
+                                           .arg(QString::fromUtf8(tenantId),
+                                                QLatin1String(label(cause)));
+        if (m_parts.metrics != nullptr) {
+            m_parts.metrics->streamClaims.labels({ label(cause) })->inc();
+        }
+    }
+    m_asked.remove(tenantId);
+    m_mustClaim.remove(tenantId);
+    m_parts.cdc.setStreamOwner(tenantId, m_self.id, false);
 }
 
 QString StreamCoordinator::resourceOf(const QByteArray &tenantId)
@@ -171,33 +196,73 @@ void StreamCoordinator::resolve(const QByteArray &tenantId)
         return;
     }
     if (m_mustClaim.contains(tenantId)) {
-        claim(tenantId);
-        return;
-    }
-    const cluster::placement::PlacementDecision decision = place(tenantId);
-    qCDebug(lcApp).noquote() << "placement of tenant" << QString::fromUtf8(tenantId) << "->"
-                             << decision.nodeId << "("
-                             << cluster::placement::toString(decision.reason) << ")";
-    if (decision.nodeId.isEmpty() || decision.nodeId == m_self.id
-        || !m_parts.links.isConnected(decision.nodeId)) {
-        claim(tenantId);
+        claim(tenantId, ClaimCause::AskedByPeer);
         return;
     }
     if (m_asked.contains(tenantId)) {
-        return; // its timeout claims here if the picked node does not
+        return; // the picked node's claim, its refusal or the timeout decides
     }
-    m_asked.insert(tenantId);
-    send(decision.nodeId, cdc::wire::ControlFrameKind, tenantId,
-         cdc::wire::encodeControl(cdc::wire::StartStream{ tenantId }));
-    QTimer::singleShot(StartTimeoutMs, this, [this, tenantId, picked = decision.nodeId] {
-        if (!m_asked.remove(tenantId) || !m_needed.contains(tenantId)
-            || m_parts.backend.claimOf(resourceOf(tenantId))) {
+    const cluster::placement::PlacementDecision decision = place(tenantId);
+    const bool here = decision.nodeId.isEmpty() || decision.nodeId == m_self.id;
+    qCInfo(lcApp).noquote()
+            << QStringLiteral("placement of tenant %1: %2 (%3; candidates %4)")
+                       .arg(QString::fromUtf8(tenantId), here ? m_self.id : decision.nodeId,
+                            QLatin1String(cluster::placement::toString(decision.reason)),
+                            decision.candidates.isEmpty()
+                                    ? QStringLiteral("none")
+                                    : decision.candidates.join(QStringLiteral(", ")));
+    if (m_parts.metrics != nullptr) {
+        m_parts.metrics->streamPlacements
+                .labels({ cluster::placement::toString(decision.reason), here ? "self" : "peer" })
+                ->inc();
+    }
+    if (here) {
+        claim(tenantId, ClaimCause::PlacedHere);
+        return;
+    }
+    askToStart(tenantId, decision.nodeId);
+}
+
+void StreamCoordinator::askToStart(const QByteArray &tenantId, const QString &picked)
+{
+    // A link that is still coming up queues the request: the timeout, not the link's state at
+    // this instant, decides whether the picked node failed to start the stream.
+    if (!m_parts.links.send(picked, cdc::wire::ControlFrameKind,
+                            cdc::wire::encodeControl(cdc::wire::StartStream{ tenantId }),
+                            resourceOf(tenantId))) {
+        fallBack(tenantId, FallbackReason::Unreachable,
+                 QStringLiteral("node %1 cannot be reached").arg(picked));
+        return;
+    }
+    const quint64 serial = ++m_askSerial;
+    m_asked.insert(tenantId, Ask{ picked, serial });
+    QTimer::singleShot(StartTimeoutMs, this, [this, tenantId, picked, serial] {
+        const auto ask = m_asked.constFind(tenantId);
+        if (ask == m_asked.constEnd() || ask->serial != serial) {
             return;
         }
-        qCInfo(lcApp).noquote() << "node" << picked << "did not start the change stream of tenant"
-                                << QString::fromUtf8(tenantId) << "in time: starting it here";
-        claim(tenantId);
+        m_asked.erase(ask);
+        if (!m_needed.contains(tenantId) || m_parts.backend.claimOf(resourceOf(tenantId))) {
+            return;
+        }
+        fallBack(tenantId, FallbackReason::Timeout,
+                 QStringLiteral("node %1 did not start it within %2 ms")
+                         .arg(picked)
+                         .arg(StartTimeoutMs));
     });
+}
+
+void StreamCoordinator::fallBack(const QByteArray &tenantId, FallbackReason reason,
+                                 const QString &why)
+{
+    qCInfo(lcApp).noquote() << QStringLiteral(
+                                       "change stream of tenant %1: %2; starting it here (%3)")
+                                       .arg(QString::fromUtf8(tenantId), why,
+                                            QLatin1String(label(reason)));
+    if (m_parts.metrics != nullptr) {
+        m_parts.metrics->streamPlacementFallbacks.labels({ label(reason) })->inc();
+    }
+    claim(tenantId, ClaimCause::Fallback);
 }
 
 void StreamCoordinator::resolveSoon(const QByteArray &tenantId)
@@ -207,13 +272,67 @@ void StreamCoordinator::resolveSoon(const QByteArray &tenantId)
     QTimer::singleShot(50, this, [this, tenantId] { resolve(tenantId); });
 }
 
-void StreamCoordinator::claim(const QByteArray &tenantId)
+void StreamCoordinator::claim(const QByteArray &tenantId, ClaimCause cause)
 {
     if (m_claiming.contains(tenantId)) {
         return;
     }
-    m_claiming.insert(tenantId);
+    m_claiming.insert(tenantId, cause);
     m_parts.backend.claim(resourceOf(tenantId), claimMetadata(false));
+}
+
+void StreamCoordinator::startRequested(const QString &fromNodeId, const QByteArray &tenantId,
+                                       bool reread)
+{
+    const tenants::TenantPtr tenant = m_parts.tenants.find(tenantId);
+    if (tenant && cdc::CdcService::usesDatabase(*tenant)) {
+        qCInfo(lcApp).noquote() << "node" << fromNodeId
+                                << "asks this node to run the change stream of tenant"
+                                << QString::fromUtf8(tenantId);
+        m_mustClaim.insert(tenantId);
+        m_parts.cdc.openForStream(tenant); // needs it from here on: claims it
+        return;
+    }
+    if (!reread && m_parts.refreshTenant) {
+        // Created or changed through another node since this node last read the control plane
+        // (it re-reads all tenants only every TENANT_CACHE_EXPIRATION_IN_MS): ask it now.
+        m_parts.refreshTenant(tenantId, [mailbox = m_mailbox, this, fromNodeId, tenantId] {
+            mailbox->post(
+                    [this, fromNodeId, tenantId] { startRequested(fromNodeId, tenantId, true); });
+        });
+        return;
+    }
+    qCInfo(lcApp).noquote() << "node" << fromNodeId << "asks for the change stream of tenant"
+                            << QString::fromUtf8(tenantId) << "- refused: no such tenant database";
+    send(fromNodeId, cdc::wire::ControlFrameKind, tenantId,
+         cdc::wire::encodeControl(cdc::wire::StartRefused{
+                 tenantId, QStringLiteral("no such tenant database here") }));
+}
+
+const char *StreamCoordinator::label(ClaimCause cause)
+{
+    switch (cause) {
+    case ClaimCause::PlacedHere:
+        return "placed_here";
+    case ClaimCause::AskedByPeer:
+        return "asked_by_peer";
+    case ClaimCause::Fallback:
+        break;
+    }
+    return "fallback";
+}
+
+const char *StreamCoordinator::label(FallbackReason reason)
+{
+    switch (reason) {
+    case FallbackReason::Refused:
+        return "refused";
+    case FallbackReason::Timeout:
+        return "timeout";
+    case FallbackReason::Unreachable:
+        break;
+    }
+    return "unreachable";
 }
 
 void StreamCoordinator::onClaimChanged(const QString &resource,
@@ -378,23 +497,17 @@ void StreamCoordinator::onControl(const QString &fromNodeId, const QByteArray &p
             [this, &fromNodeId](auto &message) {
                 using T = std::decay_t<decltype(message)>;
                 if constexpr (std::is_same_v<T, cdc::wire::StartStream>) {
-                    const tenants::TenantPtr tenant = m_parts.tenants.find(message.tenantId);
-                    if (!tenant || !cdc::CdcService::usesDatabase(*tenant)) {
-                        send(fromNodeId, cdc::wire::ControlFrameKind, message.tenantId,
-                             cdc::wire::encodeControl(cdc::wire::StartRefused{
-                                     message.tenantId,
-                                     QStringLiteral("no such tenant database here") }));
-                        return;
-                    }
-                    m_mustClaim.insert(message.tenantId);
-                    m_parts.cdc.openForStream(tenant); // needs it from here on: claims it
+                    startRequested(fromNodeId, message.tenantId, false);
                 } else if constexpr (std::is_same_v<T, cdc::wire::StartRefused>) {
-                    qCInfo(lcApp).noquote()
-                            << "node" << fromNodeId << "cannot run the change stream of tenant"
-                            << QString::fromUtf8(message.tenantId) << "(" << message.reason
-                            << "): starting it here";
-                    if (m_asked.remove(message.tenantId) && m_needed.contains(message.tenantId)) {
-                        claim(message.tenantId);
+                    const auto ask = m_asked.constFind(message.tenantId);
+                    if (ask == m_asked.constEnd() || ask->node != fromNodeId) {
+                        return; // not (or no longer) waiting for that node
+                    }
+                    m_asked.erase(ask);
+                    if (m_needed.contains(message.tenantId)) {
+                        fallBack(message.tenantId, FallbackReason::Refused,
+                                 QStringLiteral("node %1 cannot run it (%2)")
+                                         .arg(fromNodeId, message.reason));
                     }
                 } else if constexpr (std::is_same_v<T, cdc::wire::Subscribe>) {
                     const QByteArray tenantId = message.request.topic.tenant();

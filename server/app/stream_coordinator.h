@@ -3,11 +3,14 @@
 #include "server/cdc/stream_cluster.h"
 #include "server/cluster/placement/placement.h"
 #include "server/cluster/types.h"
+#include "server/runtime/mailbox.h"
 
 #include <QHash>
 #include <QObject>
 #include <QSet>
 #include <QTimer>
+
+#include <functional>
 
 namespace rt::cluster {
 class ClusterBackend;
@@ -24,6 +27,9 @@ class ClusterPubSub;
 namespace rt::tenants {
 class TenantDirectory;
 }
+namespace rt::metrics {
+class ServerMetrics;
+}
 
 namespace rt::app {
 
@@ -33,8 +39,11 @@ namespace rt::app {
 // Ownership is the claim "stream/<tenant>" (etcd: create-if-absent bound to the owner's lease,
 // metadata {"state": "starting" | "ready"}). A node whose clients need a stream that has no
 // owner asks the placement (seed 000's picker: region, two candidates, lower load) which node
-// should run it: itself, then it claims; another node, then it asks that node over the links,
-// and claims itself if that node refuses or has not claimed within StartTimeoutMs. Every node
+// should run it: itself, then it claims; another node, then it asks that node over the links
+// (queued while a link is still coming up), and claims itself only if that node refuses, cannot
+// be reached or has not claimed within StartTimeoutMs. A node asked for a tenant it does not know
+// re-reads it from the control plane first (it may have been created through another node since
+// this one last read it). Every decision and every fallback is logged and counted. Every node
 // watches the claims: a node that needs the stream learns the owner, waits for "ready", and
 // starts over when the claim vanishes (owner stopped, idle, moved out of the tenant's region,
 // or died: its lease ends within the TTL). The owner also runs matching and RLS for the other
@@ -54,10 +63,15 @@ public:
         pubsub::ClusterPubSub &pubsub; // who holds clients of which tenant
         cdc::CdcService &cdc;
         const tenants::TenantDirectory &tenants;
+        // Re-reads one tenant from the control plane into the directory, then calls `done` on
+        // any thread. May be empty (then an unknown tenant is refused at once).
+        std::function<void(const QByteArray &tenantId, std::function<void()> done)> refreshTenant;
+        metrics::ServerMetrics *metrics = nullptr; // decisions, fallbacks, claims; may be null
     };
     static constexpr int StartTimeoutMs = 3000;
 
     StreamCoordinator(cluster::NodeInfo self, Parts parts, QObject *parent = nullptr);
+    ~StreamCoordinator() override;
 
     static QString resourceOf(const QByteArray &tenantId);
 
@@ -79,9 +93,26 @@ public:
                       const QByteArray &payload, std::vector<quint64> members) override;
 
 private:
+    // Why this node claims a stream (the label of qtrealtime_stream_claims_total).
+    enum class ClaimCause { PlacedHere, AskedByPeer, Fallback };
+    // Why it runs a stream that the picker gave another node.
+    enum class FallbackReason { Refused, Timeout, Unreachable };
+    struct Ask
+    {
+        QString node; // the node the picker chose
+        quint64 serial = 0; // tells this ask's timeout from a later one's
+    };
+
+    void connectBackend();
     void resolve(const QByteArray &tenantId);
     void resolveSoon(const QByteArray &tenantId);
-    void claim(const QByteArray &tenantId);
+    void askToStart(const QByteArray &tenantId, const QString &picked);
+    void fallBack(const QByteArray &tenantId, FallbackReason reason, const QString &why);
+    void startRequested(const QString &fromNodeId, const QByteArray &tenantId, bool reread);
+    void claim(const QByteArray &tenantId, ClaimCause cause);
+    void onClaimGranted(const QByteArray &tenantId);
+    static const char *label(ClaimCause cause);
+    static const char *label(FallbackReason reason);
     cluster::placement::PlacementDecision place(const QByteArray &tenantId);
     void onClaimChanged(const QString &resource, const std::optional<cluster::Claim> &claim);
     void onFrame(const QString &fromNodeId, quint8 kind, const QByteArray &payload);
@@ -96,10 +127,12 @@ private:
     cluster::placement::PlacementSettings m_placement;
     cluster::placement::LoadCache m_loads;
     QSet<QByteArray> m_needed; // tenants with clients here that need their stream
-    QSet<QByteArray> m_claiming; // claim requests in flight
-    QSet<QByteArray> m_asked; // asked another node to start it; waiting for its claim
+    QHash<QByteArray, ClaimCause> m_claiming; // claim requests in flight, and why
+    QHash<QByteArray, Ask> m_asked; // asked another node to start it; waiting for its claim
+    quint64 m_askSerial = 0;
     QSet<QByteArray> m_mustClaim; // the placement picked this node (a peer asked us)
     QTimer m_peerTenantsTimer;
+    runtime::MailboxPtr m_mailbox; // answers from the control plane's thread
 };
 
 } // namespace rt::app

@@ -705,8 +705,14 @@ void CdcService::stepDown(Entry &entry)
 
 void CdcService::openForStream(const tenants::TenantPtr &tenant)
 {
-    runtime::post(m_host,
-                  [this, tenant] { database(tenant)->connect([](const ConnectOutcome &) {}); });
+    runtime::post(m_host, [this, tenant] {
+        database(tenant)->connect([](const ConnectOutcome &) {});
+        // database() asks only when it creates the entry; one that was already open (say, for
+        // a join that is still pending) must ask again, or the stream it was picked for waits.
+        if (m_cluster != nullptr) {
+            m_cluster->need(tenant->externalId);
+        }
+    });
 }
 
 void CdcService::remoteSubscribe(const QString &fromNode, const tenants::TenantPtr &tenant,

@@ -127,6 +127,17 @@ std::vector<CatalogEntry> buildCatalog()
               "Control-plane reads and writes by the database that served them (target: primary "
               "or replica) and why it was chosen (reason).",
               { QByteArray("target"), QByteArray("reason") }),
+        entry(Counter, G, names::StreamPlacements,
+              "Placement decisions this node took for tenant change streams without an owner, by "
+              "the picker's reason and whether it chose this node (self) or another (peer).",
+              { QByteArray("reason"), QByteArray("target") }),
+        entry(Counter, G, names::StreamPlacementFallbacks,
+              "Tenant change streams this node started itself because the node the picker chose "
+              "refused, did not start it in time, or could not be reached (reason).",
+              { QByteArray("reason") }),
+        entry(Counter, G, names::StreamClaims,
+              "Tenant change streams granted to this node, by why it claimed them (cause).",
+              { QByteArray("cause") }),
     };
     std::sort(entries.begin(), entries.end(), [](const CatalogEntry &a, const CatalogEntry &b) {
         return a.spec.name < b.spec.name;
@@ -249,7 +260,11 @@ ServerMetrics::ServerMetrics(Registry &global, Registry &tenant)
               declare<CounterFamily>(names::SlowConsumerDisconnects, global, tenant)),
       rateLimitRejections(declare<CounterFamily>(names::RateLimitRejections, global, tenant)),
       fanoutLatency(declare<HistogramFamily>(names::FanoutLatency, global, tenant)),
-      controlPlaneRouting(declare<CounterFamily>(names::ControlPlaneRouting, global, tenant))
+      controlPlaneRouting(declare<CounterFamily>(names::ControlPlaneRouting, global, tenant)),
+      streamPlacements(declare<CounterFamily>(names::StreamPlacements, global, tenant)),
+      streamPlacementFallbacks(
+              declare<CounterFamily>(names::StreamPlacementFallbacks, global, tenant)),
+      streamClaims(declare<CounterFamily>(names::StreamClaims, global, tenant))
 { }
 
 } // namespace rt::metrics

@@ -79,6 +79,9 @@ inline constexpr char RateLimitRejections[] = "qtrealtime_rate_limit_rejections_
 // Ours (global registry).
 inline constexpr char FanoutLatency[] = "qtrealtime_fanout_latency_milliseconds";
 inline constexpr char ControlPlaneRouting[] = "qtrealtime_control_plane_routing_total";
+inline constexpr char StreamPlacements[] = "qtrealtime_stream_placements_total";
+inline constexpr char StreamPlacementFallbacks[] = "qtrealtime_stream_placement_fallbacks_total";
+inline constexpr char StreamClaims[] = "qtrealtime_stream_claims_total";
 } // namespace names
 
 // Label values used by the catalog's families.
@@ -171,6 +174,13 @@ public:
     // {target, reason}: which control-plane database served a read or write and why
     // (tenants::ReplicaRouter's targetLabel()/reasonLabel()).
     CounterFamily &controlPlaneRouting;
+    // Tenant change streams in a cluster (app::StreamCoordinator): {reason, target} decisions
+    // this node took for a stream without an owner (reason: the picker's; target: self or
+    // peer); {reason} streams it took over from the node the picker chose (refused, timeout,
+    // unreachable); {cause} streams this node was granted and why it claimed them.
+    CounterFamily &streamPlacements;
+    CounterFamily &streamPlacementFallbacks;
+    CounterFamily &streamClaims;
 };
 
 } // namespace rt::metrics

@@ -138,6 +138,10 @@ export async function startServer(opts = {}) {
         stderr: getStderr,
         /** null while running, else { code, signal } */
         exitInfo: getExit,
+        /** Sends `signal` without waiting (e.g. 'SIGSTOP' / 'SIGCONT': a node that hangs, then resumes). */
+        signal(signal) {
+            if (!getExit()) proc.kill(signal);
+        },
         /** Sends `signal` (e.g. 'SIGKILL': a crash) and resolves { code, signal } once it exited. */
         async kill(signal = 'SIGKILL') {
             if (!getExit()) proc.kill(signal);
