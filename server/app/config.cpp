@@ -39,7 +39,7 @@ const OptionSpec Options[] = {
       "Comma-separated tokens GET /metrics refuses.", "" },
     { "tenant-cache-expiration-in-ms", "TENANT_CACHE_EXPIRATION_IN_MS", "ms",
       "How long this node serves a tenant from its cache before re-reading the control plane "
-      "(changes made through this node apply at once).",
+      "(changes made through the tenant API of any node of the cluster apply at once).",
       "30000" },
     { "region", "REGION", "name", "Region of this node (tenant health, placement).", "local" },
     { "node-name", "NODE_NAME", "name", "Unique name of this node; derived from host and port.",

@@ -6,6 +6,7 @@
 #include "server/app/cluster_stats.h"
 #include "server/app/logging.h"
 #include "server/app/node_config_access.h"
+#include "server/app/tenant_change_relay.h"
 #include "server/app/worker_node.h"
 #include "server/gateway/connect_gate.h"
 #include "server/http/admin_auth.h"
@@ -178,7 +179,8 @@ void Server::start()
     runtime::post(controlPlane, [controlPlane, seeds, cacheExpirationMs] {
         controlPlane->start(seeds);
         // The tenant cache's TTL: changes other nodes (or other tools) made to the control plane
-        // become visible within one interval; changes made through this node apply at once.
+        // become visible within one interval; writes through any node's tenant API apply at once
+        // (TenantChangeRelay).
         auto *refresh = new QTimer(controlPlane); // NOLINT: owned by the control plane
         refresh->setInterval(cacheExpirationMs);
         QObject::connect(refresh, &QTimer::timeout, controlPlane,
@@ -342,6 +344,10 @@ void Server::startCluster(quint16 clientPort)
                                 m_cdc.get(), &m_tenants, refreshTenant, m_metrics.get() });
     // Cluster-wide max_concurrent_users and rate limits; a child of the node, on its thread.
     new ClusterCounters(*m_clusterNode, { m_usage, m_rateCounters, m_counterBoard });
+    // Tenants written through this node apply on the others at once; a child of the node.
+    auto *relay = new TenantChangeRelay(*m_clusterNode, refreshTenant); // NOLINT: owned by it
+    connect(m_controlPlane, &tenants::ControlPlane::tenantWritten, relay,
+            &TenantChangeRelay::announce);
     // The admin view of the cluster; a child of the node, on its thread.
     auto *stats = new ClusterStats( // NOLINT: owned by the node
             *m_clusterNode,

@@ -1135,6 +1135,7 @@ ControlPlane::writeTenant(const QByteArray &externalId, const TenantPatch &patch
     }
     m_directory.upsert(*stored);
     Q_EMIT tenantChanged(externalId, written.disconnectSockets);
+    Q_EMIT tenantWritten(externalId);
     return written;
 }
 
@@ -1168,6 +1169,9 @@ Result<bool> ControlPlane::deleteTenant(const QByteArray &externalId)
     if (deleted > 0 || m_directory.find(externalId)) {
         m_directory.remove(externalId);
         Q_EMIT tenantChanged(externalId, true);
+    }
+    if (deleted > 0) {
+        Q_EMIT tenantWritten(externalId);
     }
     return deleted > 0;
 }

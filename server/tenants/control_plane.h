@@ -129,6 +129,9 @@ Q_SIGNALS:
     // sockets must get "Server requested disconnect" and close (credentials or access changed,
     // or the tenant is gone).
     void tenantChanged(const QByteArray &externalId, bool disconnectSockets);
+    // A tenant was created, changed or deleted through this node (writeTenant, deleteTenant;
+    // not a change found by a refresh): other nodes should re-read it now.
+    void tenantWritten(const QByteArray &externalId);
 
 private:
     Result<bool> open();

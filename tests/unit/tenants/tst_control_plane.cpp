@@ -120,12 +120,14 @@ struct LivePlane
     explicit LivePlane(const ControlPlaneSettings &settings)
         : plane(settings, customDefaults(), directory),
           tenantChanged(&plane, &ControlPlane::tenantChanged),
+          tenantWritten(&plane, &ControlPlane::tenantWritten),
           failed(&plane, &ControlPlane::failed)
     {
         QSignalSpy ready(&plane, &ControlPlane::ready);
         plane.start({});
         started = ready.size() == 1;
         tenantChanged.clear();
+        tenantWritten.clear();
     }
 
     ControlPlane::Written write(const QByteArray &externalId, const TenantPatch &patch)
@@ -143,6 +145,7 @@ struct LivePlane
     TenantDirectory directory;
     ControlPlane plane;
     QSignalSpy tenantChanged;
+    QSignalSpy tenantWritten;
     QSignalSpy failed;
     bool started = false;
 };
@@ -959,7 +962,9 @@ void ControlPlaneTest::refreshTenantReadsOneTenantAtOnce()
     reader.write("a", patchOf("{`jwt_secret`:`s`}"));
     reader.write("b", patchOf("{`jwt_secret`:`s`}"));
     reader.write("c", patchOf("{`jwt_secret`:`s`}"));
+    QCOMPARE(reader.tenantWritten.size(), 3); // written here: the peers are told
     reader.tenantChanged.clear();
+    reader.tenantWritten.clear();
     const TenantPtr untouched = reader.directory.findStored("c");
     {
         LivePlane writer(sqliteSettings(m_path));
@@ -967,6 +972,9 @@ void ControlPlaneTest::refreshTenantReadsOneTenantAtOnce()
         writer.write("b", patchOf("{`jwt_secret`:`rotated`}"));
         writer.write("d", patchOf("{`jwt_secret`:`s`,`max_concurrent_users`:7}"));
         QVERIFY(writer.plane.deleteTenant("a").ok());
+        QVERIFY(writer.plane.deleteTenant("a").ok()); // nothing left to delete
+        QCOMPARE(writer.tenantWritten.size(), 3); // a delete of nothing is not announced
+        QCOMPARE(writer.tenantWritten.at(2).at(0).toByteArray(), QByteArray("a"));
     }
 
     // Created elsewhere: known at once, announced without a disconnect; nothing else is read.
@@ -1008,6 +1016,8 @@ void ControlPlaneTest::refreshTenantReadsOneTenantAtOnce()
     QVERIFY(unknown.ok());
     QVERIFY(!*unknown);
     QCOMPARE(reader.tenantChanged.size(), 1);
+    // Re-reads are not writes: announcing them would echo every change back and forth.
+    QCOMPARE(reader.tenantWritten.size(), 0);
 }
 
 void ControlPlaneTest::secretsAreEncryptedAtRest()
