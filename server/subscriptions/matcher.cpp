@@ -677,13 +677,20 @@ std::optional<qint64> parseDateTime(QByteArrayView text, DateTimeKind kind)
         || *day > daysInMonth(fullYear, int(*month))) {
         return std::nullopt;
     }
-    qint64 micros = daysFromCivil(fullYear, int(*month), int(*day)) * MicrosPerDay;
+    // Seven-digit years reach past what microseconds in 64 bits hold (about 292,000 years from
+    // 1970; PostgreSQL's timestamps end in 294276): such a value is out of range, not a wrap.
+    qint64 micros = 0;
+    if (__builtin_mul_overflow(daysFromCivil(fullYear, int(*month), int(*day)), MicrosPerDay,
+                               &micros)) {
+        return std::nullopt;
+    }
     if (kind == DateTimeKind::Date) {
         return micros; // the time of day and zone are ignored by date_in
     }
-    micros += timeOfDay;
-    if (kind == DateTimeKind::TimestampTz && offset) {
-        micros -= *offset * MicrosPerSecond;
+    const qint64 zone = kind == DateTimeKind::TimestampTz && offset ? *offset * MicrosPerSecond : 0;
+    if (__builtin_add_overflow(micros, timeOfDay, &micros)
+        || __builtin_sub_overflow(micros, zone, &micros)) {
+        return std::nullopt;
     }
     return micros;
 }

@@ -177,6 +177,11 @@ void FilterMatcherTest::evaluates_data()
     row("c=eq.2023-02-29", "date", "2023-03-01", false); // not a date
     row("c=eq.2024-02-30", "date", "2024-03-01", false);
     row("c=lt.2024-01-01", "date", "2024-01-01 BC", true);
+    // Years whose microseconds do not fit 64 bits are out of range (fuzzer: a signed overflow).
+    row("c=gte.\"404848-05-01T12:00:00+00:00\"", "timestamptz", "2024-05-01 12:00:00+00", false);
+    row("c=lt.9999999-12-31", "date", "2024-01-01", false);
+    row("c=lt.404848-05-01", "timestamp", "2024-01-01 10:00:00", false);
+    row("c=gt.2024-01-01", "timestamptz", "404848-05-01 12:00:00+00", false);
     row("c=eq.10:00", "time", "10:00:00", true);
     row("c=lt.10:00:01", "time", "10:00:00", true);
 
