@@ -2,6 +2,7 @@
 
 #include "server/tenants/tenant_directory.h"
 #include "server/tenants/tenant_rates.h"
+#include "shared/core/json_values.h"
 
 #include <QDateTime>
 #include <QDir>
@@ -10,11 +11,9 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QJsonParseError>
 #include <QSaveFile>
 
 #include <algorithm>
-#include <cmath>
 
 namespace rt::app {
 
@@ -25,8 +24,6 @@ constexpr qsizetype MaxRegionChars = 64;
 constexpr int SnapshotFormat = 1;
 // A snapshot holds a few kilobytes; anything far larger is not ours.
 constexpr qint64 MaxSnapshotFileBytes = 64 * 1024 * 1024;
-// Revisions are stored as JSON numbers: exact up to 2^53.
-constexpr double MaxExactInteger = 9007199254740992.0;
 
 bool isKeyCharacter(QChar c)
 {
@@ -106,19 +103,6 @@ std::optional<QString> applyEntry(const QString &key, QByteArrayView value,
             .arg(RegionMappingKey, TenantLimitsPrefix, TenantFlagsPrefix);
 }
 
-std::optional<qint64> exactNonNegativeInteger(const QJsonValue &value)
-{
-    if (!value.isDouble()) {
-        return std::nullopt;
-    }
-    const double number = value.toDouble();
-    if (!std::isfinite(number) || number < 0 || number > MaxExactInteger
-        || std::floor(number) != number) {
-        return std::nullopt;
-    }
-    return static_cast<qint64>(number);
-}
-
 SnapshotFileError corrupt(const QString &path, const QString &why)
 {
     return { SnapshotFileError::Kind::Corrupt,
@@ -144,18 +128,14 @@ std::optional<QString> validateConfigKeyName(const QString &key)
 
 Result<QHash<QString, QString>> parseRegionMapping(QByteArrayView json)
 {
-    QJsonParseError error{};
-    const QJsonDocument document = QJsonDocument::fromJson(json.toByteArray(), &error);
-    if (error.error != QJsonParseError::NoError) {
-        return Error{ QStringLiteral("not valid JSON: %1 at offset %2")
-                              .arg(error.errorString())
-                              .arg(error.offset) };
+    const Result<QJsonObject, json::ObjectError> parsed = json::parseObject(json);
+    if (!parsed) {
+        return Error{ parsed.error().kind == json::ObjectError::Kind::Syntax
+                              ? parsed.error().message
+                              : QStringLiteral("must be a JSON object {\"<tenant region>\": "
+                                               "\"<platform region>\"}") };
     }
-    if (!document.isObject()) {
-        return Error{ QStringLiteral(
-                "must be a JSON object {\"<tenant region>\": \"<platform region>\"}") };
-    }
-    const QJsonObject object = document.object();
+    const QJsonObject &object = *parsed;
     QHash<QString, QString> mapping;
     for (auto it = object.constBegin(); it != object.constEnd(); ++it) {
         if (const std::optional<QString> bad = validRegionName(it.key())) {
@@ -278,20 +258,16 @@ Result<cluster::ConfigSnapshot, SnapshotFileError> loadSnapshot(const QString &p
     if (bytes.size() > MaxSnapshotFileBytes) {
         return corrupt(path, QStringLiteral("larger than %1 bytes").arg(MaxSnapshotFileBytes));
     }
-    QJsonParseError parseError{};
-    const QJsonDocument document = QJsonDocument::fromJson(bytes, &parseError);
-    if (parseError.error != QJsonParseError::NoError) {
-        return corrupt(path, parseError.errorString());
+    const Result<QJsonObject, json::ObjectError> parsed = json::parseObject(bytes);
+    if (!parsed) {
+        return corrupt(path, parsed.error().message);
     }
-    if (!document.isObject()) {
-        return corrupt(path, QStringLiteral("not a JSON object"));
-    }
-    const QJsonObject root = document.object();
+    const QJsonObject &root = *parsed;
     if (root.value(QLatin1String("format")) != QJsonValue(SnapshotFormat)) {
         return corrupt(path, QStringLiteral("unknown format (expected %1)").arg(SnapshotFormat));
     }
     const std::optional<qint64> revision =
-            exactNonNegativeInteger(root.value(QLatin1String("revision")));
+            json::nonNegativeInteger(root.value(QLatin1String("revision")));
     if (!revision) {
         return corrupt(path, QStringLiteral("\"revision\" is not a non-negative integer"));
     }
@@ -335,7 +311,7 @@ Result<cluster::ConfigSnapshot, SnapshotFileError> loadSnapshot(const QString &p
                                                     "\"value_base64\" (a string)"));
         }
         const std::optional<qint64> modRevision =
-                exactNonNegativeInteger(object.value(QLatin1String("mod_revision")));
+                json::nonNegativeInteger(object.value(QLatin1String("mod_revision")));
         if (!modRevision) {
             return corrupt(
                     path, where + QStringLiteral("\"mod_revision\" is not a non-negative integer"));

@@ -2,6 +2,7 @@
 
 #include "server/auth/base64url.h"
 #include "server/auth/jws.h"
+#include "shared/core/hex.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -382,20 +383,6 @@ std::optional<JwtError> validateClaims(const QJsonObject &claims, const VerifyOp
     return std::nullopt;
 }
 
-int hexValue(char c)
-{
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'F') {
-        return c - 'A' + 10;
-    }
-    return -1;
-}
-
 bool isRegexWhitespace(char c)
 {
     // PCRE's \s without the unicode flag: space, \t, \n, \v, \f, \r.
@@ -582,9 +569,9 @@ QByteArray cleanToken(QByteArrayView raw)
     out.reserve(raw.size());
     for (qsizetype i = 0; i < raw.size(); ++i) {
         char c = raw.at(i);
-        if (c == '%' && i + 2 < raw.size() && hexValue(raw.at(i + 1)) >= 0
-            && hexValue(raw.at(i + 2)) >= 0) {
-            c = static_cast<char>(hexValue(raw.at(i + 1)) * 16 + hexValue(raw.at(i + 2)));
+        if (c == '%' && i + 2 < raw.size() && hexDigitValue(raw.at(i + 1)) >= 0
+            && hexDigitValue(raw.at(i + 2)) >= 0) {
+            c = static_cast<char>(hexDigitValue(raw.at(i + 1)) * 16 + hexDigitValue(raw.at(i + 2)));
             i += 2;
         }
         if (!isRegexWhitespace(c)) {

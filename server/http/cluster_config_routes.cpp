@@ -6,14 +6,12 @@
 #include "server/transport/http_connection.h"
 #include "server/wire/http_message.h"
 #include "shared/api/json_reader.h"
+#include "shared/core/json_values.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QJsonParseError>
 #include <QLoggingCategory>
-
-#include <cmath>
 
 namespace rt::http {
 
@@ -24,8 +22,6 @@ using transport::HttpResponder;
 
 const QByteArray RoutePath = QByteArrayLiteral("/api/cluster/config");
 const QByteArray KeyRoutePath = QByteArrayLiteral("/api/cluster/config/:key");
-// JSON numbers are doubles: integers beyond 2^53 are not exact.
-constexpr double MaxExactInteger = 9007199254740992.0;
 
 wire::HttpResponse jsonResponse(int status, const QJsonObject &body)
 {
@@ -53,19 +49,6 @@ QJsonValue displayValue(const QByteArray &text)
         return *value;
     }
     return QString::fromUtf8(text);
-}
-
-std::optional<qint64> nonNegativeInteger(const QJsonValue &value)
-{
-    if (!value.isDouble()) {
-        return std::nullopt;
-    }
-    const double number = value.toDouble();
-    if (!std::isfinite(number) || number < 0 || number > MaxExactInteger
-        || std::floor(number) != number) {
-        return std::nullopt;
-    }
-    return static_cast<qint64>(number);
 }
 
 QJsonValue currentJson(const std::optional<cluster::ConfigEntry> &current)
@@ -207,9 +190,8 @@ void ClusterConfigRoutes::show(const HttpResponder &responder) const
 void ClusterConfigRoutes::put(const wire::HttpRequest &request, const QString &key,
                               const HttpResponder &responder) const
 {
-    QJsonParseError parseError{};
-    const QJsonDocument document = QJsonDocument::fromJson(request.body, &parseError);
-    if (parseError.error != QJsonParseError::NoError) {
+    const Result<QJsonObject, json::ObjectError> parsedBody = json::parseObject(request.body);
+    if (!parsedBody && parsedBody.error().kind == json::ObjectError::Kind::Syntax) {
         wire::HttpResponse response;
         response.status = 400;
         response.setHeader(QByteArrayLiteral("content-type"),
@@ -218,12 +200,12 @@ void ClusterConfigRoutes::put(const wire::HttpRequest &request, const QString &k
         responder.respond(std::move(response));
         return;
     }
-    if (!document.isObject()) {
+    if (!parsedBody) {
         responder.respond(errorResponse(
                 422, QStringLiteral("the body must be a JSON object {\"value\": ...}"), key));
         return;
     }
-    const QJsonObject body = document.object();
+    const QJsonObject &body = *parsedBody;
     for (auto it = body.constBegin(); it != body.constEnd(); ++it) {
         if (it.key() != QLatin1String("value") && it.key() != QLatin1String("expected_revision")
             && it.key() != QLatin1String("ttl_seconds")) {
@@ -243,7 +225,7 @@ void ClusterConfigRoutes::put(const wire::HttpRequest &request, const QString &k
     qint64 expectedRevision = 0;
     const QJsonValue expected = body.value(QLatin1String("expected_revision"));
     if (!expected.isUndefined() && !expected.isNull()) {
-        const std::optional<qint64> parsed = nonNegativeInteger(expected);
+        const std::optional<qint64> parsed = json::nonNegativeInteger(expected);
         if (!parsed) {
             responder.respond(errorResponse(
                     422, QStringLiteral("expected_revision must be a non-negative integer"), key));
@@ -254,7 +236,7 @@ void ClusterConfigRoutes::put(const wire::HttpRequest &request, const QString &k
     int ttlSeconds = 0;
     const QJsonValue ttl = body.value(QLatin1String("ttl_seconds"));
     if (!ttl.isUndefined() && !ttl.isNull()) {
-        const std::optional<qint64> parsed = nonNegativeInteger(ttl);
+        const std::optional<qint64> parsed = json::nonNegativeInteger(ttl);
         if (!parsed || *parsed > MaxTtlSeconds) {
             responder.respond(errorResponse(
                     422,

@@ -1,5 +1,7 @@
 #include "server/subscriptions/elixir_inspect.h"
 
+#include "shared/core/hex.h"
+
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QVariant>
@@ -407,11 +409,6 @@ QByteArray format(const DocPtr &root, qint64 width)
 
 // ---- Term → document (Inspect protocol implementations of Elixir 1.19).
 
-char hexDigit(int value)
-{
-    return "0123456789ABCDEF"[value & 0xF];
-}
-
 // Decodes one UTF-8 code point at `i`; returns its length, or 0 when the bytes are not UTF-8
 // (Erlang's <<c::utf8>> rejects overlongs, surrogates and values above 0x10FFFF).
 int decodeUtf8(const QByteArray &bytes, qsizetype i, char32_t *codePoint)
@@ -486,7 +483,7 @@ bool isPrintable(const QByteArray &bytes, int limit)
 void appendHex4(QByteArray *out, char32_t cp)
 {
     for (int shift = 12; shift >= 0; shift -= 4) {
-        out->append(hexDigit(int(cp >> shift)));
+        out->append(upperHexDigit(int(cp >> shift)));
     }
 }
 
@@ -517,8 +514,8 @@ bool escapeQuoted(const QByteArray &bytes, int limit, QByteArray *out)
         if (length == 0) {
             const auto b = static_cast<unsigned char>(c);
             out->append("\\x");
-            out->append(hexDigit(b >> 4));
-            out->append(hexDigit(b));
+            out->append(upperHexDigit(b >> 4));
+            out->append(upperHexDigit(b));
             ++i;
             continue;
         }
@@ -573,8 +570,8 @@ bool escapeQuoted(const QByteArray &bytes, int limit, QByteArray *out)
             out->append(bytes.constData() + i - length, length);
         } else if (cp < 0x100) {
             out->append("\\x");
-            out->append(hexDigit(int(cp >> 4)));
-            out->append(hexDigit(int(cp)));
+            out->append(upperHexDigit(int(cp >> 4)));
+            out->append(upperHexDigit(int(cp)));
         } else if (cp < 0x10000) {
             out->append("\\x{");
             appendHex4(out, cp);
@@ -582,7 +579,7 @@ bool escapeQuoted(const QByteArray &bytes, int limit, QByteArray *out)
         } else {
             out->append("\\x{");
             for (int shift = 20; shift >= 0; shift -= 4) {
-                out->append(hexDigit(int(cp >> shift)));
+                out->append(upperHexDigit(int(cp >> shift)));
             }
             out->append('}');
         }

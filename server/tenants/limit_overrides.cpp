@@ -1,11 +1,10 @@
 #include "server/tenants/limit_overrides.h"
 
-#include <QJsonDocument>
-#include <QJsonParseError>
+#include "shared/core/json_values.h"
+
 #include <QStringList>
 
 #include <array>
-#include <cmath>
 #include <limits>
 
 namespace rt::tenants {
@@ -105,31 +104,13 @@ QString describeType(const QJsonValue &value)
 
 Result<QJsonObject> parseObject(QByteArrayView json)
 {
-    QJsonParseError error{};
-    const QJsonDocument document = QJsonDocument::fromJson(json.toByteArray(), &error);
-    if (error.error != QJsonParseError::NoError) {
-        return Error{ QStringLiteral("not valid JSON: %1 at offset %2")
-                              .arg(error.errorString())
-                              .arg(error.offset) };
+    Result<QJsonObject, json::ObjectError> object = json::parseObject(json);
+    if (!object) {
+        return Error{ object.error().kind == json::ObjectError::Kind::Syntax
+                              ? object.error().message
+                              : QStringLiteral("must be a JSON object") };
     }
-    if (!document.isObject()) {
-        return Error{ QStringLiteral("must be a JSON object") };
-    }
-    return document.object();
-}
-
-// A positive integer that fits an int; JSON has only doubles, so 2.0 is 2.
-std::optional<int> positiveInt(const QJsonValue &value)
-{
-    if (!value.isDouble()) {
-        return std::nullopt;
-    }
-    const double number = value.toDouble();
-    if (!std::isfinite(number) || number < 1 || number > std::numeric_limits<int>::max()
-        || std::floor(number) != number) {
-        return std::nullopt;
-    }
-    return static_cast<int>(number);
+    return std::move(object).value();
 }
 
 } // namespace
@@ -147,7 +128,7 @@ Result<LimitOverrides> parseLimitOverrides(QByteArrayView json)
             return Error{ QStringLiteral("unknown field \"%1\" (known: %2)")
                                   .arg(it.key(), knownNames(limitFields())) };
         }
-        const std::optional<int> number = positiveInt(it.value());
+        const std::optional<int> number = json::positiveInt(it.value());
         if (!number) {
             const QString got = it.value().isDouble()
                     ? QString::number(it.value().toDouble(), 'g', 17)

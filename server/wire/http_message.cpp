@@ -1,5 +1,7 @@
 #include "server/wire/http_message.h"
 
+#include "shared/core/hex.h"
+
 #include <http_parser.h>
 
 #include <cstring>
@@ -9,20 +11,6 @@ namespace rt::wire {
 
 namespace {
 
-int hexValue(char c)
-{
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'F') {
-        return c - 'A' + 10;
-    }
-    return -1;
-}
-
 // Percent-decodes `text`. A '%' not followed by two hex digits is kept literally: a stray '%' in
 // a query (e.g. an unencoded "100%") should not cost the client its request.
 QByteArray decode(QByteArrayView text, bool plusIsSpace)
@@ -31,9 +19,9 @@ QByteArray decode(QByteArrayView text, bool plusIsSpace)
     out.reserve(text.size());
     for (qsizetype i = 0; i < text.size(); ++i) {
         const char c = text[i];
-        if (c == '%' && i + 2 < text.size() && hexValue(text[i + 1]) >= 0
-            && hexValue(text[i + 2]) >= 0) {
-            out.append(char((hexValue(text[i + 1]) << 4) | hexValue(text[i + 2])));
+        if (c == '%' && i + 2 < text.size() && hexDigitValue(text[i + 1]) >= 0
+            && hexDigitValue(text[i + 2]) >= 0) {
+            out.append(char((hexDigitValue(text[i + 1]) << 4) | hexDigitValue(text[i + 2])));
             i += 2;
         } else if (c == '+' && plusIsSpace) {
             out.append(' ');
@@ -231,12 +219,12 @@ struct HttpRequestParser::State
         {
             switch (step) {
             case Step::Size:
-                if (hexValue(c) >= 0) {
+                if (hexDigitValue(c) >= 0) {
                     // 15 digits keep the size far from overflow; http-parser refuses more anyway.
                     if (++sizeDigits > 15) {
                         return refuse(400);
                     }
-                    chunkRemaining = chunkRemaining * 16 + quint64(hexValue(c));
+                    chunkRemaining = chunkRemaining * 16 + quint64(hexDigitValue(c));
                     return true;
                 }
                 if (sizeDigits == 0) {

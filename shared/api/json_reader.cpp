@@ -1,32 +1,11 @@
 #include "shared/api/json_reader.h"
 
+#include "shared/core/json_values.h"
+
 #include <QJsonDocument>
 #include <QJsonParseError>
 
-#include <algorithm>
-#include <cmath>
-
 namespace rt::api {
-
-namespace {
-
-// JSON numbers are doubles: integers beyond 2^53 are not exact.
-constexpr double MaxExactInteger = 9007199254740992.0;
-
-std::optional<qint64> exactInteger(const QJsonValue &value)
-{
-    if (!value.isDouble()) {
-        return std::nullopt;
-    }
-    const double number = value.toDouble();
-    if (!std::isfinite(number) || std::floor(number) != number
-        || std::fabs(number) > MaxExactInteger) {
-        return std::nullopt;
-    }
-    return static_cast<qint64>(number);
-}
-
-} // namespace
 
 JsonReader::JsonReader(const QJsonObject &object, QString path, std::optional<QString> &error)
     : m_object(object),
@@ -115,12 +94,12 @@ void JsonReader::optionalNumber(const char *key, std::optional<double> &out) con
 
 void JsonReader::integer(const char *key, qint64 &out) const
 {
-    read(key, out, &exactInteger, "an integer");
+    read(key, out, &json::exactInteger, "an integer");
 }
 
 void JsonReader::optionalInteger(const char *key, std::optional<qint64> &out) const
 {
-    readOptional(key, out, &exactInteger, "an integer or null");
+    readOptional(key, out, &json::exactInteger, "an integer or null");
 }
 
 void JsonReader::boolean(const char *key, bool &out) const
