@@ -426,78 +426,66 @@ int JwtError::httpStatus() const
     return code == JwtErrorCode::ClaimValidationFailed ? 500 : 401;
 }
 
-QString JwtError::connectMessage() const
+namespace {
+
+// What the reference server says about each error, in one place: the socket's answer, the
+// join reason's code (the reason is "<code>: <detail>"; none: its catch-all reason) and the
+// detail, which is also the channel shutdown text.
+struct JwtErrorTexts
 {
-    switch (code) {
+    QString connect;
+    QString joinCode;
+    QString detail;
+};
+
+JwtErrorTexts textsOf(const JwtError &error)
+{
+    switch (error.code) {
     case JwtErrorCode::Malformed:
-        return invalidJwtText;
+        return { invalidJwtText, u"MalformedJWT"_s, invalidJwtText };
     case JwtErrorCode::Expired:
+        // The socket answer carries no seconds.
+        return { u"Token has expired"_s, u"InvalidJWTToken"_s,
+                 expiredText(error.expiredSecondsAgo) };
     case JwtErrorCode::InvalidExpiration:
-        // The socket answer carries no seconds. InvalidExpiration (a fractional exp less than
-        // half a second away) cannot reach the reference server's connect path; the token is
-        // expired for all practical purposes, so it gets the same answer.
-        return u"Token has expired"_s;
+        // A fractional exp less than half a second away cannot reach the reference server's
+        // connect path; the token is expired for all practical purposes, so it gets that answer.
+        return { u"Token has expired"_s, u"InvalidJWTToken"_s, invalidExpirationText };
     case JwtErrorCode::MissingClaims:
-        return missingClaimsText;
+        return { missingClaimsText, u"InvalidJWTToken"_s, missingClaimsText };
     case JwtErrorCode::SignatureInvalid:
-        return signatureText;
+        return { signatureText, u"JwtSignatureError"_s, signatureText };
     case JwtErrorCode::NoSigner:
-        return noSignerText;
+        return { noSignerText, u"JwtSignerError"_s, noSignerText };
     case JwtErrorCode::NoSignerForKid:
-        return noSignerForKidText(kid);
+        return { noSignerForKidText(error.kid), u"JwtSignerError"_s,
+                 noSignerForKidText(error.kid) };
     case JwtErrorCode::ClaimValidationFailed:
         break;
     }
-    return u"Error connecting to Realtime"_s;
+    // The reference server pushes Elixir's inspect of Joken's error term on shutdown; Joken's
+    // own message for a failed validator is the readable part of it.
+    return { u"Error connecting to Realtime"_s, QString(), u"Invalid token"_s };
+}
+
+} // namespace
+
+QString JwtError::connectMessage() const
+{
+    return textsOf(*this).connect;
 }
 
 QString JwtError::joinReason() const
 {
-    switch (code) {
-    case JwtErrorCode::Malformed:
-        return u"MalformedJWT: "_s % invalidJwtText;
-    case JwtErrorCode::Expired:
-        return u"InvalidJWTToken: "_s % expiredText(expiredSecondsAgo);
-    case JwtErrorCode::MissingClaims:
-        return u"InvalidJWTToken: "_s % missingClaimsText;
-    case JwtErrorCode::InvalidExpiration:
-        return u"InvalidJWTToken: "_s % invalidExpirationText;
-    case JwtErrorCode::SignatureInvalid:
-        return u"JwtSignatureError: "_s % signatureText;
-    case JwtErrorCode::NoSigner:
-        return u"JwtSignerError: "_s % noSignerText;
-    case JwtErrorCode::NoSignerForKid:
-        return u"JwtSignerError: "_s % noSignerForKidText(kid);
-    case JwtErrorCode::ClaimValidationFailed:
-        break;
-    }
+    const JwtErrorTexts texts = textsOf(*this);
     // The reference server's catch-all join reason has no code prefix.
-    return u"Unknown Error on Channel"_s;
+    return texts.joinCode.isEmpty() ? u"Unknown Error on Channel"_s
+                                    : texts.joinCode % u": "_s % texts.detail;
 }
 
 QString JwtError::shutdownMessage() const
 {
-    switch (code) {
-    case JwtErrorCode::Malformed:
-        return invalidJwtText;
-    case JwtErrorCode::Expired:
-        return expiredText(expiredSecondsAgo);
-    case JwtErrorCode::MissingClaims:
-        return missingClaimsText;
-    case JwtErrorCode::InvalidExpiration:
-        return invalidExpirationText;
-    case JwtErrorCode::SignatureInvalid:
-        return signatureText;
-    case JwtErrorCode::NoSigner:
-        return noSignerText;
-    case JwtErrorCode::NoSignerForKid:
-        return noSignerForKidText(kid);
-    case JwtErrorCode::ClaimValidationFailed:
-        break;
-    }
-    // The reference server pushes Elixir's inspect of Joken's error term here; Joken's own
-    // message for a failed validator is the readable part of it.
-    return u"Invalid token"_s;
+    return textsOf(*this).detail;
 }
 
 // ---------------------------------------------------------------------------------------------
