@@ -1,6 +1,7 @@
 #pragma once
 
 #include "server/cdc/tenant_database.h"
+#include "server/cluster/links/frame_kinds.h"
 #include "shared/core/result.h"
 
 #include <QByteArray>
@@ -15,8 +16,10 @@
 namespace rt::cdc::wire {
 
 // Node-link frame kinds (16-19 broadcasts, 20-23 presence).
-inline constexpr quint8 ControlFrameKind = 24;
-inline constexpr quint8 DeliveryFrameKind = 25;
+inline constexpr quint8 ControlFrameKind =
+        cluster::links::kindValue(cluster::links::FrameKind::StreamControl);
+inline constexpr quint8 DeliveryFrameKind =
+        cluster::links::kindValue(cluster::links::FrameKind::StreamDelivery);
 
 // "Please own this tenant's stream": the placement picked the receiver.
 struct StartStream

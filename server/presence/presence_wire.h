@@ -1,5 +1,6 @@
 #pragma once
 
+#include "server/cluster/links/frame_kinds.h"
 #include "server/presence/presence_change.h"
 #include "shared/core/result.h"
 
@@ -18,14 +19,19 @@
 // a meta that is not a JSON object, an unknown op or version) is an error value.
 namespace rt::presence::wire {
 
-inline constexpr quint8 KindDelta = 20;
-inline constexpr quint8 KindSyncChunk = 21;
-inline constexpr quint8 KindMarker = 22;
-inline constexpr quint8 KindResyncRequest = 23;
-// Kinds 20-23 belong to presence (24-25 are the change streams', 28-29 the cluster counters':
-// a presence frame kind outside this range is not presence's to judge).
-inline constexpr quint8 FirstKind = 20;
-inline constexpr quint8 LastKind = 23;
+using cluster::links::FrameKind;
+using cluster::links::kindValue;
+inline constexpr quint8 KindDelta = kindValue(FrameKind::PresenceDelta);
+inline constexpr quint8 KindSyncChunk = kindValue(FrameKind::PresenceSyncChunk);
+inline constexpr quint8 KindMarker = kindValue(FrameKind::PresenceMarker);
+inline constexpr quint8 KindResyncRequest = kindValue(FrameKind::PresenceResyncRequest);
+// Presence's kinds are consecutive (cluster/links/frame_kinds.h): a frame kind outside this
+// range is not presence's to judge.
+inline constexpr quint8 FirstKind = KindDelta;
+inline constexpr quint8 LastKind = KindResyncRequest;
+static_assert(KindSyncChunk == FirstKind + 1 && KindMarker == FirstKind + 2
+                      && LastKind == FirstKind + 3,
+              "presence frame kinds must stay consecutive");
 inline constexpr bool isPresenceKind(quint8 kind)
 {
     return kind >= FirstKind && kind <= LastKind;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "server/cluster/links/frame_kinds.h"
 #include "server/pubsub/cluster_envelope.h"
 #include "shared/core/result.h"
 
@@ -15,17 +16,17 @@
 
 namespace rt::pubsub {
 
-// Node-link frame kinds of the cluster fan-out (cluster/links reserves 1-15 for itself;
-// 20-31 belong to presence, 32+ to later work).
+// Node-link frame kinds of the cluster fan-out (numbered in cluster/links/frame_kinds.h).
 namespace cluster_frame {
-constexpr quint8 Envelope = 16; // one broadcast (ClusterEnvelope)
-constexpr quint8 InterestUpdate = 17; // tenants that appeared/left on the sender, or a check
-constexpr quint8 InterestSyncRequest = 18; // "send me all your tenants"
-constexpr quint8 InterestSync = 19; // all the sender's tenants
+using cluster::links::FrameKind;
+using cluster::links::kindValue;
+constexpr quint8 Envelope = kindValue(FrameKind::PubSubEnvelope); // one broadcast
+constexpr quint8 InterestUpdate = kindValue(FrameKind::InterestUpdate);
+constexpr quint8 InterestSyncRequest = kindValue(FrameKind::InterestSyncRequest);
+constexpr quint8 InterestSync = kindValue(FrameKind::InterestSync);
 // "I hold your interest up to this number": the answer to an update with changes and to a
-// sync. Lets a node hold a join's reply until its peers will route the tenant to it. Outside
-// 16-19 because those were all taken when it was added (20-29 belong to other modules).
-constexpr quint8 InterestAck = 30;
+// sync. Lets a node hold a join's reply until its peers will route the tenant to it.
+constexpr quint8 InterestAck = kindValue(FrameKind::InterestAck);
 } // namespace cluster_frame
 
 // "Which nodes hold clients of which tenant" (seed 000's Muster, seed 004's registry), told by

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "server/cluster/links/frame_kinds.h"
 #include "shared/core/result.h"
 
 #include <QByteArray>
@@ -15,7 +16,8 @@
 // that decodes is exactly the encoding of what it decodes to.
 namespace rt::tenants::change_wire {
 
-inline constexpr quint8 KindTenantWritten = 27;
+inline constexpr quint8 KindTenantWritten =
+        cluster::links::kindValue(cluster::links::FrameKind::TenantWritten);
 inline constexpr quint8 Version = 1;
 inline constexpr qsizetype MaxIdBytes = 1024;
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "server/cluster/links/frame_kinds.h"
 #include "server/limits/rate_counter_key.h"
 #include "shared/core/result.h"
 
@@ -22,9 +23,9 @@ namespace rt::cluster::counters {
 
 // Figures that changed since the sender's last update (users absolute, rates as counts since
 // the last report).
-inline constexpr quint8 KindUpdate = 28;
+inline constexpr quint8 KindUpdate = links::kindValue(links::FrameKind::CountersUpdate);
 // All of the sender's users figures: the receiver replaces what it held of the sender.
-inline constexpr quint8 KindSync = 29;
+inline constexpr quint8 KindSync = links::kindValue(links::FrameKind::CountersSync);
 inline constexpr bool isCountersKind(quint8 kind)
 {
     return kind == KindUpdate || kind == KindSync;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "server/cluster/links/frame_kinds.h"
 #include "shared/core/result.h"
 
 #include <QByteArray>
@@ -23,7 +24,7 @@
 // a payload that decodes is exactly the encoding of what it decodes to.
 namespace rt::cluster::stats {
 
-inline constexpr quint8 KindNodeStats = 26;
+inline constexpr quint8 KindNodeStats = links::kindValue(links::FrameKind::NodeStats);
 inline constexpr quint8 Version = 1;
 // Node and tenant ids are short names; longer ones are refused.
 inline constexpr qsizetype MaxIdBytes = 1024;
