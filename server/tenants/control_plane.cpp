@@ -2,7 +2,9 @@
 
 #include "server/auth/jwt.h"
 #include "server/tenants/logging.h"
+#include "server/tenants/sql_values.h"
 #include "server/tenants/tenant_directory.h"
+#include "server/tenants/tenant_record.h"
 
 #include <QDir>
 #include <QFile>
@@ -14,96 +16,20 @@
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QSqlRecord>
-#include <QUuid>
 
 #include <atomic>
 #include <utility>
 
 namespace rt::tenants {
 
+using sql::describe;
+using sql::newUuid;
+using sql::nowText;
+using sql::optionalInt;
+using sql::parseObject;
+using sql::parseTimestamp;
+
 namespace {
-
-QString newUuid()
-{
-    return QUuid::createUuid().toString(QUuid::WithoutBraces);
-}
-
-QString nowText()
-{
-    return QDateTime::currentDateTimeUtc().toString(Qt::ISODate);
-}
-
-QDateTime parseTimestamp(const QVariant &value)
-{
-    if (value.metaType().id() == QMetaType::QDateTime) {
-        QDateTime stamp = value.toDateTime();
-        stamp.setTimeSpec(Qt::UTC);
-        return stamp;
-    }
-    QDateTime stamp = QDateTime::fromString(value.toString(), Qt::ISODate);
-    stamp.setTimeSpec(Qt::UTC);
-    return stamp;
-}
-
-QJsonObject parseObject(const QVariant &value)
-{
-    return QJsonDocument::fromJson(value.toString().toUtf8()).object();
-}
-
-std::optional<int> optionalInt(const QVariant &value)
-{
-    if (value.isNull()) {
-        return std::nullopt;
-    }
-    return value.toInt();
-}
-
-// One line: PostgreSQL's messages carry newlines and tab-indented hints.
-QString describe(const QSqlError &error)
-{
-    const QString text = error.text().simplified();
-    return text.isEmpty() ? QStringLiteral("unknown database error") : text;
-}
-
-// Splits a migration file into statements: at ';' outside quotes, comments and $$ blocks
-// (QtSql executes one statement per query).
-QStringList splitStatements(const QString &sql)
-{
-    QStringList statements;
-    QString current;
-    bool inSingle = false;
-    bool inDollar = false;
-    for (qsizetype i = 0; i < sql.size(); ++i) {
-        const QChar c = sql.at(i);
-        if (!inSingle && !inDollar && c == u'-' && i + 1 < sql.size() && sql.at(i + 1) == u'-') {
-            while (i < sql.size() && sql.at(i) != u'\n') {
-                ++i;
-            }
-            current.append(u'\n');
-            continue;
-        }
-        if (!inDollar && c == u'\'') {
-            inSingle = !inSingle;
-        } else if (!inSingle && c == u'$' && i + 1 < sql.size() && sql.at(i + 1) == u'$') {
-            inDollar = !inDollar;
-            current.append(c);
-            ++i;
-            current.append(sql.at(i));
-            continue;
-        } else if (!inSingle && !inDollar && c == u';') {
-            if (!current.trimmed().isEmpty()) {
-                statements.append(current.trimmed());
-            }
-            current.clear();
-            continue;
-        }
-        current.append(c);
-    }
-    if (!current.trimmed().isEmpty()) {
-        statements.append(current.trimmed());
-    }
-    return statements;
-}
 
 std::atomic<int> connectionCounter{ 0 };
 
@@ -140,368 +66,9 @@ QString ControlPlane::table(const char *name) const
             : bare;
 }
 
-Result<bool> ControlPlane::open()
-{
-    const bool postgres = m_settings.backend == ControlPlaneSettings::Backend::Postgres;
-    const QString driver = postgres ? QStringLiteral("QPSQL") : QStringLiteral("QSQLITE");
-    if (!QSqlDatabase::isDriverAvailable(driver)) {
-        return Error{ QStringLiteral("the Qt SQL driver %1 is not installed (Debian package %2)")
-                              .arg(driver,
-                                   postgres ? QStringLiteral("libqt6sql6-psql")
-                                            : QStringLiteral("libqt6sql6-sqlite")) };
-    }
-    QSqlDatabase db = QSqlDatabase::addDatabase(driver, m_connectionName);
-    if (postgres) {
-        db.setHostName(m_settings.host);
-        db.setPort(m_settings.port);
-        db.setDatabaseName(m_settings.database);
-        db.setUserName(m_settings.user);
-        db.setPassword(m_settings.password);
-        db.setConnectOptions(QStringLiteral("connect_timeout=10;application_name=qtrealtime"));
-    } else {
-        const QFileInfo file(m_settings.sqlitePath);
-        if (!QDir().mkpath(file.absolutePath())) {
-            return Error{
-                QStringLiteral("cannot create the data directory %1").arg(file.absolutePath())
-            };
-        }
-        db.setDatabaseName(file.absoluteFilePath());
-        db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=5000"));
-    }
-    if (!db.open()) {
-        return Error{ postgres ? QStringLiteral("cannot connect to the control-plane database "
-                                                "%1@%2:%3/%4: %5")
-                                         .arg(m_settings.user, m_settings.host)
-                                         .arg(m_settings.port)
-                                         .arg(m_settings.database, describe(db.lastError()))
-                               : QStringLiteral("cannot open the control-plane database %1: %2")
-                                         .arg(m_settings.sqlitePath, describe(db.lastError())) };
-    }
-    if (postgres) {
-        // "schema ... already exists, skipping" and friends are not worth a log line each.
-        QSqlQuery quiet(db);
-        if (!quiet.exec(QStringLiteral("SET client_min_messages = warning"))) {
-            return Error{ QStringLiteral("cannot use the control-plane database %1: %2")
-                                  .arg(m_settings.database, describe(quiet.lastError())) };
-        }
-    } else {
-        QSqlQuery pragma(db);
-        // Cascading deletes of extensions need foreign keys; WAL lets readers run beside a writer.
-        if (!pragma.exec(QStringLiteral("PRAGMA foreign_keys = ON"))
-            || !pragma.exec(QStringLiteral("PRAGMA journal_mode = WAL"))) {
-            return Error{ QStringLiteral("cannot use %1 as the SQLite control plane: %2")
-                                  .arg(m_settings.sqlitePath, describe(pragma.lastError())) };
-        }
-    }
-    return true;
-}
-
-Result<bool> ControlPlane::migrate()
-{
-    const bool postgres = m_settings.backend == ControlPlaneSettings::Backend::Postgres;
-    QSqlDatabase db = QSqlDatabase::database(m_connectionName, false);
-    QSqlQuery query(db);
-    // Our own bookkeeping table, named so it cannot collide with the Elixir server's
-    // schema_migrations if both ever share a database.
-    const QString migrations = table("qtrealtime_migrations");
-    // Nodes starting together must not run the same migration twice, nor race on creating the
-    // schema and the bookkeeping table (concurrent CREATE ... IF NOT EXISTS can fail on
-    // PostgreSQL's catalog unique indexes): all of it runs under one transaction-level lock.
-    const QString lock = QStringLiteral("SELECT pg_advisory_xact_lock(7305190412)");
-    if (!db.transaction()) {
-        return Error{
-            QStringLiteral("cannot start a transaction: %1").arg(describe(db.lastError()))
-        };
-    }
-    if (postgres
-        && (!query.exec(lock)
-            || !query.exec(QStringLiteral("CREATE SCHEMA IF NOT EXISTS _realtime")))) {
-        const QString message = describe(query.lastError());
-        db.rollback();
-        return Error{ QStringLiteral("cannot create schema _realtime: %1").arg(message) };
-    }
-    if (!query.exec(QStringLiteral("CREATE TABLE IF NOT EXISTS %1 (version bigint PRIMARY KEY, "
-                                   "name text NOT NULL, inserted_at text NOT NULL)")
-                            .arg(migrations))
-        || !db.commit()) {
-        const QString message = describe(query.lastError());
-        db.rollback();
-        return Error{ QStringLiteral("cannot create the migrations table: %1").arg(message) };
-    }
-    QList<qint64> appliedHere;
-
-    const QString folder = postgres ? QStringLiteral(":/sql/control_plane/postgres")
-                                    : QStringLiteral(":/sql/control_plane/sqlite");
-    const QStringList files =
-            QDir(folder).entryList({ QStringLiteral("*.sql") }, QDir::Files, QDir::Name);
-    if (files.isEmpty()) {
-        return Error{ QStringLiteral("no control-plane migrations embedded under %1").arg(folder) };
-    }
-    for (const QString &fileName : files) {
-        const qint64 version = fileName.section(u'_', 0, 0).toLongLong();
-        if (!db.transaction()) {
-            return Error{
-                QStringLiteral("cannot start a transaction: %1").arg(describe(db.lastError()))
-            };
-        }
-        if (postgres && !query.exec(lock)) {
-            db.rollback();
-            return Error{ describe(query.lastError()) };
-        }
-        query.prepare(QStringLiteral("SELECT 1 FROM %1 WHERE version = ?").arg(migrations));
-        query.addBindValue(version);
-        if (!query.exec()) {
-            db.rollback();
-            return Error{ describe(query.lastError()) };
-        }
-        if (query.next()) {
-            db.rollback();
-            continue;
-        }
-        // A database our first version created (migration 1 applied by an earlier start, 2
-        // not yet) holds its secrets in plain text: they are encrypted in migration 2's
-        // transaction, so exactly once, by whichever node applies it. Migration 1 applied
-        // during this start means a new database, or tables another server created (e.g.
-        // Supabase Realtime's own, whose secrets are encrypted already): nothing to do.
-        bool encryptExisting = false;
-        if (version == 2 && !appliedHere.contains(1)) {
-            query.prepare(QStringLiteral("SELECT 1 FROM %1 WHERE version = 1").arg(migrations));
-            encryptExisting = query.exec() && query.next();
-        }
-        QFile file(folder + u'/' + fileName);
-        if (!file.open(QIODevice::ReadOnly)) {
-            db.rollback();
-            return Error{ QStringLiteral("cannot read migration %1").arg(fileName) };
-        }
-        const QStringList statements = splitStatements(QString::fromUtf8(file.readAll()));
-        for (const QString &statement : statements) {
-            if (!query.exec(statement)) {
-                const QString message = QStringLiteral("control-plane migration %1 failed: %2")
-                                                .arg(fileName, describe(query.lastError()));
-                db.rollback();
-                return Error{ message };
-            }
-        }
-        if (encryptExisting) {
-            const Result<bool> encrypted = encryptPlaintextSecrets();
-            if (!encrypted) {
-                db.rollback();
-                return Error{ QStringLiteral("control-plane migration %1 failed: %2")
-                                      .arg(fileName, encrypted.error().message) };
-            }
-        }
-        query.prepare(QStringLiteral("INSERT INTO %1 (version, name, inserted_at) VALUES (?, ?, ?)")
-                              .arg(migrations));
-        query.addBindValue(version);
-        query.addBindValue(fileName);
-        query.addBindValue(nowText());
-        if (!query.exec() || !db.commit()) {
-            const QString message = describe(query.lastError());
-            db.rollback();
-            return Error{ QStringLiteral("cannot record migration %1: %2").arg(fileName, message) };
-        }
-        appliedHere.append(version);
-        qCInfo(lcTenants) << "applied control-plane migration" << fileName;
-    }
-    return true;
-}
-
-void ControlPlane::start(const QList<TenantInput> &seeds)
-{
-    Result<bool> step = open();
-    if (step) {
-        step = prepareCipher();
-    }
-    if (step) {
-        step = migrate();
-    }
-    if (step) {
-        step = verifyEncryptionKey();
-    }
-    for (const TenantInput &seed : seeds) {
-        if (!step) {
-            break;
-        }
-        Result<Written, WriteFailure> written =
-                writeTenant(seed.externalId, seed.toPatch(), WriteMode::Replace);
-        if (!written) {
-            const WriteFailure &failure = written.error();
-            step = Error{
-                QStringLiteral("cannot seed tenant %1: %2")
-                        .arg(QString::fromUtf8(seed.externalId),
-                             failure.message.isEmpty() ? QString::fromUtf8(
-                                     QJsonDocument(failure.errors).toJson(QJsonDocument::Compact))
-                                                       : failure.message)
-            };
-        } else {
-            qCInfo(lcTenants) << "seeded tenant" << seed.externalId;
-        }
-    }
-    if (!step) {
-        Q_EMIT failed(step.error().message);
-        return;
-    }
-    Result<QList<TenantPtr>> tenants = fetchAll();
-    if (!tenants) {
-        Q_EMIT failed(tenants.error().message);
-        return;
-    }
-    m_directory.replaceAll(*tenants);
-    rememberPrimaryPosition();
-    qCInfo(lcTenants) << "loaded" << tenants->size() << "tenant(s)";
-    if (m_settings.hasReplica()) {
-        qCInfo(lcTenants).noquote()
-                << QStringLiteral("tenant API reads use the replica %1:%2 unless the session "
-                                  "wrote within %3 ms")
-                           .arg(m_settings.replicaHost)
-                           .arg(m_settings.replicaPort)
-                           .arg(m_settings.replicaDelayMs);
-    }
-    Q_EMIT ready(static_cast<int>(tenants->size()));
-}
-
 QSqlDatabase ControlPlane::database() const
 {
     return QSqlDatabase::database(m_connectionName, false);
-}
-
-Result<bool> ControlPlane::prepareCipher()
-{
-    QByteArray key = m_settings.encryptionKey;
-    if (key.isEmpty() && m_settings.encryptionKeyGcm.isEmpty()) {
-        if (m_settings.backend == ControlPlaneSettings::Backend::Postgres
-            || m_settings.keyFile.isEmpty()) {
-            return Error{ QStringLiteral("DB_ENC_KEY is required: tenant secrets are encrypted at "
-                                         "rest with it (16 bytes, AES-128)") };
-        }
-        // The embedded default keeps a generated key beside its database, readable only by
-        // this user; operators who want the key elsewhere set DB_ENC_KEY.
-        QFile file(m_settings.keyFile);
-        if (file.exists()) {
-            if (!file.open(QIODevice::ReadOnly)) {
-                return Error{ QStringLiteral("cannot read the encryption key file %1: %2")
-                                      .arg(m_settings.keyFile, file.errorString()) };
-            }
-            key = file.readAll().trimmed();
-        } else {
-            static constexpr char Alphabet[] =
-                    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-            QByteArray random(16, '\0');
-            QFile source(QStringLiteral("/dev/urandom"));
-            if (!source.open(QIODevice::ReadOnly) || source.read(random.data(), 16) != 16) {
-                return Error{ QStringLiteral("cannot read /dev/urandom for an encryption key") };
-            }
-            for (char &c : random) {
-                c = Alphabet[static_cast<quint8>(c) % (sizeof(Alphabet) - 1)];
-            }
-            key = random;
-            if (!file.open(QIODevice::WriteOnly | QIODevice::NewOnly)
-                || !file.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner)
-                || file.write(key) != key.size()) {
-                return Error{ QStringLiteral("cannot write the encryption key file %1: %2")
-                                      .arg(m_settings.keyFile, file.errorString()) };
-            }
-            qCInfo(lcTenants) << "generated the secrets encryption key" << m_settings.keyFile;
-        }
-    }
-    Result<SecretCipher> cipher =
-            SecretCipher::create(key, m_settings.encryptionKeyGcm, m_settings.writeGcm);
-    if (!cipher) {
-        return Error{ cipher.error().message };
-    }
-    m_cipher = *cipher;
-    return true;
-}
-
-Result<bool> ControlPlane::verifyEncryptionKey()
-{
-    // A known value encrypted with the key of the first start proves, on every later start,
-    // that the configured key is the same: a wrong key fails here with one clear message
-    // instead of producing tenants whose tokens never verify.
-    static const QByteArray Check = QByteArrayLiteral("qtrealtime encryption check");
-    const QString wrongKey = QStringLiteral("DB_ENC_KEY (or DB_ENC_KEY_GCM) is not the key this "
-                                            "control plane's secrets were encrypted with");
-    QSqlQuery query(database());
-    const QString read = QStringLiteral("SELECT value FROM %1 WHERE name = 'encryption_check'")
-                                 .arg(table("qtrealtime_settings"));
-    if (!query.exec(read)) {
-        return Error{ QStringLiteral("cannot read control-plane settings: %1")
-                              .arg(describe(query.lastError())) };
-    }
-    if (!query.next()) {
-        // First start with this database. Secrets may be there already (written by Supabase
-        // Realtime itself, which shares the schema): one of them must decrypt.
-        if (!query.exec(QStringLiteral("SELECT external_id, jwt_secret FROM %1 "
-                                       "WHERE jwt_secret IS NOT NULL LIMIT 1")
-                                .arg(table("tenants")))) {
-            return Error{
-                QStringLiteral("cannot read tenants: %1").arg(describe(query.lastError()))
-            };
-        }
-        if (query.next() && !m_cipher->decrypt(query.value(1).toString().toUtf8())) {
-            return Error{ wrongKey
-                          + QStringLiteral(" (the jwt_secret of tenant %1 does not decrypt)")
-                                    .arg(query.value(0).toString()) };
-        }
-        // Nodes starting together on a new database: the first one's check counts.
-        query.prepare(QStringLiteral("INSERT INTO %1 (name, value) VALUES ('encryption_check', ?) "
-                                     "ON CONFLICT (name) DO NOTHING")
-                              .arg(table("qtrealtime_settings")));
-        query.addBindValue(QString::fromLatin1(m_cipher->encrypt(Check)));
-        if (!query.exec()) {
-            return Error{ QStringLiteral("cannot store the encryption check: %1")
-                                  .arg(describe(query.lastError())) };
-        }
-        if (!query.exec(read) || !query.next()) {
-            return Error{ QStringLiteral("cannot read control-plane settings: %1")
-                                  .arg(describe(query.lastError())) };
-        }
-    }
-    const Result<QByteArray> plain = m_cipher->decrypt(query.value(0).toString().toUtf8());
-    if (!plain || *plain != Check) {
-        return Error{ wrongKey };
-    }
-    return true;
-}
-
-// Runs inside the caller's (migration 2's) transaction; the caller rolls back on failure.
-Result<bool> ControlPlane::encryptPlaintextSecrets()
-{
-    QSqlDatabase db = database();
-    QSqlQuery read(db);
-    QSqlQuery write(db);
-    if (!read.exec(QStringLiteral(
-                           "SELECT external_id, jwt_secret FROM %1 WHERE jwt_secret IS NOT NULL")
-                           .arg(table("tenants")))) {
-        return Error{ describe(read.lastError()) };
-    }
-    while (read.next()) {
-        write.prepare(QStringLiteral("UPDATE %1 SET jwt_secret = ? WHERE external_id = ?")
-                              .arg(table("tenants")));
-        write.addBindValue(
-                QString::fromLatin1(m_cipher->encrypt(read.value(1).toString().toUtf8())));
-        write.addBindValue(read.value(0).toString());
-        if (!write.exec()) {
-            return Error{ describe(write.lastError()) };
-        }
-    }
-    if (!read.exec(QStringLiteral("SELECT id, type, settings FROM %1").arg(table("extensions")))) {
-        return Error{ describe(read.lastError()) };
-    }
-    while (read.next()) {
-        write.prepare(
-                QStringLiteral("UPDATE %1 SET settings = ? WHERE id = ?").arg(table("extensions")));
-        const QJsonObject settings =
-                encryptSettings(read.value(1).toString(), parseObject(read.value(2)));
-        write.addBindValue(
-                QString::fromUtf8(QJsonDocument(settings).toJson(QJsonDocument::Compact)));
-        write.addBindValue(read.value(0).toString());
-        if (!write.exec()) {
-            return Error{ describe(write.lastError()) };
-        }
-    }
-    qCInfo(lcTenants) << "encrypted the secrets stored by an earlier version";
-    return true;
 }
 
 QJsonObject ControlPlane::encryptSettings(const QString &type, const QJsonObject &settings) const
@@ -697,42 +264,6 @@ TenantPtr ControlPlane::tenantFromRow(const QSqlRecord &row,
     return tenant;
 }
 
-namespace {
-
-// Whether two loads of a tenant differ in anything stored (updated_at has only second
-// precision, so it cannot tell on its own; other writers may not even touch it).
-bool storedDiffer(const Tenant &a, const Tenant &b)
-{
-    if (a.extensions.size() != b.extensions.size()) {
-        return true;
-    }
-    for (qsizetype i = 0; i < a.extensions.size(); ++i) {
-        const Extension &x = a.extensions.at(i);
-        const Extension &y = b.extensions.at(i);
-        if (x.type != y.type || x.settings != y.settings || x.storedSettings != y.storedSettings
-            || x.insertedAt != y.insertedAt || x.updatedAt != y.updatedAt) {
-            return true;
-        }
-    }
-    return a.id != b.id || a.name != b.name || a.jwtSecret != b.jwtSecret || a.jwtJwks != b.jwtJwks
-            || a.maxConcurrentUsers != b.maxConcurrentUsers
-            || a.maxEventsPerSecond != b.maxEventsPerSecond
-            || a.maxBytesPerSecond != b.maxBytesPerSecond
-            || a.maxChannelsPerClient != b.maxChannelsPerClient
-            || a.maxJoinsPerSecond != b.maxJoinsPerSecond
-            || a.maxPresenceEventsPerSecond != b.maxPresenceEventsPerSecond
-            || a.maxPayloadSizeInKb != b.maxPayloadSizeInKb
-            || a.maxClientPresenceEventsPerWindow != b.maxClientPresenceEventsPerWindow
-            || a.clientPresenceWindowMs != b.clientPresenceWindowMs || a.suspend != b.suspend
-            || a.privateOnly != b.privateOnly || a.presenceEnabled != b.presenceEnabled
-            || a.postgresCdcDefault != b.postgresCdcDefault
-            || a.broadcastAdapter != b.broadcastAdapter || a.migrationsRan != b.migrationsRan
-            || a.featureFlags != b.featureFlags || a.insertedAt != b.insertedAt
-            || a.updatedAt != b.updatedAt;
-}
-
-} // namespace
-
 template <typename T, typename Read>
 Result<T> ControlPlane::routedRead(RouteDecision decision, const QString &what, Read read,
                                    RouteTarget *servedBy)
@@ -868,274 +399,226 @@ Result<bool> ControlPlane::replicaCaughtUp()
     return caughtUp;
 }
 
-bool credentialsDiffer(const Tenant &before, const Tenant &after)
+namespace {
+
+ControlPlane::WriteFailure writeFailure(int status, const QString &message)
 {
-    return before.jwtSecret != after.jwtSecret || before.jwtJwks != after.jwtJwks
-            || before.suspend != after.suspend || before.privateOnly != after.privateOnly;
+    ControlPlane::WriteFailure failed;
+    failed.status = status;
+    failed.message = message;
+    return failed;
 }
 
-Result<ControlPlane::Written, ControlPlane::WriteFailure>
-ControlPlane::writeTenant(const QByteArray &externalId, const TenantPatch &patch, WriteMode mode)
-{
-    const auto failure = [](int status, const QString &message) {
-        WriteFailure failed;
-        failed.status = status;
-        failed.message = message;
-        return failed;
-    };
-    record(m_router.forWrite(),
-           QStringLiteral("write tenant %1").arg(QString::fromUtf8(externalId)));
-    QSqlDatabase db = database();
-    if (!db.transaction()) {
-        return failure(500, describe(db.lastError()));
-    }
-    const auto rollbackWith = [&db](WriteFailure failed) {
-        db.rollback();
-        return failed;
-    };
-    QSqlQuery query(db);
-    const bool postgres = m_settings.backend == ControlPlaneSettings::Backend::Postgres;
-    const QString key = QString::fromUtf8(externalId);
+} // namespace
 
-    // The current row, locked for the transaction on PostgreSQL (SQLite's write transaction
-    // serialises writers already).
+Result<TenantPtr, ControlPlane::WriteFailure> ControlPlane::lockedTenant(QSqlDatabase db,
+                                                                         const QString &key)
+{
+    // Locked for the transaction on PostgreSQL (SQLite's write transaction serialises writers
+    // already).
+    const bool postgres = m_settings.backend == ControlPlaneSettings::Backend::Postgres;
+    QSqlQuery query(db);
     query.prepare(
             QStringLiteral("SELECT * FROM %1 WHERE external_id = ?%2")
                     .arg(table("tenants"), postgres ? QStringLiteral(" FOR UPDATE") : QString()));
     query.addBindValue(key);
     if (!query.exec()) {
-        return rollbackWith(failure(500, describe(query.lastError())));
+        return writeFailure(500, describe(query.lastError()));
     }
-    TenantPtr before;
-    if (query.next()) {
-        const QSqlRecord row = query.record();
-        Result<QList<Extension>> extensions = readExtensions(db, key);
-        if (!extensions) {
-            return rollbackWith(failure(500, extensions.error().message));
-        }
-        for (Extension &extension : *extensions) {
-            extension.settings.remove(QStringLiteral("\x01owner"));
-        }
-        before = tenantFromRow(row, *extensions);
+    if (!query.next()) {
+        return TenantPtr();
     }
-    const bool create = !before || mode == WriteMode::Replace;
+    const QSqlRecord row = query.record();
+    Result<QList<Extension>> extensions = readExtensions(db, key);
+    if (!extensions) {
+        return writeFailure(500, extensions.error().message);
+    }
+    for (Extension &extension : *extensions) {
+        extension.settings.remove(QStringLiteral("\x01owner"));
+    }
+    return tenantFromRow(row, *extensions);
+}
 
-    // The row after the write: defaults on create, the stored values on update, then the patch.
-    Tenant after;
-    if (!create) {
-        after = *before;
-    } else {
-        after.id = before ? before->id : newUuid();
-        after.externalId = externalId;
-        after.name = key;
-        after.maxConcurrentUsers = m_defaults.maxConcurrentUsers;
-        after.maxEventsPerSecond = m_defaults.maxEventsPerSecond;
-        after.maxBytesPerSecond = m_defaults.maxBytesPerSecond;
-        after.maxChannelsPerClient = m_defaults.maxChannelsPerClient;
-        after.maxJoinsPerSecond = m_defaults.maxJoinsPerSecond;
-        after.maxPresenceEventsPerSecond = m_defaults.maxPresenceEventsPerSecond;
-        after.maxPayloadSizeInKb = m_defaults.maxPayloadSizeInKb;
-        after.insertedAt = before ? before->insertedAt : QDateTime::currentDateTimeUtc();
+Result<bool, ControlPlane::WriteFailure> ControlPlane::exec(QSqlQuery &query, const QString &what)
+{
+    if (query.exec()) {
+        return true;
     }
-    // Upstream forces the name of a tenant created through the API to its external id.
-    if (patch.name && !(create && mode == WriteMode::Upsert)) {
-        after.name = *patch.name;
-    }
-    if (patch.jwtSecret) {
-        after.jwtSecret = *patch.jwtSecret;
-    }
-    if (patch.jwtJwks) {
-        after.jwtJwks = *patch.jwtJwks;
-    }
-    const auto apply = [](int &field, const std::optional<int> &value) {
-        if (value) {
-            field = *value;
-        }
-    };
-    apply(after.maxConcurrentUsers, patch.maxConcurrentUsers);
-    apply(after.maxEventsPerSecond, patch.maxEventsPerSecond);
-    apply(after.maxBytesPerSecond, patch.maxBytesPerSecond);
-    apply(after.maxChannelsPerClient, patch.maxChannelsPerClient);
-    apply(after.maxJoinsPerSecond, patch.maxJoinsPerSecond);
-    apply(after.maxPresenceEventsPerSecond, patch.maxPresenceEventsPerSecond);
-    apply(after.maxPayloadSizeInKb, patch.maxPayloadSizeInKb);
-    apply(after.migrationsRan, patch.migrationsRan);
-    if (patch.maxClientPresenceEventsPerWindow) {
-        after.maxClientPresenceEventsPerWindow = *patch.maxClientPresenceEventsPerWindow;
-    }
-    if (patch.clientPresenceWindowMs) {
-        after.clientPresenceWindowMs = *patch.clientPresenceWindowMs;
-    }
-    if (patch.suspend) {
-        after.suspend = *patch.suspend;
-    }
-    if (patch.privateOnly) {
-        after.privateOnly = *patch.privateOnly;
-    }
-    if (patch.presenceEnabled) {
-        after.presenceEnabled = *patch.presenceEnabled;
-    }
-    if (patch.postgresCdcDefault) {
-        after.postgresCdcDefault = *patch.postgresCdcDefault;
-    }
-    if (patch.broadcastAdapter) {
-        after.broadcastAdapter = *patch.broadcastAdapter;
-    }
-    if (patch.featureFlags) {
-        after.featureFlags = *patch.featureFlags;
-    }
-    if (patch.extensions) {
-        after.extensions = *patch.extensions;
-        for (Extension &extension : after.extensions) {
-            // Upstream's alias, stored under the real type so its secrets get encrypted.
-            if (extension.type == QLatin1String("postgres")) {
-                extension.type = QStringLiteral("postgres_cdc_rls");
-            }
-        }
-    }
-    if (after.jwtSecret.isEmpty() && after.jwtJwks.isEmpty()) {
-        WriteFailure failed;
-        failed.errors.insert(QStringLiteral("jwt_secret"),
-                             QJsonArray{ QStringLiteral("either jwt_secret or jwt_jwks must be "
-                                                        "provided") });
-        return rollbackWith(failed);
-    }
-    const QString now = QDateTime::currentDateTimeUtc().toString(Qt::ISODate);
-    after.updatedAt = QDateTime::fromString(now, Qt::ISODate);
+    const QString message = describe(query.lastError());
+    return writeFailure(500,
+                        what.isEmpty() ? message : QStringLiteral("%1: %2").arg(what, message));
+}
 
-    if (create && before) {
-        query.prepare(QStringLiteral("DELETE FROM %1 WHERE tenant_external_id = ?")
-                              .arg(table("extensions")));
-        query.addBindValue(key);
-        if (!query.exec()) {
-            return rollbackWith(failure(500, describe(query.lastError())));
-        }
-        query.prepare(QStringLiteral("DELETE FROM %1 WHERE external_id = ?").arg(table("tenants")));
-        query.addBindValue(key);
-        if (!query.exec()) {
-            return rollbackWith(failure(500, describe(query.lastError())));
-        }
+Result<bool, ControlPlane::WriteFailure>
+ControlPlane::deleteRows(QSqlDatabase db, const QString &key, bool tenantToo)
+{
+    QSqlQuery query(db);
+    query.prepare(
+            QStringLiteral("DELETE FROM %1 WHERE tenant_external_id = ?").arg(table("extensions")));
+    query.addBindValue(key);
+    if (Result<bool, WriteFailure> done = exec(query, {}); !done || !tenantToo) {
+        return done;
     }
-    const QString columns = QStringLiteral(
-            "name, jwt_secret, jwt_jwks, max_concurrent_users, max_events_per_second, "
-            "max_bytes_per_second, max_channels_per_client, max_joins_per_second, "
-            "max_presence_events_per_second, max_payload_size_in_kb, "
-            "max_client_presence_events_per_window, client_presence_window_ms, suspend, "
-            "private_only, presence_enabled, postgres_cdc_default, migrations_ran, "
-            "broadcast_adapter, feature_flags, updated_at");
-    if (create) {
-        // One placeholder per column: id, external_id, inserted_at and `columns`.
-        const qsizetype placeholderCount = columns.count(u',') + 1 + 3;
-        QStringList placeholders(placeholderCount, QStringLiteral("?"));
+    query.prepare(QStringLiteral("DELETE FROM %1 WHERE external_id = ?").arg(table("tenants")));
+    query.addBindValue(key);
+    return exec(query, {});
+}
+
+Result<bool, ControlPlane::WriteFailure> ControlPlane::storeRow(QSqlDatabase db,
+                                                                const Tenant &record, bool insert)
+{
+    // Every column a write sets comes from one table (tenant_record.h): the SQL's column list
+    // and the bound values cannot disagree.
+    QStringList names;
+    for (const TenantColumn &column : writtenTenantColumns()) {
+        names.append(QString(column.name));
+    }
+    QSqlQuery query(db);
+    const QString key = QString::fromUtf8(record.externalId);
+    if (insert) {
+        const QStringList placeholders(names.size() + 3, QStringLiteral("?"));
         query.prepare(
                 QStringLiteral("INSERT INTO %1 (id, external_id, inserted_at, %2) VALUES (%3)")
-                        .arg(table("tenants"), columns, placeholders.join(QStringLiteral(", "))));
-        query.addBindValue(after.id);
+                        .arg(table("tenants"), names.join(QStringLiteral(", ")),
+                             placeholders.join(QStringLiteral(", "))));
+        query.addBindValue(record.id);
         query.addBindValue(key);
-        query.addBindValue(after.insertedAt.toString(Qt::ISODate));
+        query.addBindValue(record.insertedAt.toString(Qt::ISODate));
     } else {
-        QString assignments = columns;
-        assignments.replace(QStringLiteral(","), QStringLiteral(" = ?,"));
         query.prepare(QStringLiteral("UPDATE %1 SET %2 = ? WHERE external_id = ?")
-                              .arg(table("tenants"), assignments));
+                              .arg(table("tenants"), names.join(QStringLiteral(" = ?, "))));
     }
-    const auto nullable = [](const std::optional<int> &value) {
-        return value ? QVariant(*value) : QVariant();
-    };
-    query.addBindValue(after.name.isNull() ? QVariant() : QVariant(after.name));
-    query.addBindValue(after.jwtSecret.isEmpty()
-                               ? QVariant()
-                               : QVariant(QString::fromLatin1(m_cipher->encrypt(after.jwtSecret))));
-    query.addBindValue(after.jwtJwks.isEmpty() ? QVariant()
-                                               : QVariant(QString::fromUtf8(after.jwtJwks)));
-    query.addBindValue(after.maxConcurrentUsers);
-    query.addBindValue(after.maxEventsPerSecond);
-    query.addBindValue(after.maxBytesPerSecond);
-    query.addBindValue(after.maxChannelsPerClient);
-    query.addBindValue(after.maxJoinsPerSecond);
-    query.addBindValue(after.maxPresenceEventsPerSecond);
-    query.addBindValue(after.maxPayloadSizeInKb);
-    query.addBindValue(nullable(after.maxClientPresenceEventsPerWindow));
-    query.addBindValue(nullable(after.clientPresenceWindowMs));
-    query.addBindValue(after.suspend);
-    query.addBindValue(after.privateOnly);
-    query.addBindValue(after.presenceEnabled);
-    query.addBindValue(after.postgresCdcDefault);
-    query.addBindValue(after.migrationsRan);
-    query.addBindValue(after.broadcastAdapter);
-    query.addBindValue(
-            QString::fromUtf8(QJsonDocument(after.featureFlags).toJson(QJsonDocument::Compact)));
-    query.addBindValue(now);
-    if (!create) {
+    const auto encrypt = [this](const QByteArray &plain) { return m_cipher->encrypt(plain); };
+    for (const TenantColumn &column : writtenTenantColumns()) {
+        query.addBindValue(column.value(record, encrypt));
+    }
+    if (!insert) {
         query.addBindValue(key);
     }
-    if (!query.exec()) {
-        return rollbackWith(failure(500,
-                                    QStringLiteral("cannot write tenant %1: %2")
-                                            .arg(key, describe(query.lastError()))));
+    return exec(query, QStringLiteral("cannot write tenant %1").arg(key));
+}
+
+Result<bool, ControlPlane::WriteFailure> ControlPlane::storeExtensions(QSqlDatabase db,
+                                                                       Tenant &record)
+{
+    const QString now = record.updatedAt.toString(Qt::ISODate);
+    QSqlQuery query(db);
+    for (Extension &extension : record.extensions) {
+        extension.storedSettings = encryptSettings(extension.type, extension.settings);
+        extension.insertedAt = record.updatedAt;
+        extension.updatedAt = record.updatedAt;
+        query.prepare(QStringLiteral("INSERT INTO %1 (id, type, settings, tenant_external_id, "
+                                     "inserted_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)")
+                              .arg(table("extensions")));
+        query.addBindValue(newUuid());
+        query.addBindValue(extension.type);
+        query.addBindValue(QString::fromUtf8(
+                QJsonDocument(extension.storedSettings).toJson(QJsonDocument::Compact)));
+        query.addBindValue(QString::fromUtf8(record.externalId));
+        query.addBindValue(now);
+        query.addBindValue(now);
+        Result<bool, WriteFailure> done =
+                exec(query, QStringLiteral("cannot write extension %1").arg(extension.type));
+        if (!done) {
+            return done;
+        }
+    }
+    return true;
+}
+
+Result<TenantPtr, ControlPlane::WriteFailure>
+ControlPlane::writeInTransaction(QSqlDatabase db, const QByteArray &externalId,
+                                 const TenantPatch &patch, WriteMode mode)
+{
+    const QString key = QString::fromUtf8(externalId);
+    Result<TenantPtr, WriteFailure> before = lockedTenant(db, key);
+    if (!before) {
+        return before;
+    }
+    const bool create = !*before || mode == WriteMode::Replace;
+    PatchContext context;
+    context.replace = mode == WriteMode::Replace;
+    context.externalId = externalId;
+    context.newId = newUuid();
+    // Seconds, as stored: the record compares equal to what a later read gives.
+    context.now = QDateTime::fromString(nowText(), Qt::ISODate);
+    Result<Tenant, QJsonObject> after = applyPatch(before->get(), patch, m_defaults, context);
+    if (!after) {
+        WriteFailure failed;
+        failed.errors = after.error();
+        return failed;
+    }
+    if (create && *before) {
+        if (Result<bool, WriteFailure> done = deleteRows(db, key, true); !done) {
+            return std::move(done).error();
+        }
+    }
+    if (Result<bool, WriteFailure> done = storeRow(db, *after, create); !done) {
+        return std::move(done).error();
     }
     if (patch.extensions && !create) {
-        query.prepare(QStringLiteral("DELETE FROM %1 WHERE tenant_external_id = ?")
-                              .arg(table("extensions")));
-        query.addBindValue(key);
-        if (!query.exec()) {
-            return rollbackWith(failure(500, describe(query.lastError())));
+        if (Result<bool, WriteFailure> done = deleteRows(db, key, false); !done) {
+            return std::move(done).error();
         }
     }
     if (patch.extensions || create) {
-        for (Extension &extension : after.extensions) {
-            extension.storedSettings = encryptSettings(extension.type, extension.settings);
-            extension.insertedAt = after.updatedAt;
-            extension.updatedAt = after.updatedAt;
-            query.prepare(QStringLiteral("INSERT INTO %1 (id, type, settings, tenant_external_id, "
-                                         "inserted_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)")
-                                  .arg(table("extensions")));
-            query.addBindValue(newUuid());
-            query.addBindValue(extension.type);
-            query.addBindValue(QString::fromUtf8(
-                    QJsonDocument(extension.storedSettings).toJson(QJsonDocument::Compact)));
-            query.addBindValue(key);
-            query.addBindValue(now);
-            query.addBindValue(now);
-            if (!query.exec()) {
-                return rollbackWith(
-                        failure(500,
-                                QStringLiteral("cannot write extension %1: %2")
-                                        .arg(extension.type, describe(query.lastError()))));
-            }
+        if (Result<bool, WriteFailure> done = storeExtensions(db, *after); !done) {
+            return std::move(done).error();
         }
     }
-    if (!db.commit()) {
-        return rollbackWith(failure(500, describe(db.lastError())));
-    }
+    return *before;
+}
 
+Result<ControlPlane::Written, ControlPlane::WriteFailure>
+ControlPlane::writeTenant(const QByteArray &externalId, const TenantPatch &patch, WriteMode mode)
+{
+    record(m_router.forWrite(),
+           QStringLiteral("write tenant %1").arg(QString::fromUtf8(externalId)));
+    QSqlDatabase db = database();
+    if (!db.transaction()) {
+        return writeFailure(500, describe(db.lastError()));
+    }
+    Result<TenantPtr, WriteFailure> before = writeInTransaction(db, externalId, patch, mode);
+    if (!before || !db.commit()) {
+        const WriteFailure failed =
+                before ? writeFailure(500, describe(db.lastError())) : before.error();
+        db.rollback();
+        return failed;
+    }
     // Publish the tenant as stored (re-read, so the directory holds exactly the database's view),
     // and remember where the primary's WAL was: the cache refresh must not read a replica that
     // has not replayed this write yet.
     Result<TenantPtr> stored = fetchTenantFrom(db, externalId);
     rememberPrimaryPosition();
     if (!stored || !*stored) {
-        return failure(500,
-                       stored ? QStringLiteral("tenant vanished after writing it")
-                              : stored.error().message);
+        return writeFailure(500,
+                            stored ? QStringLiteral("tenant vanished after writing it")
+                                   : stored.error().message);
     }
-    Written written;
-    written.created = !before;
-    written.tenant = *stored;
-    if (before) {
-        // Upstream treats any request carrying a non-empty jwt_secret as a change (the stored
-        // ciphertext always differs), so clients reconnect even when the secret is the same.
-        written.disconnectSockets = credentialsDiffer(*before, **stored)
-                || (patch.jwtSecret && !patch.jwtSecret->isEmpty());
-        written.databaseSettingsChanged = patch.extensions.has_value();
-        written.eventLimitChanged = before->maxEventsPerSecond != (*stored)->maxEventsPerSecond;
-        written.joinLimitChanged = before->maxJoinsPerSecond != (*stored)->maxJoinsPerSecond;
-        written.presenceLimitChanged =
-                before->maxPresenceEventsPerSecond != (*stored)->maxPresenceEventsPerSecond;
-    }
+    const Written written = sideEffects(*before, *stored, patch);
     m_directory.upsert(*stored);
     Q_EMIT tenantChanged(externalId, written.disconnectSockets);
     Q_EMIT tenantWritten(externalId);
+    return written;
+}
+
+ControlPlane::Written ControlPlane::sideEffects(const TenantPtr &before, const TenantPtr &stored,
+                                                const TenantPatch &patch)
+{
+    Written written;
+    written.created = !before;
+    written.tenant = stored;
+    if (before) {
+        // Upstream treats any request carrying a non-empty jwt_secret as a change (the stored
+        // ciphertext always differs), so clients reconnect even when the secret is the same.
+        written.disconnectSockets = credentialsDiffer(*before, *stored)
+                || (patch.jwtSecret && !patch.jwtSecret->isEmpty());
+        written.databaseSettingsChanged = patch.extensions.has_value();
+        written.eventLimitChanged = before->maxEventsPerSecond != stored->maxEventsPerSecond;
+        written.joinLimitChanged = before->maxJoinsPerSecond != stored->maxJoinsPerSecond;
+        written.presenceLimitChanged =
+                before->maxPresenceEventsPerSecond != stored->maxPresenceEventsPerSecond;
+    }
     return written;
 }
 

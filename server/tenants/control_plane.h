@@ -5,6 +5,7 @@
 #include "server/tenants/secret_cipher.h"
 #include "server/tenants/tenant.h"
 #include "server/tenants/tenant_input.h"
+#include "server/tenants/tenant_record.h"
 #include "shared/core/result.h"
 
 #include <QJsonObject>
@@ -137,6 +138,10 @@ private:
     Result<bool> open();
     Result<bool> prepareCipher();
     Result<bool> migrate();
+    Result<bool> createMigrationsTable(QSqlDatabase db, const QString &migrations);
+    Result<bool> applyMigration(QSqlDatabase db, const QString &path, const QString &migrations,
+                                const QList<qint64> &appliedHere);
+    Result<bool> seed(const QList<TenantInput> &seeds);
     Result<bool> verifyEncryptionKey();
     Result<bool> encryptPlaintextSecrets();
     Result<QList<Extension>> readExtensions(QSqlDatabase db, const QString &externalId);
@@ -157,6 +162,18 @@ private:
     // Whether the replica has replayed up to rememberPrimaryPosition(); an error when it fails.
     Result<bool> replicaCaughtUp();
     TenantPtr tenantFromRow(const QSqlRecord &row, const QList<Extension> &extensions) const;
+    // writeTenant's steps, inside its transaction: the current record (locked), the new one
+    // applied and stored with its extensions; the record before the write (null if none).
+    Result<TenantPtr, WriteFailure> writeInTransaction(QSqlDatabase db,
+                                                       const QByteArray &externalId,
+                                                       const TenantPatch &patch, WriteMode mode);
+    Result<TenantPtr, WriteFailure> lockedTenant(QSqlDatabase db, const QString &key);
+    Result<bool, WriteFailure> deleteRows(QSqlDatabase db, const QString &key, bool tenantToo);
+    Result<bool, WriteFailure> storeRow(QSqlDatabase db, const Tenant &record, bool insert);
+    Result<bool, WriteFailure> storeExtensions(QSqlDatabase db, Tenant &record);
+    static Result<bool, WriteFailure> exec(QSqlQuery &query, const QString &what);
+    static Written sideEffects(const TenantPtr &before, const TenantPtr &stored,
+                               const TenantPatch &patch);
     QJsonObject encryptSettings(const QString &type, const QJsonObject &settings) const;
     QString table(const char *name) const;
     QSqlDatabase database() const;
@@ -175,8 +192,5 @@ private:
     QString m_seenPrimaryLsn;
     bool m_seenPrimaryLsnUnknown = false;
 };
-
-// Whether two tenants differ in what authorises sockets (so they must reconnect).
-bool credentialsDiffer(const Tenant &before, const Tenant &after);
 
 } // namespace rt::tenants
