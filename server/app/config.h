@@ -18,54 +18,58 @@
 namespace rt::app {
 
 // How this node joins a cluster: etcd when endpoints are given, else the embedded single node.
+// Values (and defaults) come from the option table in config.cpp.
 struct ClusterConfig
 {
     QList<QUrl> etcdEndpoints; // ETCD_ENDPOINTS; empty: in-process backend, no node links
-    QString etcdPrefix = QStringLiteral("/qtrealtime");
-    int leaseTtlSeconds = 10;
+    QString etcdPrefix;
+    int leaseTtlSeconds = 0;
     quint16 linkPort = 0; // CLUSTER_PORT; 0: any free port (advertised in the node record)
     QString advertiseHost; // empty: this machine's host name
     QByteArray secret; // CLUSTER_SECRET
-    int linksPerPeer = 2;
-    QString loadAverageFile = QStringLiteral("/proc/loadavg");
-    int loadMinUptimeSeconds = 300;
+    int linksPerPeer = 0;
+    QString loadAverageFile;
+    int loadMinUptimeSeconds = 0;
 
     bool usesEtcd() const { return !etcdEndpoints.isEmpty(); }
 };
 
 // Everything realtime-server is configured with. Each option is a command-line flag and an
-// environment variable (Supabase Realtime's name where one exists); the flag wins.
+// environment variable (Supabase Realtime's name where one exists); the flag wins. The option
+// table in config.cpp is the one place that names each option's default: a configuration with
+// the defaults is defaultServerConfig(), not a default-constructed ServerConfig (whose fields
+// are zero or empty).
 struct ServerConfig
 {
-    QHostAddress listenAddress = QHostAddress::Any;
-    quint16 port = 4000; // 0: any free port (printed at start)
+    QHostAddress listenAddress;
+    quint16 port = 0; // 0: any free port (printed at start)
     QByteArray apiJwtSecret;
     QByteArray apiJwtJwks;
     QByteArray apiJwtSecretNext; // accepted by the tenant API besides apiJwtSecret
     QByteArray apiTokenBlocklist; // comma-separated
     QByteArray metricsJwtSecret; // empty: /metrics refuses every request
     QByteArray metricsTokenBlocklist;
-    int tenantCacheExpirationMs = 30'000;
-    QString region = QStringLiteral("local");
+    int tenantCacheExpirationMs = 0;
+    QString region;
     QString nodeName; // empty: derived from the host name and port
     ClusterConfig cluster;
     bool seedSelfHost = false;
-    QByteArray selfHostTenantName = QByteArrayLiteral("realtime-dev");
+    QByteArray selfHostTenantName;
     QString seedTenantsFile; // SEED_TENANTS_FILE: {"tenants":[...]} upserted at start
     QList<tenants::TenantInput> seedTenants; // read from seedTenantsFile
     tenants::ControlPlaneSettings controlPlane; // SQLite under dataDir unless DB_HOST is set
     QString dataDir;
     tenants::TenantDefaults tenantDefaults;
-    int connectErrorBackoffMs = 2000;
-    int channelErrorBackoffMs = 5000;
-    int noChannelTimeoutMs = 600'000; // NO_CHANNEL_TIMEOUT_IN_MS
+    int connectErrorBackoffMs = 0;
+    int channelErrorBackoffMs = 0;
+    int noChannelTimeoutMs = 0; // NO_CHANNEL_TIMEOUT_IN_MS
     cdc::CdcSettings cdc; // tenant databases: TENANT_DB_*, SLOT_NAME_SUFFIX
     QJsonObject jwtClaimValidators;
     int workers = 0; // 0: one per available CPU
-    bool epollDispatcher = true; // EVENT_DISPATCHER=epoll (default) or qt
-    qsizetype maxSendBufferBytes = 16 * 1024 * 1024; // per connection; slow consumers beyond
-    int websocketIdleTimeoutMs = 60'000; // no frame from a client for this long: closed
-    QString logLevel = QStringLiteral("info");
+    bool epollDispatcher = false; // EVENT_DISPATCHER=epoll or qt
+    qsizetype maxSendBufferBytes = 0; // per connection; slow consumers beyond
+    int websocketIdleTimeoutMs = 0; // no frame from a client for this long: closed
+    QString logLevel;
 };
 
 // The outcome of reading the command line and environment.
@@ -83,6 +87,16 @@ struct ConfigRequest
 // clear message naming the option, its environment variable and what is expected.
 Result<ConfigRequest> parseConfig(const QStringList &arguments,
                                   const QHash<QString, QString> &environment);
+
+// The configuration of a start with no flags and an empty environment: every option's default.
+ServerConfig defaultServerConfig();
+
+// The options as a Markdown table (variable, flag, default, meaning): README.md's configuration
+// section is exactly this text (a test compares them; scripts/update-options-docs.sh rewrites it).
+QString optionsMarkdown();
+// The packaged environment file (packaging/realtime-server.env): every option, commented out,
+// with its default, grouped by section (kept in step the same way).
+QString environmentTemplate();
 
 // One line describing a parsed configuration, for --check-config: where it listens, which
 // control plane it uses, which tenants it seeds and whether the tenant API has a secret.

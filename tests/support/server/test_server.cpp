@@ -21,7 +21,7 @@ TestServer::~TestServer()
 
 bool TestServer::start(int timeoutMs)
 {
-    app::ServerConfig config;
+    app::ServerConfig config = app::defaultServerConfig();
     config.listenAddress = QHostAddress::LocalHost;
     config.port = 0;
     config.apiJwtSecret = m_options.secret;
