@@ -1,6 +1,7 @@
 #pragma once
 
 #include "server/cdc/cdc_settings.h"
+#include "server/node/cluster_node.h"
 #include "server/tenants/control_plane.h"
 #include "server/tenants/tenant.h"
 #include "server/tenants/tenant_input.h"
@@ -16,23 +17,6 @@
 #include <optional>
 
 namespace rt::app {
-
-// How this node joins a cluster: etcd when endpoints are given, else the embedded single node.
-// Values (and defaults) come from the option table in config.cpp.
-struct ClusterConfig
-{
-    QList<QUrl> etcdEndpoints; // ETCD_ENDPOINTS; empty: in-process backend, no node links
-    QString etcdPrefix;
-    int leaseTtlSeconds = 0;
-    quint16 linkPort = 0; // CLUSTER_PORT; 0: any free port (advertised in the node record)
-    QString advertiseHost; // empty: this machine's host name
-    QByteArray secret; // CLUSTER_SECRET
-    int linksPerPeer = 0;
-    QString loadAverageFile;
-    int loadMinUptimeSeconds = 0;
-
-    bool usesEtcd() const { return !etcdEndpoints.isEmpty(); }
-};
 
 // Everything realtime-server is configured with. Each option is a command-line flag and an
 // environment variable (Supabase Realtime's name where one exists); the flag wins. The option
@@ -52,7 +36,7 @@ struct ServerConfig
     int tenantCacheExpirationMs = 0;
     QString region;
     QString nodeName; // empty: derived from the host name and port
-    ClusterConfig cluster;
+    node::ClusterConfig cluster;
     bool seedSelfHost = false;
     QByteArray selfHostTenantName;
     QString seedTenantsFile; // SEED_TENANTS_FILE: {"tenants":[...]} upserted at start

@@ -1,13 +1,9 @@
 #include "server/app/server.h"
 
-#include "server/app/cluster_config.h"
-#include "server/app/cluster_counters.h"
-#include "server/app/cluster_node.h"
-#include "server/app/cluster_stats.h"
 #include "server/app/logging.h"
-#include "server/app/node_config_access.h"
-#include "server/app/tenant_change_relay.h"
 #include "server/app/worker_node.h"
+#include "server/cluster/etcd/etcd_cluster_backend.h"
+#include "server/cluster/in_process/in_process_cluster.h"
 #include "server/gateway/connect_gate.h"
 #include "server/http/admin_auth.h"
 #include "server/http/admin_routes.h"
@@ -18,6 +14,12 @@
 #include "server/http/health_routes.h"
 #include "server/http/metrics_routes.h"
 #include "server/http/tenant_routes.h"
+#include "server/node/cluster_config.h"
+#include "server/node/cluster_counters.h"
+#include "server/node/cluster_node.h"
+#include "server/node/cluster_stats.h"
+#include "server/node/node_config_access.h"
+#include "server/node/tenant_change_relay.h"
 #include "server/pubsub/cluster_pubsub.h"
 #include "server/runtime/post.h"
 #include "server/runtime/worker_pool.h"
@@ -34,6 +36,50 @@
 #include <QTimer>
 
 namespace rt::app {
+
+using node::applyTenantOverrides;
+using node::ClusterCounters;
+using node::ClusterNode;
+using node::ClusterSettings;
+using node::ClusterStats;
+using node::ConfigProblem;
+using node::loadSnapshot;
+using node::LocalActivity;
+using node::NodeConfigAccess;
+using node::parseClusterSettings;
+using node::saveSnapshot;
+using node::SnapshotFileError;
+using node::TenantChangeRelay;
+using node::validateConfigEntry;
+using node::validateConfigKeyName;
+
+namespace {
+
+// The one place that chooses the cluster backend: etcd when endpoints are configured, else the
+// embedded in-process cluster of this one node. The factory runs on the cluster thread.
+std::function<std::unique_ptr<cluster::ClusterBackend>()>
+clusterBackendFactory(const node::ClusterConfig &config)
+{
+    if (!config.usesEtcd()) {
+        return [] {
+            auto *inProcess = new cluster::InProcessCluster; // NOLINT: owned by the backend
+            auto backend = std::make_unique<cluster::InProcessClusterBackend>(*inProcess);
+            // Deleted after the backend's own destructor ran, which still unregisters from it.
+            inProcess->setParent(backend.get());
+            return std::unique_ptr<cluster::ClusterBackend>(std::move(backend));
+        };
+    }
+    cluster::EtcdBackendSettings etcd;
+    etcd.endpoints = config.etcdEndpoints;
+    etcd.prefix = config.etcdPrefix;
+    etcd.leaseTtlSeconds = config.leaseTtlSeconds;
+    return [etcd] {
+        return std::unique_ptr<cluster::ClusterBackend>(
+                std::make_unique<cluster::EtcdClusterBackend>(etcd));
+    };
+}
+
+} // namespace
 
 Server::Server(ServerConfig config, QObject *parent) : QObject(parent), m_config(std::move(config))
 {
@@ -341,7 +387,8 @@ void Server::startCluster(quint16 clientPort)
     m_clusterNode = new ClusterNode( // NOLINT: deleted on its thread when it ends
             settings,
             ClusterNode::Parts{ m_pubsub, *m_presence, m_usage, remoteCounting, *m_configAccess,
-                                m_cdc.get(), &m_tenants, refreshTenant, m_metrics.get() });
+                                m_cdc.get(), &m_tenants, clusterBackendFactory(m_config.cluster),
+                                refreshTenant, m_metrics.get() });
     // Cluster-wide max_concurrent_users and rate limits; a child of the node, on its thread.
     new ClusterCounters(*m_clusterNode, { m_usage, m_rateCounters, m_counterBoard });
     // Tenants written through this node apply on the others at once; a child of the node.

@@ -1,7 +1,6 @@
 #pragma once
 
 #include "server/app/config.h"
-#include "server/app/node_pubsub.h"
 #include "server/cdc/cdc_service.h"
 #include "server/cluster/counters/counters_state.h"
 #include "server/cluster/types.h"
@@ -10,6 +9,7 @@
 #include "server/metrics/registry.h"
 #include "server/presence/presence_store.h"
 #include "server/pubsub/local_pubsub.h"
+#include "server/pubsub/node_pubsub.h"
 #include "server/runtime/mailbox.h"
 #include "server/tenants/tenant_directory.h"
 #include "server/tenants/tenant_rates.h"
@@ -43,12 +43,15 @@ namespace rt::tenants {
 class ControlPlane;
 }
 
-namespace rt::app {
-
+namespace rt::node {
 class ClusterNode;
 class ClusterStats;
 struct LocalActivity;
 class NodeConfigAccess;
+} // namespace rt::node
+
+namespace rt::app {
+
 class WorkerNode;
 
 // One realtime node, wired: control plane on the db thread, presence on the main thread,
@@ -98,7 +101,7 @@ private:
     void requestAdminSnapshot(std::function<void(QByteArray)> done) const;
     // This node's activity for the admin view: the workers' socket and channel counts as last
     // sampled (and a new sample requested of each worker), the message counters now. Any thread.
-    LocalActivity localActivity() const;
+    node::LocalActivity localActivity() const;
     // Applies a cluster configuration (tenant overrides; region mapping for placement) and,
     // unless it came from there, saves it as this node's last known good. Main thread.
     void applyClusterConfig(const cluster::ConfigSnapshot &snapshot, bool save);
@@ -116,7 +119,9 @@ private:
     std::unique_ptr<metrics::ServerMetrics> m_metrics;
     std::unique_ptr<http::AdminAuth> m_metricsAdmin; // METRICS_JWT_SECRET
     pubsub::LocalPubSub m_pubsub;
-    NodePubSub m_nodePubSub{ m_pubsub }; // what broadcasts go through (cluster-wide once joined)
+    pubsub::NodePubSub m_nodePubSub{
+        m_pubsub
+    }; // what broadcasts go through (cluster-wide once joined)
     std::atomic<bool> m_shuttingDown{ false };
     std::unique_ptr<presence::PresenceStore> m_presence;
     std::unique_ptr<cdc::CdcService> m_cdc; // tenant databases, on the cdc thread
@@ -127,8 +132,8 @@ private:
     std::unique_ptr<http::TenantRoutes> m_tenantRoutes; // made once the control plane exists
     QThread m_dbThread;
     QThread m_clusterThread;
-    ClusterNode *m_clusterNode = nullptr; // lives on m_clusterThread
-    std::unique_ptr<NodeConfigAccess> m_configAccess;
+    node::ClusterNode *m_clusterNode = nullptr; // lives on m_clusterThread
+    std::unique_ptr<node::NodeConfigAccess> m_configAccess;
     std::unique_ptr<http::ClusterConfigRoutes> m_configRoutes;
     tenants::ControlPlane *m_controlPlane = nullptr; // lives on m_dbThread
     runtime::MailboxPtr m_controlPlaneMailbox; // posts from threads that outlive m_dbThread
@@ -147,7 +152,8 @@ private:
     // How other threads reach the admin view on the cluster thread (null until it exists).
     mutable QMutex m_statsMutex;
     runtime::MailboxPtr m_statsMailbox; // guarded by m_statsMutex
-    ClusterStats *m_clusterStats = nullptr; // guarded by m_statsMutex; lives on m_clusterThread
+    node::ClusterStats *m_clusterStats =
+            nullptr; // guarded by m_statsMutex; lives on m_clusterThread
     std::atomic<int> m_workersPending{ 0 };
     std::unique_ptr<transport::Listener> m_listener;
     bool m_stopped = false;

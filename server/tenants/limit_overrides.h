@@ -15,7 +15,7 @@ namespace rt::tenants {
 // on every node within a second, possibly for a while only (a temporary entry with a lease).
 // Unset fields leave the stored value alone. Plain value; copy it across threads.
 //
-// Where they come from (server/app/cluster_config.h documents the keys):
+// Where they come from (server/node/cluster_config.h documents the keys):
 //   tenant_limits.<external_id> = {"max_concurrent_users": 500, ...} → the int fields
 //   tenant_flags.<external_id>  = {"suspend": true, "private_only": true,
 //                                  "presence_enabled": true}        → the bool fields

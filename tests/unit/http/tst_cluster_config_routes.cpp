@@ -3,11 +3,11 @@
 // authorisation, listing with problems, create/replace/delete with expected revisions, 409 with
 // the current value, 422 before the backend, 503 when it is unreachable, TTL passed through, and
 // answers that come from another thread.
-#include "server/app/cluster_config.h"
 #include "server/auth/jwt.h"
 #include "server/http/admin_auth.h"
 #include "server/http/cluster_config_routes.h"
 #include "server/http/router.h"
+#include "server/node/cluster_config.h"
 #include "server/transport/http_connection.h"
 #include "server/transport/io_loop.h"
 #include "server/transport/listener.h"
@@ -215,7 +215,7 @@ void ClusterConfigRoutesTest::initTestCase()
     m_auth = std::make_unique<http::AdminAuth>(QList<QByteArray>{ AdminSecret },
                                                QList<QByteArray>{}, QJsonObject{}, m_clock);
     m_routes = std::make_unique<http::ClusterConfigRoutes>(
-            *m_auth, m_access, &app::validateConfigEntry, &app::validateConfigKeyName);
+            *m_auth, m_access, &node::validateConfigEntry, &node::validateConfigKeyName);
     m_routes->registerOn(m_router);
     m_loop = new transport::IoLoop( // NOLINT: deleted in cleanupTestCase()
             [this](transport::TcpConnection &connection) {

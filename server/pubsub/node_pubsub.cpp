@@ -1,11 +1,11 @@
-#include "server/app/node_pubsub.h"
+#include "server/pubsub/node_pubsub.h"
 
 #include "server/pubsub/cluster_pubsub.h"
 #include "server/pubsub/local_pubsub.h"
 
 #include <QThread>
 
-namespace rt::app {
+namespace rt::pubsub {
 
 NodePubSub::NodePubSub(const pubsub::LocalPubSub &local) : m_local(local) { }
 
@@ -52,4 +52,4 @@ void NodePubSub::detach()
     }
 }
 
-} // namespace rt::app
+} // namespace rt::pubsub

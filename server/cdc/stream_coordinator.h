@@ -31,7 +31,7 @@ namespace rt::metrics {
 class ServerMetrics;
 }
 
-namespace rt::app {
+namespace rt::cdc {
 
 // Where each tenant's change stream runs in the cluster (the per-tenant singleton: one
 // replication connection per tenant database, its postgres_changes and database broadcasts).
@@ -135,4 +135,4 @@ private:
     runtime::MailboxPtr m_mailbox; // answers from the control plane's thread
 };
 
-} // namespace rt::app
+} // namespace rt::cdc

@@ -28,7 +28,7 @@ namespace rt::tenants {
 class TenantDirectory;
 }
 
-namespace rt::app {
+namespace rt::node {
 
 class ClusterNode;
 class NodeConfigAccess;
@@ -119,4 +119,4 @@ private:
     qint64 m_jsonBuiltMs = -1; // m_clock time of m_json
 };
 
-} // namespace rt::app
+} // namespace rt::node

@@ -2,12 +2,12 @@
 // connect checks and the rate counters use, tenant_flags.<id> {"suspend": true} stops the tenant
 // from accepting new sockets (and disconnects its clients), and deleting the keys (or their lease
 // expiring) restores the stored settings. Runs the real ConnectGate over the real directory.
-#include "server/app/cluster_config.h"
 #include "server/auth/jwt.h"
 #include "server/gateway/connect_gate.h"
 #include "server/limits/rate_counter_registry.h"
 #include "server/metrics/catalog.h"
 #include "server/metrics/registry.h"
+#include "server/node/cluster_config.h"
 #include "server/tenants/tenant_directory.h"
 #include "server/tenants/tenant_rates.h"
 #include "shared/core/clock.h"
@@ -81,8 +81,8 @@ private:
     }
     QList<QByteArray> apply(const cluster::ConfigSnapshot &snapshot)
     {
-        return app::applyTenantOverrides(
-                app::parseClusterSettings(snapshot), m_directory, m_rates,
+        return node::applyTenantOverrides(
+                node::parseClusterSettings(snapshot), m_directory, m_rates,
                 [this](const QByteArray &externalId) { m_disconnected.append(externalId); });
     }
 

@@ -12,7 +12,7 @@ namespace rt::cluster {
 class ClusterBackend;
 }
 
-namespace rt::app {
+namespace rt::node {
 
 // The configuration admin API's access to this node's cluster backend. Owned by the Server
 // (the routes exist before the node joins); the backend lives on the cluster thread, so writes
@@ -45,4 +45,4 @@ private:
     QPointer<cluster::ClusterBackend> m_backend; // guarded by m_mutex; dereferenced on its thread
 };
 
-} // namespace rt::app
+} // namespace rt::node

@@ -1,11 +1,11 @@
-#include "server/app/node_config_access.h"
+#include "server/node/node_config_access.h"
 
 #include "server/cluster/cluster_backend.h"
 
 #include <QMetaObject>
 #include <QMutexLocker>
 
-namespace rt::app {
+namespace rt::node {
 
 namespace {
 
@@ -98,4 +98,4 @@ void NodeConfigAccess::setSnapshot(const cluster::ConfigSnapshot &snapshot)
     m_snapshot = snapshot;
 }
 
-} // namespace rt::app
+} // namespace rt::node

@@ -9,7 +9,7 @@ class ClusterPubSub;
 class LocalPubSub;
 } // namespace rt::pubsub
 
-namespace rt::app {
+namespace rt::pubsub {
 
 // What the node's publishers (channels, HTTP broadcasts) publish through: this node's fan-out
 // until the cluster's fan-out is attached (a node with peers: ClusterPubSub), then that. The
@@ -36,4 +36,4 @@ private:
     mutable std::atomic<int> m_publishing{ 0 };
 };
 
-} // namespace rt::app
+} // namespace rt::pubsub

@@ -18,7 +18,7 @@ class TenantDirectory;
 class TenantRates;
 } // namespace rt::tenants
 
-namespace rt::app {
+namespace rt::node {
 
 // The cluster configuration (issue 5 part 9, seed 003): keys stored by the ClusterBackend under
 // <prefix>/config/<key>, edited through the admin API (PUT/DELETE /api/cluster/config/:key,
@@ -132,4 +132,4 @@ struct SnapshotFileError
 std::optional<QString> saveSnapshot(const QString &path, const cluster::ConfigSnapshot &snapshot);
 Result<cluster::ConfigSnapshot, SnapshotFileError> loadSnapshot(const QString &path);
 
-} // namespace rt::app
+} // namespace rt::node

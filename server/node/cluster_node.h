@@ -1,6 +1,5 @@
 #pragma once
 
-#include "server/app/config.h"
 #include "server/cluster/types.h"
 
 #include <QElapsedTimer>
@@ -11,13 +10,13 @@
 #include <QObject>
 #include <QSet>
 #include <QTimer>
+#include <QUrl>
 
 #include <functional>
 #include <memory>
 
 namespace rt::cluster {
 class ClusterBackend;
-class InProcessCluster;
 namespace links {
 class NodeLinks;
 }
@@ -39,15 +38,32 @@ class TenantUsageRegistry;
 } // namespace rt::tenants
 namespace rt::cdc {
 class CdcService;
-}
+class StreamCoordinator;
+} // namespace rt::cdc
 namespace rt::metrics {
 class ServerMetrics;
 }
 
-namespace rt::app {
+namespace rt::node {
+
+// How this node joins a cluster: etcd when endpoints are given, else the embedded single node.
+// Values (and defaults) come from the option table (server/app/config.cpp).
+struct ClusterConfig
+{
+    QList<QUrl> etcdEndpoints; // ETCD_ENDPOINTS; empty: in-process backend, no node links
+    QString etcdPrefix;
+    int leaseTtlSeconds = 0;
+    quint16 linkPort = 0; // CLUSTER_PORT; 0: any free port (advertised in the node record)
+    QString advertiseHost; // empty: this machine's host name
+    QByteArray secret; // CLUSTER_SECRET
+    int linksPerPeer = 0;
+    QString loadAverageFile;
+    int loadMinUptimeSeconds = 0;
+
+    bool usesEtcd() const { return !etcdEndpoints.isEmpty(); }
+};
 
 class NodeConfigAccess;
-class StreamCoordinator;
 
 // This node's place in the cluster: its record in the membership (ClusterBackend: etcd, or the
 // embedded in-process backend for a single node), its links to the other nodes (etcd only) and
@@ -86,6 +102,10 @@ public:
         // Tenant change streams, placed once in the cluster (etcd only; thread-safe facade).
         cdc::CdcService *cdc = nullptr;
         const tenants::TenantDirectory *tenants = nullptr;
+        // Makes this node's cluster backend: etcd with node links, or the embedded in-process
+        // one (the composition root chooses and builds it). Called once, in start(), on the
+        // cluster thread.
+        std::function<std::unique_ptr<cluster::ClusterBackend>()> makeBackend;
         // Re-reads one tenant from the control plane, then calls `done` on any thread (the
         // stream placement asks when a peer names a tenant this node has not seen yet).
         std::function<void(const QByteArray &tenantId, std::function<void()> done)> refreshTenant;
@@ -137,13 +157,12 @@ private:
     cluster::NodeInfo m_self;
     pubsub::ClusterPubSub *m_pubsub = nullptr; // child; etcd only
     presence::PresenceReplicator *m_presenceReplicator = nullptr; // child; etcd only
-    StreamCoordinator *m_streams = nullptr; // child; etcd with a cdc service only
+    cdc::StreamCoordinator *m_streams = nullptr; // child; etcd with a cdc service only
     QTimer m_localTenantsTimer; // a child, like m_loadTimer
     QTimer m_graceTimer; // a child: re-evaluates the nodes kept while their links are up
     QList<cluster::NodeInfo> m_backendMembers; // as the backend reports them
     QList<cluster::NodeInfo> m_dataPlaneMembers; // what the links, fan-out and presence follow
     QHash<QString, qint64> m_departedAtMs; // uptime when a kept node left the membership
-    std::unique_ptr<cluster::InProcessCluster> m_inProcess; // the embedded default only
     std::unique_ptr<cluster::ClusterBackend> m_backend;
     cluster::links::NodeLinks *m_links = nullptr; // child; etcd only
     QTimer m_loadTimer; // a child: it moves to the cluster thread with this object
@@ -153,4 +172,4 @@ private:
     bool m_available = false;
 };
 
-} // namespace rt::app
+} // namespace rt::node

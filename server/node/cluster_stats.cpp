@@ -1,13 +1,13 @@
-#include "server/app/cluster_stats.h"
+#include "server/node/cluster_stats.h"
 
-#include "server/app/cluster_node.h"
-#include "server/app/logging.h"
-#include "server/app/node_config_access.h"
-#include "server/app/stream_coordinator.h"
 #include "server/cdc/cdc_service.h"
+#include "server/cdc/stream_coordinator.h"
 #include "server/cluster/cluster_backend.h"
 #include "server/cluster/counters/counters_state.h"
 #include "server/cluster/links/node_links.h"
+#include "server/node/cluster_node.h"
+#include "server/node/logging.h"
+#include "server/node/node_config_access.h"
 #include "server/pubsub/cluster_pubsub.h"
 #include "server/tenants/tenant_directory.h"
 
@@ -18,7 +18,7 @@
 
 #include <algorithm>
 
-namespace rt::app {
+namespace rt::node {
 
 namespace stats = cluster::stats;
 
@@ -96,8 +96,8 @@ void ClusterStats::onFrame(const QString &fromNodeId, quint8 kind, const QByteAr
     }
     Result<stats::NodeStats> figures = stats::decode(payload);
     if (!figures) {
-        qCWarning(lcApp).noquote() << "ignoring a node stats frame from" << fromNodeId << ":"
-                                   << figures.error().message;
+        qCWarning(lcNode).noquote() << "ignoring a node stats frame from" << fromNodeId << ":"
+                                    << figures.error().message;
         return;
     }
     m_remote.insert(fromNodeId, std::move(*figures));
@@ -215,7 +215,7 @@ QHash<QByteArray, stats::StreamPlacement> ClusterStats::streams() const
         // Every node sees every claim: look up each known tenant's.
         for (const tenants::TenantPtr &tenant : m_parts.tenants->all()) {
             if (const std::optional<cluster::Claim> claim =
-                        backend->claimOf(StreamCoordinator::resourceOf(tenant->externalId))) {
+                        backend->claimOf(cdc::StreamCoordinator::resourceOf(tenant->externalId))) {
                 streams.insert(
                         tenant->externalId,
                         stats::StreamPlacement{ claim->owner, streamState(claim->metadata) });
@@ -270,4 +270,4 @@ QByteArray ClusterStats::snapshotJson()
     return m_json;
 }
 
-} // namespace rt::app
+} // namespace rt::node

@@ -1,11 +1,11 @@
-#include "server/app/tenant_change_relay.h"
+#include "server/node/tenant_change_relay.h"
 
-#include "server/app/cluster_node.h"
-#include "server/app/logging.h"
 #include "server/cluster/links/node_links.h"
+#include "server/node/cluster_node.h"
+#include "server/node/logging.h"
 #include "server/tenants/tenant_change_wire.h"
 
-namespace rt::app {
+namespace rt::node {
 
 namespace wire = tenants::change_wire;
 
@@ -49,8 +49,8 @@ void TenantChangeRelay::announce(const QByteArray &externalId)
         return; // a single node: nobody to tell
     }
     if (externalId.isEmpty() || externalId.size() > wire::MaxIdBytes) {
-        qCWarning(lcApp) << "not announcing a write of a tenant whose id has" << externalId.size()
-                         << "bytes; other nodes see it at their next refresh";
+        qCWarning(lcNode) << "not announcing a write of a tenant whose id has" << externalId.size()
+                          << "bytes; other nodes see it at their next refresh";
         return;
     }
     const QByteArray payload = wire::encode(externalId);
@@ -66,15 +66,15 @@ void TenantChangeRelay::onFrame(const QString &fromNodeId, quint8 kind, const QB
     }
     Result<QByteArray> externalId = wire::decode(payload);
     if (!externalId) {
-        qCWarning(lcApp).noquote() << "bad tenant change notice from" << fromNodeId << ":"
-                                   << externalId.error().message;
+        qCWarning(lcNode).noquote() << "bad tenant change notice from" << fromNodeId << ":"
+                                    << externalId.error().message;
         return;
     }
-    qCDebug(lcApp).noquote() << "node" << fromNodeId << "wrote tenant"
-                             << QString::fromUtf8(*externalId) << "- re-reading it";
+    qCDebug(lcNode).noquote() << "node" << fromNodeId << "wrote tenant"
+                              << QString::fromUtf8(*externalId) << "- re-reading it";
     if (m_refreshTenant) {
         m_refreshTenant(*externalId, [] {});
     }
 }
 
-} // namespace rt::app
+} // namespace rt::node

@@ -13,7 +13,7 @@ class NodeLinks;
 }
 } // namespace rt::cluster
 
-namespace rt::app {
+namespace rt::node {
 
 class ClusterNode;
 
@@ -50,4 +50,4 @@ private:
     cluster::links::NodeLinks *m_links = nullptr; // the node's; null without etcd
 };
 
-} // namespace rt::app
+} // namespace rt::node

@@ -1,25 +1,25 @@
-// The cluster configuration's meaning (server/app/cluster_config.h): a snapshot becomes region
+// The cluster configuration's meaning (server/node/cluster_config.h): a snapshot becomes region
 // mapping and per-tenant overrides, bad entries are reported and skipped while the rest applies,
 // the admin API's validation agrees with it, and the last-known-good file round-trips and never
 // crashes on a corrupt file.
-#include "server/app/cluster_config.h"
+#include "server/node/cluster_config.h"
 
 #include <QDir>
 #include <QFile>
 #include <QTemporaryDir>
 #include <QTest>
 
-using rt::app::ClusterSettings;
-using rt::app::ConfigProblem;
-using rt::app::loadSnapshot;
-using rt::app::parseClusterSettings;
-using rt::app::parseRegionMapping;
-using rt::app::saveSnapshot;
-using rt::app::SnapshotFileError;
-using rt::app::validateConfigEntry;
-using rt::app::validateConfigKeyName;
 using rt::cluster::ConfigEntry;
 using rt::cluster::ConfigSnapshot;
+using rt::node::ClusterSettings;
+using rt::node::ConfigProblem;
+using rt::node::loadSnapshot;
+using rt::node::parseClusterSettings;
+using rt::node::parseRegionMapping;
+using rt::node::saveSnapshot;
+using rt::node::SnapshotFileError;
+using rt::node::validateConfigEntry;
+using rt::node::validateConfigKeyName;
 using rt::tenants::LimitOverrides;
 
 namespace {

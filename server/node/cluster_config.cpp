@@ -1,4 +1,4 @@
-#include "server/app/cluster_config.h"
+#include "server/node/cluster_config.h"
 
 #include "server/tenants/tenant_directory.h"
 #include "server/tenants/tenant_rates.h"
@@ -15,7 +15,7 @@
 
 #include <algorithm>
 
-namespace rt::app {
+namespace rt::node {
 
 namespace {
 
@@ -328,4 +328,4 @@ Result<cluster::ConfigSnapshot, SnapshotFileError> loadSnapshot(const QString &p
     return snapshot;
 }
 
-} // namespace rt::app
+} // namespace rt::node

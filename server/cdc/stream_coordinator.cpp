@@ -1,7 +1,7 @@
-#include "server/app/stream_coordinator.h"
+#include "server/cdc/stream_coordinator.h"
 
-#include "server/app/logging.h"
 #include "server/cdc/cdc_service.h"
+#include "server/cdc/logging.h"
 #include "server/cdc/stream_wire.h"
 #include "server/cluster/cluster_backend.h"
 #include "server/cluster/links/node_links.h"
@@ -13,7 +13,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 
-namespace rt::app {
+namespace rt::cdc {
 
 namespace {
 
@@ -87,7 +87,7 @@ void StreamCoordinator::connectBackend()
                 }
                 const QByteArray tenantId = resource.mid(ResourcePrefix.size()).toUtf8();
                 m_claiming.remove(tenantId);
-                qCWarning(lcApp).noquote()
+                qCWarning(lcCdc).noquote()
                         << "claiming the change stream of tenant" << QString::fromUtf8(tenantId)
                         << "failed, trying again:" << reason;
                 QTimer::singleShot(1000, this, [this, tenantId] { resolve(tenantId); });
@@ -100,7 +100,7 @@ void StreamCoordinator::connectBackend()
                     return;
                 }
                 const QByteArray tenantId = resource.mid(ResourcePrefix.size()).toUtf8();
-                qCWarning(lcApp).noquote() << "lost the change stream of tenant"
+                qCWarning(lcCdc).noquote() << "lost the change stream of tenant"
                                            << QString::fromUtf8(tenantId) << "(" << reason << ")";
                 m_parts.cdc.setStreamOwner(tenantId, std::nullopt, false);
                 resolveSoon(tenantId);
@@ -113,7 +113,7 @@ void StreamCoordinator::onClaimGranted(const QByteArray &tenantId)
     if (claiming != m_claiming.constEnd()) {
         const ClaimCause cause = claiming.value();
         m_claiming.erase(claiming);
-        qCInfo(lcApp).noquote() << QStringLiteral(
+        qCInfo(lcCdc).noquote() << QStringLiteral(
                                            "tenant %1 change stream claimed by this node (%2)")
                                            .arg(QString::fromUtf8(tenantId),
                                                 QLatin1String(label(cause)));
@@ -204,7 +204,7 @@ void StreamCoordinator::resolve(const QByteArray &tenantId)
     }
     const cluster::placement::PlacementDecision decision = place(tenantId);
     const bool here = decision.nodeId.isEmpty() || decision.nodeId == m_self.id;
-    qCInfo(lcApp).noquote()
+    qCInfo(lcCdc).noquote()
             << QStringLiteral("placement of tenant %1: %2 (%3; candidates %4)")
                        .arg(QString::fromUtf8(tenantId), here ? m_self.id : decision.nodeId,
                             QLatin1String(cluster::placement::toString(decision.reason)),
@@ -255,7 +255,7 @@ void StreamCoordinator::askToStart(const QByteArray &tenantId, const QString &pi
 void StreamCoordinator::fallBack(const QByteArray &tenantId, FallbackReason reason,
                                  const QString &why)
 {
-    qCInfo(lcApp).noquote() << QStringLiteral(
+    qCInfo(lcCdc).noquote() << QStringLiteral(
                                        "change stream of tenant %1: %2; starting it here (%3)")
                                        .arg(QString::fromUtf8(tenantId), why,
                                             QLatin1String(label(reason)));
@@ -286,7 +286,7 @@ void StreamCoordinator::startRequested(const QString &fromNodeId, const QByteArr
 {
     const tenants::TenantPtr tenant = m_parts.tenants.find(tenantId);
     if (tenant && cdc::CdcService::usesDatabase(*tenant)) {
-        qCInfo(lcApp).noquote() << "node" << fromNodeId
+        qCInfo(lcCdc).noquote() << "node" << fromNodeId
                                 << "asks this node to run the change stream of tenant"
                                 << QString::fromUtf8(tenantId);
         m_mustClaim.insert(tenantId);
@@ -302,7 +302,7 @@ void StreamCoordinator::startRequested(const QString &fromNodeId, const QByteArr
         });
         return;
     }
-    qCInfo(lcApp).noquote() << "node" << fromNodeId << "asks for the change stream of tenant"
+    qCInfo(lcCdc).noquote() << "node" << fromNodeId << "asks for the change stream of tenant"
                             << QString::fromUtf8(tenantId) << "- refused: no such tenant database";
     send(fromNodeId, cdc::wire::ControlFrameKind, tenantId,
          cdc::wire::encodeControl(cdc::wire::StartRefused{
@@ -367,7 +367,7 @@ void StreamCoordinator::release(const QByteArray &tenantId)
                 const QString resource = resourceOf(tenantId);
                 const std::optional<cluster::Claim> current = m_parts.backend.claimOf(resource);
                 if (current && current->owner == m_self.id) {
-                    qCInfo(lcApp) << "tenant" << tenantId
+                    qCInfo(lcCdc) << "tenant" << tenantId
                                   << "change stream released (idle or closed here)";
                     m_parts.backend.release(resource);
                 }
@@ -404,7 +404,7 @@ void StreamCoordinator::leaveWrongRegions()
         if (region == m_self.region || !liveRegions.contains(region)) {
             continue;
         }
-        qCInfo(lcApp).noquote() << "tenant" << QString::fromUtf8(tenantId) << "belongs to region"
+        qCInfo(lcCdc).noquote() << "tenant" << QString::fromUtf8(tenantId) << "belongs to region"
                                 << region << "- handing its change stream over";
         m_parts.backend.release(resourceOf(tenantId));
     }
@@ -429,7 +429,7 @@ void StreamCoordinator::send(const QString &node, quint8 kind, const QByteArray 
             [this, node, kind, key = QString(ResourcePrefix + QString::fromUtf8(tenantId)),
              bytes = std::move(bytes)] {
                 if (!m_parts.links.send(node, kind, bytes, key)) {
-                    qCWarning(lcApp).noquote()
+                    qCWarning(lcCdc).noquote()
                             << "change stream message to" << node << "dropped (no link)";
                 }
             },
@@ -473,7 +473,7 @@ void StreamCoordinator::onFrame(const QString &fromNodeId, quint8 kind, const QB
     if (kind == cdc::wire::DeliveryFrameKind) {
         Result<cdc::wire::Delivery> delivery = cdc::wire::decodeDelivery(payload);
         if (!delivery) {
-            qCWarning(lcApp).noquote()
+            qCWarning(lcCdc).noquote()
                     << "bad change delivery from" << fromNodeId << ":" << delivery.error().message;
             return;
         }
@@ -489,7 +489,7 @@ void StreamCoordinator::onControl(const QString &fromNodeId, const QByteArray &p
 {
     Result<cdc::wire::ControlMessage> decoded = cdc::wire::decodeControl(payload);
     if (!decoded) {
-        qCWarning(lcApp).noquote()
+        qCWarning(lcCdc).noquote()
                 << "bad change stream message from" << fromNodeId << ":" << decoded.error().message;
         return;
     }
@@ -530,4 +530,4 @@ void StreamCoordinator::onControl(const QString &fromNodeId, const QByteArray &p
             decoded.value());
 }
 
-} // namespace rt::app
+} // namespace rt::cdc

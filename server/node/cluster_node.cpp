@@ -1,16 +1,14 @@
-#include "server/app/cluster_node.h"
+#include "server/node/cluster_node.h"
 
-#include "server/app/cluster_config.h"
-#include "server/app/logging.h"
-#include "server/app/node_config_access.h"
-#include "server/app/stream_coordinator.h"
 #include "server/cdc/cdc_service.h"
+#include "server/cdc/stream_coordinator.h"
 #include "server/cluster/cluster_backend.h"
-#include "server/cluster/etcd/etcd_cluster_backend.h"
-#include "server/cluster/in_process/in_process_cluster.h"
 #include "server/cluster/links/node_links.h"
 #include "server/cluster/placement/load_average.h"
 #include "server/cluster/placement/placement.h"
+#include "server/node/cluster_config.h"
+#include "server/node/logging.h"
+#include "server/node/node_config_access.h"
 #include "server/presence/presence_replicator.h"
 #include "server/presence/presence_store.h"
 #include "server/pubsub/cluster_pubsub.h"
@@ -22,7 +20,7 @@
 #include <QMutexLocker>
 #include <QSet>
 
-namespace rt::app {
+namespace rt::node {
 
 namespace {
 
@@ -109,20 +107,13 @@ void ClusterNode::start()
         }
         m_self.linkAddress = hostPort(advertiseHost, *port);
         startDataPlane();
-        cluster::EtcdBackendSettings etcd;
-        etcd.endpoints = config.etcdEndpoints;
-        etcd.prefix = config.etcdPrefix;
-        etcd.leaseTtlSeconds = config.leaseTtlSeconds;
-        m_backend = std::make_unique<cluster::EtcdClusterBackend>(etcd);
-        qCInfo(lcApp).noquote() << QStringLiteral(
-                                           "joining the cluster in etcd %1 as %2 (region %3), "
-                                           "node links on %4")
-                                           .arg(etcd.prefix, m_self.id, m_self.region,
-                                                m_self.linkAddress);
-    } else {
-        m_inProcess = std::make_unique<cluster::InProcessCluster>();
-        m_backend = std::make_unique<cluster::InProcessClusterBackend>(*m_inProcess);
+        qCInfo(lcNode).noquote() << QStringLiteral(
+                                            "joining the cluster in etcd %1 as %2 (region %3), "
+                                            "node links on %4")
+                                            .arg(config.etcdPrefix, m_self.id, m_self.region,
+                                                 m_self.linkAddress);
     }
+    m_backend = m_parts.makeBackend();
     connect(m_backend.get(), &cluster::ClusterBackend::membersChanged, this,
             &ClusterNode::onMembersChanged);
     connect(m_backend.get(), &cluster::ClusterBackend::stopped, this, &ClusterNode::stopped);
@@ -137,7 +128,7 @@ void ClusterNode::start()
         // Keys deleted while this node could not see them are gone from this snapshot.
         Q_EMIT configChanged(m_backend->configSnapshot());
         if (m_settings.cluster.usesEtcd()) {
-            qCInfo(lcApp) << "cluster backend available";
+            qCInfo(lcNode) << "cluster backend available";
         }
     });
     connect(m_backend.get(), &cluster::ClusterBackend::backendUnavailable, this,
@@ -147,17 +138,17 @@ void ClusterNode::start()
                     m_available = false;
                 }
                 // Degraded, not down: clients stay connected, configuration stays as last known.
-                qCWarning(lcApp).noquote()
+                qCWarning(lcNode).noquote()
                         << "cluster backend unavailable, serving on with the last known state:"
                         << reason;
             });
     if (m_links != nullptr && m_parts.cdc != nullptr && m_parts.tenants != nullptr) {
-        m_streams = new StreamCoordinator(m_self,
-                                          StreamCoordinator::Parts{ *m_backend, *m_links, *m_pubsub,
-                                                                    *m_parts.cdc, *m_parts.tenants,
-                                                                    m_parts.refreshTenant,
-                                                                    m_parts.metrics },
-                                          this);
+        m_streams = new cdc::StreamCoordinator(
+                m_self,
+                cdc::StreamCoordinator::Parts{ *m_backend, *m_links, *m_pubsub, *m_parts.cdc,
+                                               *m_parts.tenants, m_parts.refreshTenant,
+                                               m_parts.metrics },
+                this);
         connect(this, &ClusterNode::configChanged, m_streams,
                 [this](const cluster::ConfigSnapshot &snapshot) {
                     m_streams->setRegionMapping(parseClusterSettings(snapshot).regionMapping);
@@ -248,13 +239,13 @@ void ClusterNode::onMembersChanged(const QList<cluster::NodeInfo> &members)
     for (const cluster::NodeInfo &node : members) {
         now.insert(node.id);
         if (!before.contains(node.id) && node.id != m_self.id) {
-            qCInfo(lcApp).noquote() << QStringLiteral("node %1 joined (region %2, links %3)")
-                                               .arg(node.id, node.region, node.linkAddress);
+            qCInfo(lcNode).noquote() << QStringLiteral("node %1 joined (region %2, links %3)")
+                                                .arg(node.id, node.region, node.linkAddress);
         }
     }
     for (const QString &id : std::as_const(before)) {
         if (!now.contains(id)) {
-            qCInfo(lcApp).noquote() << "node" << id << "left the cluster";
+            qCInfo(lcNode).noquote() << "node" << id << "left the cluster";
         }
     }
     m_backendMembers = members;
@@ -290,7 +281,7 @@ void ClusterNode::applyDataPlaneMembers()
             const qint64 since = m_departedAtMs.value(node.id, -1);
             if (since < 0) {
                 m_departedAtMs.insert(node.id, nowMs);
-                qCInfo(lcApp).noquote()
+                qCInfo(lcNode).noquote()
                         << "node" << node.id << "is gone from the membership but its links are up:"
                         << "keeping it for up to" << graceMs << "ms";
             }
@@ -321,7 +312,7 @@ void ClusterNode::applyDataPlaneMembers()
             if (const auto address = peerAddress(node)) {
                 peers.append(*address);
             } else {
-                qCWarning(lcApp).noquote()
+                qCWarning(lcNode).noquote()
                         << "node" << node.id
                         << "publishes no usable link address:" << node.linkAddress;
             }
@@ -368,4 +359,4 @@ void ClusterNode::publishLoad()
     }
 }
 
-} // namespace rt::app
+} // namespace rt::node

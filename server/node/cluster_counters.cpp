@@ -1,12 +1,12 @@
-#include "server/app/cluster_counters.h"
+#include "server/node/cluster_counters.h"
 
-#include "server/app/cluster_node.h"
 #include "server/cluster/counters/logging.h"
 #include "server/cluster/links/node_links.h"
 #include "server/limits/rate_counter_registry.h"
+#include "server/node/cluster_node.h"
 #include "server/tenants/tenant_directory.h"
 
-namespace rt::app {
+namespace rt::node {
 
 namespace counters = cluster::counters;
 
@@ -180,4 +180,4 @@ counters::UsersByTenant ClusterCounters::localUsers() const
     return users;
 }
 
-} // namespace rt::app
+} // namespace rt::node

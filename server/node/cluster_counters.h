@@ -18,7 +18,7 @@ namespace rt::tenants {
 class TenantUsageRegistry;
 }
 
-namespace rt::app {
+namespace rt::node {
 
 class ClusterNode;
 
@@ -95,4 +95,4 @@ private:
     cluster::counters::UsersByTenant m_lastLocal;
 };
 
-} // namespace rt::app
+} // namespace rt::node
