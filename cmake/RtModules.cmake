@@ -43,6 +43,8 @@ function(rt_add_module name)
     add_library(${target} STATIC ${ARG_SOURCES})
     add_library(rt::${name} ALIAS ${target})
     set_property(GLOBAL PROPERTY RT_LAYER_${name} ${ARG_LAYER})
+    # Every module and its layer, for the module-map check (cmake/CheckModuleMap.cmake).
+    set_property(GLOBAL APPEND PROPERTY RT_MODULES "${name}:${ARG_LAYER}")
     foreach(dep IN LISTS ARG_DEPS)
         string(REPLACE "rt::" "" dep_name "${dep}")
         get_property(dep_layer GLOBAL PROPERTY RT_LAYER_${dep_name})
