@@ -1,6 +1,13 @@
 #pragma once
 
+#include "server/http/api_auth.h"
 #include "server/http/router.h"
+
+#include <QJsonObject>
+#include <QMap>
+
+#include <functional>
+#include <optional>
 
 namespace rt::pubsub {
 class PubSub;
@@ -13,8 +20,6 @@ class CdcService;
 }
 
 namespace rt::http {
-
-class TenantApiAuth;
 
 // The broadcast REST API (spec §4.4, §4.5): POST /api/broadcast (a batch of text broadcasts)
 // and POST /api/broadcast/:topic/events/:event (one user broadcast, JSON or binary), both
@@ -35,6 +40,22 @@ public:
                       const transport::HttpResponder &responder) const;
 
 private:
+    // Publishes one message of a batch (private: on the private topic).
+    using BatchPublisher = std::function<void(const QJsonObject &message, bool isPrivate)>;
+
+    // The 429 when the tenant's events rate is over its limit (`batch` messages: also when they
+    // would take it over).
+    std::optional<wire::HttpResponse> overRate(const tenants::Tenant &tenant, double rate,
+                                               qsizetype batch) const;
+    void publishPrivate(const wire::HttpRequest &request, const TenantApiAuth::Outcome &authorised,
+                        const QMap<QByteArray, QList<QJsonObject>> &byTopic,
+                        const BatchPublisher &publish,
+                        const transport::HttpResponder &responder) const;
+    void publishPrivateSingle(const wire::HttpRequest &request,
+                              const TenantApiAuth::Outcome &authorised, const QByteArray &topic,
+                              const std::function<void()> &publish,
+                              const transport::HttpResponder &responder) const;
+
     const TenantApiAuth &m_auth;
     const tenants::TenantRates &m_rates;
     const pubsub::PubSub &m_pubsub;
