@@ -80,95 +80,119 @@ void ChannelService::replyJoinError(ClientLink &link, const protocol::InboundMes
     link.sendLater(m_context.settings.channelErrorBackoffMs, frame);
 }
 
-ChannelService::JoinResult ChannelService::join(SocketState &socket, ClientLink &link,
-                                                const protocol::InboundMessage &message)
+namespace {
+
+// The join's own token, unless absent or a new-style `sb_` key: then the socket's token.
+QByteArray joinToken(const SocketState &socket, const JoinConfig &config)
 {
-    JoinResult result;
-    const QByteArray subTopic = message.topic.mid(RealtimePrefix.size());
-    if (subTopic.isEmpty()) {
-        replyJoinError(link, message,
-                       QStringLiteral("TopicNameRequired: You must provide a topic name"));
-        return result;
+    if (config.accessToken && !config.accessToken->startsWith("sb_")) {
+        return auth::cleanToken(*config.accessToken);
     }
-    if (m_context.shuttingDown.load()) {
-        replyJoinError(
-                link, message,
-                QStringLiteral("RealtimeRestarting: Realtime is restarting, please standby"));
-        return result;
-    }
-    const tenants::TenantPtr tenant = m_context.tenants.find(socket.tenantId);
-    if (!tenant) {
-        replyJoinError(link, message,
-                       QStringLiteral("TenantNotFound: Tenant with the given ID does not exist"));
-        result.closeSocket = true;
-        return result;
-    }
-    socket.tenant = tenant;
+    return socket.token;
+}
 
-    const QJsonObject payload = QJsonDocument::fromJson(message.payload).object();
-    const JoinConfig config = parseJoinConfig(payload);
-
-    if (tenant->privateOnly && !config.isPrivate) {
-        replyJoinError(link, message,
-                       QStringLiteral("PrivateOnly: This project only allows private channels"));
-        return result;
+// What the tenant database (or its absence) refuses before it is even asked.
+std::optional<QString> databaseRefusal(const JoinConfig &config, bool needsDatabase)
+{
+    if (config.isPrivate && !needsDatabase) {
+        // Private channels are authorised by the tenant database's RLS policies on
+        // realtime.messages; a tenant without a database cannot have them.
+        return QStringLiteral("UnableToConnectToProject: Realtime was unable to connect to the "
+                              "project database");
     }
-    if (!socket.countedAsUser && socket.usage->clusterUsers() >= tenant->maxConcurrentUsers) {
+    if (config.replay && !config.isPrivate) {
+        return QStringLiteral("UnableToReplayMessages: Replay is not allowed for public channels");
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+std::optional<ChannelService::JoinRefusal>
+ChannelService::limitRefusal(SocketState &socket, const tenants::Tenant &tenant,
+                             const JoinConfig &config)
+{
+    if (tenant.privateOnly && !config.isPrivate) {
+        return JoinRefusal{
+            QStringLiteral("PrivateOnly: This project only allows private channels"), false
+        };
+    }
+    if (!socket.countedAsUser && socket.usage->clusterUsers() >= tenant.maxConcurrentUsers) {
         countLimitRejection(m_context, socket.tenantId, metrics::label_values::ConcurrentUsers);
-        replyJoinError(link, message,
-                       QStringLiteral("ConnectionRateLimitReached: Too many connected users"));
-        return result;
+        return JoinRefusal{ QStringLiteral("ConnectionRateLimitReached: Too many connected users"),
+                            false };
     }
     // Every join that passes this check counts, even if it fails later (upstream).
     if (!socket.joins) {
-        socket.joins = m_context.rates.joins(*tenant);
+        socket.joins = m_context.rates.joins(tenant);
     }
     if (socket.joins->isTriggered()) {
         countLimitRejection(m_context, socket.tenantId, metrics::label_values::Joins);
-        replyJoinError(link, message,
-                       QStringLiteral("ClientJoinRateLimitReached: Too many joins per second"));
-        result.closeSocket = true;
-        return result;
+        return JoinRefusal{ QStringLiteral("ClientJoinRateLimitReached: Too many joins per second"),
+                            true };
     }
     socket.joins->add(1);
-    if (socket.channelCount >= tenant->maxChannelsPerClient) {
+    if (socket.channelCount >= tenant.maxChannelsPerClient) {
         countLimitRejection(m_context, socket.tenantId, metrics::label_values::ChannelsPerClient);
-        replyJoinError(link, message, QStringLiteral("ChannelRateLimitReached: Too many channels"));
-        return result;
+        return JoinRefusal{ QStringLiteral("ChannelRateLimitReached: Too many channels"), false };
     }
+    return std::nullopt;
+}
 
-    // The join's own token, unless absent or a new-style `sb_` key: then the socket's token.
-    QByteArray token = socket.token;
-    if (config.accessToken && !config.accessToken->startsWith("sb_")) {
-        token = auth::cleanToken(*config.accessToken);
+std::optional<ChannelService::JoinRefusal>
+ChannelService::socketRefusal(const SocketState &socket, const QByteArray &subTopic) const
+{
+    if (subTopic.isEmpty()) {
+        return JoinRefusal{ QStringLiteral("TopicNameRequired: You must provide a topic name"),
+                            false };
     }
+    if (m_context.shuttingDown.load()) {
+        return JoinRefusal{
+            QStringLiteral("RealtimeRestarting: Realtime is restarting, please standby"), false
+        };
+    }
+    if (!m_context.tenants.find(socket.tenantId)) {
+        return JoinRefusal{
+            QStringLiteral("TenantNotFound: Tenant with the given ID does not exist"), true
+        };
+    }
+    return std::nullopt;
+}
+
+ChannelService::JoinResult ChannelService::join(SocketState &socket, ClientLink &link,
+                                                const protocol::InboundMessage &message)
+{
+    const auto refuse = [&](const JoinRefusal &refusal) {
+        replyJoinError(link, message, refusal.reason);
+        JoinResult refused;
+        refused.closeSocket = refusal.closeSocket;
+        return refused;
+    };
+    if (const auto refusal = socketRefusal(socket, message.topic.mid(RealtimePrefix.size()))) {
+        return refuse(*refusal);
+    }
+    const tenants::TenantPtr tenant = m_context.tenants.find(socket.tenantId);
+    socket.tenant = tenant;
+    const JoinConfig config = parseJoinConfig(QJsonDocument::fromJson(message.payload).object());
+    if (const auto refusal = limitRefusal(socket, *tenant, config)) {
+        return refuse(*refusal);
+    }
+    const QByteArray token = joinToken(socket, config);
     auth::VerifyOptions options;
     options.nowSeconds = m_context.clock.epochMs() / 1000;
     options.claimValidators = m_context.settings.claimValidators;
     Result<auth::VerifiedToken, auth::JwtError> verified =
             auth::verifyToken(token, *tenant->keys, options);
     if (!verified) {
-        replyJoinError(link, message, verified.error().joinReason());
-        return result;
+        return refuse(JoinRefusal{ verified.error().joinReason(), false });
     }
-
     auto request = std::make_shared<JoinRequest>(
             JoinRequest{ message, config, token, verified->claims, verified->exp, tenant });
     const bool needsDatabase = m_context.cdc != nullptr && cdc::CdcService::usesDatabase(*tenant);
-    if (config.isPrivate && !needsDatabase) {
-        // Private channels are authorised by the tenant database's RLS policies on
-        // realtime.messages; a tenant without a database cannot have them.
-        replyJoinError(link, message,
-                       QStringLiteral("UnableToConnectToProject: Realtime was unable to connect "
-                                      "to the project database"));
-        return result;
+    if (const std::optional<QString> refusal = databaseRefusal(config, needsDatabase)) {
+        return refuse(JoinRefusal{ *refusal, false });
     }
-    if (config.replay && !config.isPrivate) {
-        replyJoinError(link, message,
-                       QStringLiteral("UnableToReplayMessages: Replay is not allowed for public "
-                                      "channels"));
-        return result;
-    }
+    JoinResult result;
     if (!needsDatabase) {
         result.channel = admitAndComplete(socket, link, request, nullptr, result.pending);
         return result;
@@ -176,10 +200,17 @@ ChannelService::JoinResult ChannelService::join(SocketState &socket, ClientLink 
     // Step 9 (every join of a tenant with a database): the tenant database, asynchronously.
     // The session holds the socket's other messages back until joinFinished().
     result.pending = true;
+    joinThroughDatabase(socket, link, request);
+    return result;
+}
+
+void ChannelService::joinThroughDatabase(SocketState &socket, ClientLink &link,
+                                         const std::shared_ptr<const JoinRequest> &request)
+{
     SocketState *socketState = &socket;
     ClientLink *client = &link;
     m_context.cdc->connect(
-            tenant, &m_context.hub, QPointer<QObject>(link.context()),
+            request->tenant, &m_context.hub, QPointer<QObject>(link.context()),
             [this, socketState, client, request](const cdc::ConnectOutcome &outcome) {
                 if (outcome) {
                     replyJoinError(*client, request->message, *outcome);
@@ -197,7 +228,6 @@ ChannelService::JoinResult ChannelService::join(SocketState &socket, ClientLink 
                     client->joinFinished(std::move(channel), false);
                 }
             });
-    return result;
 }
 
 cdc::AuthorizationRequest ChannelService::authorizationRequest(const SocketState &socket,
@@ -296,61 +326,80 @@ std::unique_ptr<Channel> ChannelService::admitAndComplete(
     return completeJoin(socket, link, *request, access.get());
 }
 
-std::unique_ptr<Channel> ChannelService::completeJoin(SocketState &socket, ClientLink &link,
-                                                      const JoinRequest &request,
-                                                      const cdc::CdcService::ChannelAccess *access)
-{
-    const protocol::InboundMessage &message = request.message;
-    const JoinConfig &config = request.config;
-    const tenants::TenantPtr &tenant = request.tenant;
-    const QByteArray subTopic = message.topic.mid(RealtimePrefix.size());
+namespace {
 
-    // V1 has no join_ref: the join's ref is the channel's join ref (spec §2.2).
-    QByteArray joinRef = message.joinRef;
-    if (socket.vsn == protocol::Vsn::V1 || joinRef == "null") {
-        joinRef = message.ref;
+// The channel's postgres_changes bindings: the join's config, or (legacy API, no config) the
+// sub-topic itself as schema[:table[:filter]] (spec §3.2, §6.7).
+QJsonArray joinChanges(const JoinConfig &config, const QByteArray &subTopic)
+{
+    QJsonArray changes = config.postgresChanges;
+    if (config.hasConfig) {
+        return changes;
     }
+    QJsonObject legacy;
+    const QList<QByteArray> parts = subTopic.split(':');
+    legacy.insert(QLatin1String("schema"), QString::fromUtf8(parts.value(0)));
+    if (parts.size() > 1) {
+        legacy.insert(QLatin1String("table"), QString::fromUtf8(parts.value(1)));
+    }
+    if (parts.size() > 2) {
+        legacy.insert(QLatin1String("filter"),
+                      QString::fromUtf8(subTopic.mid(parts[0].size() + parts[1].size() + 2)));
+    }
+    changes.append(legacy);
+    return changes;
+}
+
+int positiveOr(const std::optional<int> &value, int fallback)
+{
+    return value && *value > 0 ? *value : fallback;
+}
+
+} // namespace
+
+std::unique_ptr<Channel> ChannelService::makeChannel(SocketState &socket, ClientLink &link,
+                                                     const JoinRequest &request,
+                                                     const QByteArray &joinRef) const
+{
+    const JoinConfig &config = request.config;
+    const tenants::Tenant &tenant = *request.tenant;
+    const QByteArray subTopic = request.message.topic.mid(RealtimePrefix.size());
     pubsub::TopicKey key(socket.tenantId, config.isPrivate, subTopic);
-    auto channel = std::make_unique<Channel>(link, key, message.topic, joinRef, nextMemberId());
+    auto channel =
+            std::make_unique<Channel>(link, key, request.message.topic, joinRef, nextMemberId());
     channel->broadcastSelf = config.broadcastSelf;
     channel->broadcastAck = config.broadcastAck;
-    channel->presenceEnabled = config.presenceEnabled || tenant->presenceEnabled;
+    channel->presenceEnabled = config.presenceEnabled || tenant.presenceEnabled;
     channel->presenceKey = config.presenceKey.isEmpty()
             ? QUuid::createUuid().toString(QUuid::WithoutBraces).toLatin1()
             : config.presenceKey;
     channel->accessToken = request.token;
     channel->claims = request.claims;
-    channel->events = m_context.rates.events(*tenant);
-    channel->presenceEvents = m_context.rates.presenceEvents(*tenant);
-    const auto positiveOr = [](const std::optional<int> &value, int fallback) {
-        return value && *value > 0 ? *value : fallback;
-    };
-    channel->presenceMaxCalls = positiveOr(tenant->maxClientPresenceEventsPerWindow,
+    channel->events = m_context.rates.events(tenant);
+    channel->presenceEvents = m_context.rates.presenceEvents(tenant);
+    channel->presenceMaxCalls = positiveOr(tenant.maxClientPresenceEventsPerWindow,
                                            m_context.settings.clientPresenceMaxCalls);
     channel->presenceWindowMs =
-            positiveOr(tenant->clientPresenceWindowMs, m_context.settings.clientPresenceWindowMs);
+            positiveOr(tenant.clientPresenceWindowMs, m_context.settings.clientPresenceWindowMs);
     channel->messagesOut = m_context.metrics.messagesOut.labels({ socket.tenantId });
     channel->tokenExp = request.exp;
     channel->replicationReady = config.replicationReady;
+    channel->legacyChanges = !config.hasConfig;
+    channel->postgresChanges = postgresChangesWithIds(joinChanges(config, subTopic));
+    return channel;
+}
 
-    QJsonArray changes = config.postgresChanges;
-    if (!config.hasConfig) {
-        // Legacy API: the sub-topic itself is schema[:table[:filter]] (spec §3.2, §6.7).
-        QJsonObject legacy;
-        const QList<QByteArray> parts = subTopic.split(':');
-        legacy.insert(QLatin1String("schema"), QString::fromUtf8(parts.value(0)));
-        if (parts.size() > 1) {
-            legacy.insert(QLatin1String("table"), QString::fromUtf8(parts.value(1)));
-        }
-        if (parts.size() > 2) {
-            legacy.insert(QLatin1String("filter"),
-                          QString::fromUtf8(subTopic.mid(parts[0].size() + parts[1].size() + 2)));
-        }
-        changes.append(legacy);
-        channel->legacyChanges = true;
+std::unique_ptr<Channel> ChannelService::completeJoin(SocketState &socket, ClientLink &link,
+                                                      const JoinRequest &request,
+                                                      const cdc::CdcService::ChannelAccess *access)
+{
+    const protocol::InboundMessage &message = request.message;
+    // V1 has no join_ref: the join's ref is the channel's join ref (spec §2.2).
+    QByteArray joinRef = message.joinRef;
+    if (socket.vsn == protocol::Vsn::V1 || joinRef == "null") {
+        joinRef = message.ref;
     }
-    channel->postgresChanges = postgresChangesWithIds(changes);
-
+    std::unique_ptr<Channel> channel = makeChannel(socket, link, request, joinRef);
     if (access != nullptr) {
         channel->readsBroadcast = access->permissions.broadcastRead.value_or(false);
         channel->readsPresence = access->permissions.presenceRead.value_or(false);
@@ -359,7 +408,7 @@ std::unique_ptr<Channel> ChannelService::completeJoin(SocketState &socket, Clien
         channel->writesPresence = access->permissions.presenceWrite.value_or(false);
     }
     m_context.hub.subscribe(
-            key, channel.get(), channel->memberId(), socket.vsn,
+            channel->key(), channel.get(), channel->memberId(), socket.vsn,
             pubsub::MemberRights{ channel->readsBroadcast, channel->readsPresence });
     ++socket.channelCount;
 
@@ -375,30 +424,35 @@ std::unique_ptr<Channel> ChannelService::completeJoin(SocketState &socket, Clien
     if (channel->presenceEnabled && channel->readsPresence) {
         requestPresenceState(*channel);
     }
+    startChanges(socket, *channel, request.tenant);
+    return channel;
+}
+
+void ChannelService::startChanges(SocketState &socket, Channel &channel,
+                                  const tenants::TenantPtr &tenant)
+{
     const bool hasDatabase = m_context.cdc != nullptr && cdc::CdcService::usesDatabase(*tenant);
-    if (!changes.isEmpty()) {
+    if (!channel.postgresChanges.isEmpty()) {
         if (hasDatabase) {
-            subscribeToChanges(socket, *channel);
+            subscribeToChanges(socket, channel);
         } else {
             // Never a silent success: the client learns that no changes will come.
-            channel->pushSystem(QStringLiteral("postgres_changes"), QStringLiteral("error"),
-                                QStringLiteral("Unable to subscribe to changes with given "
-                                               "parameters. This tenant has no database "
-                                               "configured"));
+            channel.pushSystem(QStringLiteral("postgres_changes"), QStringLiteral("error"),
+                               QStringLiteral("Unable to subscribe to changes with given "
+                                              "parameters. This tenant has no database "
+                                              "configured"));
         }
     }
-    if (channel->replicationReady && hasDatabase) {
-        Channel *target = channel.get();
+    if (channel.replicationReady && hasDatabase) {
+        Channel *target = &channel;
         m_context.cdc->whenStreaming(
-                tenant, &m_context.hub, QPointer<QObject>(channel->guard()), [target](bool ready) {
+                tenant, &m_context.hub, QPointer<QObject>(channel.guard()), [target](bool ready) {
                     if (ready) {
                         target->pushSystem(QStringLiteral("system"), QStringLiteral("ok"),
-                                           QStringLiteral("Replication connection "
-                                                          "established"));
+                                           QStringLiteral("Replication connection established"));
                     }
                 });
     }
-    return channel;
 }
 
 void ChannelService::pushReplayed(const SocketState &socket, Channel &channel,

@@ -3,12 +3,14 @@
 #include "server/cdc/cdc_service.h"
 #include "server/channels/channel.h"
 #include "server/channels/channel_context.h"
+#include "server/channels/join_payload.h"
 #include "server/channels/socket_state.h"
 #include "shared/protocol/phoenix_message.h"
 
 #include <QString>
 
 #include <memory>
+#include <optional>
 
 namespace rt::channels {
 
@@ -67,6 +69,27 @@ public:
 
 private:
     struct JoinRequest;
+    struct JoinRefusal
+    {
+        QString reason; // the join error's reason
+        bool closeSocket = false; // the socket goes too (unknown tenant, joins rate)
+    };
+    // Refusals before the tenant's limits: no topic, shutting down, unknown tenant.
+    std::optional<JoinRefusal> socketRefusal(const SocketState &socket,
+                                             const QByteArray &subTopic) const;
+    // The tenant's limits (private only, users, joins per second, channels per client); counts
+    // the join against the joins rate once it passes the users check.
+    std::optional<JoinRefusal> limitRefusal(SocketState &socket, const tenants::Tenant &tenant,
+                                            const JoinConfig &config);
+    // Step 9: the tenant database, asynchronously; ends in ClientLink::joinFinished().
+    void joinThroughDatabase(SocketState &socket, ClientLink &link,
+                             const std::shared_ptr<const JoinRequest> &request);
+    // The channel as the join asks for it, not yet subscribed anywhere.
+    std::unique_ptr<Channel> makeChannel(SocketState &socket, ClientLink &link,
+                                         const JoinRequest &request,
+                                         const QByteArray &joinRef) const;
+    // postgres_changes (or the error that no database is configured) and replication_ready.
+    void startChanges(SocketState &socket, Channel &channel, const tenants::TenantPtr &tenant);
     // Counts the socket as a user of its tenant (refusing the join when the tenant is full),
     // then completes the join: now (returns the channel), or, with `deferred` set, once the
     // other nodes route the tenant here (then ClientLink::joinFinished() ends it). nullptr and
