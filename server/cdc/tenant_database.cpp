@@ -1,6 +1,7 @@
 #include "server/cdc/tenant_database.h"
 
 #include "server/cdc/logging.h"
+#include "server/cdc/transaction_assembler.h"
 #include "server/pgoutput/decoder.h"
 #include "server/pgoutput/types.h"
 #include "server/postgres/connection.h"
@@ -58,72 +59,6 @@ QByteArray textArrayLiteral(const QList<QByteArray> &elements)
     return out + '}';
 }
 
-QList<TupleValue> tupleValues(const pgoutput::TupleData &tuple)
-{
-    QList<TupleValue> values;
-    values.reserve(tuple.values.size());
-    for (const pgoutput::Value &value : tuple.values) {
-        switch (value.kind) {
-        case pgoutput::Value::Kind::Null:
-            values.append(TupleValue{ TupleValue::Kind::Null, {} });
-            break;
-        case pgoutput::Value::Kind::UnchangedToast:
-            values.append(TupleValue{ TupleValue::Kind::UnchangedToast, {} });
-            break;
-        case pgoutput::Value::Kind::Text:
-        case pgoutput::Value::Kind::Binary:
-            values.append(TupleValue{ TupleValue::Kind::Text, value.bytes });
-            break;
-        }
-    }
-    return values;
-}
-
-// A realtime.messages row inserted by realtime.send(), a trigger or a plain insert: a broadcast
-// when it has everything the spec requires (§4.6), else nothing.
-std::optional<DatabaseBroadcast> broadcastFromRow(const RelationInfo &relation,
-                                                  const QList<TupleValue> &row)
-{
-    QHash<QByteArray, const TupleValue *> byName;
-    for (qsizetype i = 0; i < relation.columns.size() && i < row.size(); ++i) {
-        byName.insert(relation.columns[i].name, &row[i]);
-    }
-    const auto text = [&byName](const char *name) -> std::optional<QByteArray> {
-        const TupleValue *value = byName.value(QByteArray(name));
-        if (value == nullptr || value->kind != TupleValue::Kind::Text) {
-            return std::nullopt;
-        }
-        return value->text;
-    };
-    const auto id = text("id");
-    const auto topic = text("topic");
-    const auto event = text("event");
-    const auto isPrivate = text("private");
-    const auto insertedAt = text("inserted_at");
-    if (!id || !topic || !event || !isPrivate || !insertedAt) {
-        return std::nullopt;
-    }
-    const auto extension = text("extension");
-    if (extension && *extension != "broadcast") {
-        return std::nullopt;
-    }
-    DatabaseBroadcast broadcast;
-    broadcast.id = *id;
-    broadcast.topic = *topic;
-    broadcast.event = *event;
-    broadcast.isPrivate = *isPrivate == "t";
-    if (const auto payload = text("payload")) {
-        broadcast.payload = *payload;
-    } else if (const auto binary = text("binary_payload")) {
-        // bytea in hex output form: \x0102...
-        broadcast.payload = QByteArray::fromHex(binary->mid(binary->startsWith("\\x") ? 2 : 0));
-        broadcast.isBinary = true;
-    } else {
-        return std::nullopt;
-    }
-    return broadcast;
-}
-
 } // namespace
 
 TenantDatabase::TenantDatabase(TenantDatabaseOptions options, const pubsub::PubSub &pubsub,
@@ -131,7 +66,10 @@ TenantDatabase::TenantDatabase(TenantDatabaseOptions options, const pubsub::PubS
     : QObject(parent),
       m_options(std::move(options)),
       m_pubsub(pubsub),
-      m_counting(counting)
+      m_counting(counting),
+      m_assembler([this](const QByteArray &schema, const QByteArray &table) {
+          return m_registry.snapshot()->bindingsOn(schema, table) != nullptr;
+      })
 { }
 
 TenantDatabase::~TenantDatabase()
@@ -327,7 +265,7 @@ void TenantDatabase::startStream()
                                           << (willRetry ? "(retrying)" : "");
                          m_streaming = false;
                          // A half-read transaction is sent again from the confirmed position.
-                         m_openTransaction.reset();
+                         m_assembler.abandonOpenTransaction();
                          if (!willRetry) {
                              fail(reason, QByteArray());
                          }
@@ -371,7 +309,7 @@ void TenantDatabase::setStreamAllowed(bool allowed, int graceMs)
         m_stream = nullptr;
     }
     m_streaming = false;
-    m_openTransaction.reset();
+    m_assembler.abandonOpenTransaction();
     // Decoded but unpublished: never confirmed, so the next reader of the slot gets them.
     m_queue.clear();
 }
@@ -388,7 +326,6 @@ void TenantDatabase::whenStreaming(std::function<void()> done)
 
 void TenantDatabase::onWalMessages(const QList<replication::WalMessage> &batch)
 {
-    std::optional<PendingBatch> completed;
     for (const replication::WalMessage &wal : batch) {
         rt::Result<pgoutput::Message, pgoutput::DecodeError> decoded =
                 pgoutput::decode(wal.payload);
@@ -400,108 +337,13 @@ void TenantDatabase::onWalMessages(const QList<replication::WalMessage> &batch)
                               << decoded.error().message;
             continue;
         }
-        std::visit(
-                [this, &completed](auto &&message) {
-                    using T = std::decay_t<decltype(message)>;
-                    if constexpr (std::is_same_v<T, pgoutput::Begin>) {
-                        m_openTransaction = PendingBatch{};
-                        m_openXid = message.xid;
-                        m_openCommitTimestamp = pgoutput::commitTimestampText(message.commitTime);
-                    } else if constexpr (std::is_same_v<T, pgoutput::Commit>) {
-                        if (!m_openTransaction) {
-                            return;
-                        }
-                        if (!completed) {
-                            completed = PendingBatch{};
-                        }
-                        if (!m_openTransaction->changes.isEmpty()) {
-                            completed->xids.append(m_openXid);
-                        }
-                        completed->changes.append(std::move(m_openTransaction->changes));
-                        completed->broadcasts.append(std::move(m_openTransaction->broadcasts));
-                        completed->endLsn = message.endLsn;
-                        m_openTransaction.reset();
-                    } else if constexpr (std::is_same_v<T, pgoutput::Type>) {
-                        m_typeNames.insert(message.oid, message.name);
-                    } else if constexpr (std::is_same_v<T, pgoutput::Relation>) {
-                        auto relation = std::make_shared<RelationInfo>();
-                        relation->oid = message.oid;
-                        relation->schema = message.nspname.isEmpty() ? QByteArray("pg_catalog")
-                                                                     : message.nspname;
-                        relation->table = message.relname;
-                        relation->replicaIdentity = message.replicaIdentity;
-                        for (const pgoutput::Column &column : message.columns) {
-                            ColumnInfo info;
-                            info.name = column.name;
-                            info.typeOid = column.typeOid;
-                            info.typeName = pgoutput::builtinTypeName(column.typeOid);
-                            if (info.typeName.isEmpty()) {
-                                info.typeName = m_typeNames.value(column.typeOid, "unknown");
-                            }
-                            relation->columns.append(info);
-                        }
-                        m_relations.insert(message.oid, relation);
-                        // A new description may come with new grants: read privileges again.
-                        m_privilegesStale = true;
-                    } else if constexpr (
-                            std::is_same_v<
-                                    T,
-                                    pgoutput::
-                                            Insert> || std::is_same_v<T, pgoutput::Update> || std::is_same_v<T, pgoutput::Delete>) {
-                        if (!m_openTransaction) {
-                            return;
-                        }
-                        const RelationPtr relation = m_relations.value(message.relOid);
-                        if (!relation) {
-                            qCWarning(lcCdc)
-                                    << "change of an undescribed relation" << message.relOid;
-                            return;
-                        }
-                        if (relation->schema == "realtime" && relation->table == "messages") {
-                            if constexpr (std::is_same_v<T, pgoutput::Insert>) {
-                                if (auto broadcast = broadcastFromRow(
-                                            *relation, tupleValues(message.newTuple))) {
-                                    m_openTransaction->broadcasts.append(std::move(*broadcast));
-                                }
-                            }
-                            return;
-                        }
-                        if (m_registry.snapshot()->bindingsOn(relation->schema, relation->table)
-                            == nullptr) {
-                            return; // nobody listens: nothing to keep
-                        }
-                        Change change;
-                        change.relation = relation;
-                        change.commitTimestamp = m_openCommitTimestamp;
-                        if constexpr (std::is_same_v<T, pgoutput::Insert>) {
-                            change.type = ChangeType::Insert;
-                            change.newTuple = tupleValues(message.newTuple);
-                        } else if constexpr (std::is_same_v<T, pgoutput::Update>) {
-                            change.type = ChangeType::Update;
-                            change.newTuple = tupleValues(message.newTuple);
-                            if (message.old) {
-                                change.oldTuple = tupleValues(*message.old);
-                                change.oldIsFullRow = true;
-                            } else if (message.key) {
-                                change.oldTuple = tupleValues(*message.key);
-                            }
-                        } else {
-                            change.type = ChangeType::Delete;
-                            if (message.old) {
-                                change.oldTuple = tupleValues(*message.old);
-                                change.oldIsFullRow = true;
-                            } else if (message.key) {
-                                change.oldTuple = tupleValues(*message.key);
-                            }
-                        }
-                        m_openTransaction->changes.append(std::move(change));
-                    }
-                    // Origin, Truncate (never delivered, spec §6.4), LogicalMessage: nothing.
-                },
-                decoded.value());
+        m_assembler.add(decoded.value());
     }
-    if (completed) {
-        m_queue.push_back(std::move(*completed));
+    if (m_assembler.takeRelationsDescribed()) {
+        m_privilegesStale = true; // a new description may come with new grants
+    }
+    if (std::optional<ChangeBatch> committed = m_assembler.takeCommitted()) {
+        m_queue.push_back(std::move(*committed));
         processNext();
     }
 }
@@ -512,18 +354,14 @@ void TenantDatabase::processNext()
         return;
     }
     m_processing = true;
-    PendingBatch batch = std::move(m_queue.front());
+    ChangeBatch batch = std::move(m_queue.front());
     m_queue.pop_front();
     // Transactions that queued up while the previous batch was evaluated are evaluated together:
     // the RLS queries per claims set stay one per batch however many transactions it holds.
     constexpr qsizetype MaxMergedChanges = 5'000;
     while (!m_queue.empty()
            && batch.changes.size() + m_queue.front().changes.size() <= MaxMergedChanges) {
-        PendingBatch &next = m_queue.front();
-        batch.changes.append(std::move(next.changes));
-        batch.broadcasts.append(std::move(next.broadcasts));
-        batch.xids.append(next.xids);
-        batch.endLsn = next.endLsn;
+        batch.append(std::move(m_queue.front()));
         m_queue.pop_front();
     }
     if (batch.changes.isEmpty() && batch.broadcasts.isEmpty()) {
@@ -533,7 +371,7 @@ void TenantDatabase::processNext()
     completeCatalog(std::move(batch));
 }
 
-void TenantDatabase::completeCatalog(PendingBatch batch)
+void TenantDatabase::completeCatalog(ChangeBatch batch)
 {
     QList<QByteArray> unknown;
     for (const Change &change : std::as_const(batch.changes)) {
@@ -557,7 +395,7 @@ void TenantDatabase::completeCatalog(PendingBatch batch)
             "LEFT JOIN pg_index i ON i.indrelid = c.oid AND i.indisprimary "
             "WHERE c.oid = ANY($1::oid[])");
     statement.params = { "{" + unknown.join(',') + "}" };
-    auto shared = std::make_shared<PendingBatch>(std::move(batch));
+    auto shared = std::make_shared<ChangeBatch>(std::move(batch));
     m_pool->run(statement,
                 [this, guard = QPointer<TenantDatabase>(this),
                  shared](rt::Result<postgres::QueryResult, postgres::PgError> result) {
@@ -597,9 +435,7 @@ void TenantDatabase::completeCatalog(PendingBatch batch)
                             }
                             relation->catalogKnown = true;
                             // Later changes of the same description reuse it.
-                            if (m_relations.value(oid) == change.relation) {
-                                m_relations.insert(oid, relation);
-                            }
+                            m_assembler.completeRelation(change.relation, relation);
                             done = completed.insert(oid, relation);
                         }
                         change.relation = done.value();
@@ -608,7 +444,7 @@ void TenantDatabase::completeCatalog(PendingBatch batch)
                 });
 }
 
-void TenantDatabase::awaitVisibility(PendingBatch batch, int attempt)
+void TenantDatabase::awaitVisibility(ChangeBatch batch, int attempt)
 {
     bool needsRls = false;
     for (const Change &change : std::as_const(batch.changes)) {
@@ -635,7 +471,7 @@ void TenantDatabase::awaitVisibility(PendingBatch batch, int attempt)
         xids.append(QByteArray::number(xid));
     }
     visible.params = { "{" + xids.join(',') + "}" };
-    auto shared = std::make_shared<PendingBatch>(std::move(batch));
+    auto shared = std::make_shared<ChangeBatch>(std::move(batch));
     m_pool->run(visible,
                 [this, guard = QPointer<TenantDatabase>(this), shared,
                  attempt](rt::Result<postgres::QueryResult, postgres::PgError> result) {
@@ -798,9 +634,9 @@ QList<postgres::Statement> visibilitySegment(const router::VisibilityCheck &chec
 
 } // namespace
 
-void TenantDatabase::evaluate(PendingBatch batch)
+void TenantDatabase::evaluate(ChangeBatch batch)
 {
-    auto shared = std::make_shared<PendingBatch>(std::move(batch));
+    auto shared = std::make_shared<ChangeBatch>(std::move(batch));
     auto matched = std::make_shared<router::Matched>(router::match(shared->changes, m_registry));
     auto visibility = std::make_shared<router::Visibilities>(matched->checks.size());
     auto outstanding = std::make_shared<int>(1); // released at the end of this function
@@ -917,7 +753,7 @@ void TenantDatabase::evaluate(PendingBatch batch)
     finishOne();
 }
 
-void TenantDatabase::publish(PendingBatch &batch, const router::Matched &matched,
+void TenantDatabase::publish(ChangeBatch &batch, const router::Matched &matched,
                              const router::Visibilities &visibility)
 {
     for (const router::Delivery &delivery :

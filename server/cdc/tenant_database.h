@@ -3,6 +3,7 @@
 #include "server/cdc/change.h"
 #include "server/cdc/change_router.h"
 #include "server/cdc/subscription_registry.h"
+#include "server/cdc/transaction_assembler.h"
 #include "server/postgres/connection_settings.h"
 #include "server/pubsub/outbound_message.h"
 
@@ -140,27 +141,18 @@ Q_SIGNALS:
 private:
     enum class State { Idle, Connecting, Migrating, Ready, Failed };
 
-    struct PendingBatch
-    {
-        QList<Change> changes;
-        QList<DatabaseBroadcast> broadcasts;
-        quint64 endLsn = 0;
-        // The transactions' ids (32-bit, as pgoutput sends them) with changes to check.
-        QList<quint32> xids;
-    };
-
     void fail(const QString &reason, const QByteArray &sqlState);
     void finishConnect(const ConnectOutcome &outcome);
     void startStream();
     void ensureStream();
     void onWalMessages(const QList<replication::WalMessage> &batch);
     void processNext();
-    void completeCatalog(PendingBatch batch);
-    void evaluate(PendingBatch batch);
+    void completeCatalog(ChangeBatch batch);
+    void evaluate(ChangeBatch batch);
     // RLS checks must see the batch's rows: waits until its transactions are visible to new
     // snapshots (the WAL sender can decode a commit a moment before that), then evaluates.
-    void awaitVisibility(PendingBatch batch, int attempt);
-    void publish(PendingBatch &batch, const router::Matched &matched,
+    void awaitVisibility(ChangeBatch batch, int attempt);
+    void publish(ChangeBatch &batch, const router::Matched &matched,
                  const router::Visibilities &visibility);
     void finishBatch(quint64 endLsn);
     void subscribeNow(SubscribeRequest request, std::function<void(SubscribeOutcome)> done);
@@ -182,14 +174,11 @@ private:
     qint64 m_streamAllowedAtMs = 0; // wall clock before which the stream must not start
     std::vector<std::function<void()>> m_streamWaiters;
 
-    // Decoding state of the stream.
-    QHash<quint32, RelationPtr> m_relations; // by oid, as last described by the stream
-    QHash<quint32, QByteArray> m_typeNames; // non-built-in types ('Y' messages)
-    std::optional<PendingBatch> m_openTransaction;
-    QByteArray m_openCommitTimestamp;
+    // Decoding state of the stream: relations, types, the open transaction.
+    TransactionAssembler m_assembler;
 
     // Batches waiting for their turn; one is processed at a time, in commit order.
-    std::deque<PendingBatch> m_queue;
+    std::deque<ChangeBatch> m_queue;
     bool m_processing = false;
 
     SubscriptionRegistry m_registry;
@@ -198,7 +187,6 @@ private:
     // A new relation description came: privileges are read again by the next batch (never
     // cleared under a batch in flight, which reads them when it publishes).
     bool m_privilegesStale = false;
-    quint32 m_openXid = 0;
     QList<QUuid> m_pendingDeletes; // subscription rows to delete (batched)
     QTimer m_partitionTimer; // realtime.messages partition upkeep
 };
