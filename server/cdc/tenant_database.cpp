@@ -1,6 +1,7 @@
 #include "server/cdc/tenant_database.h"
 
 #include "server/cdc/logging.h"
+#include "server/cdc/subscription_store.h"
 #include "server/cdc/transaction_assembler.h"
 #include "server/pgoutput/decoder.h"
 #include "server/pgoutput/types.h"
@@ -39,26 +40,6 @@ qint64 nowMs()
     return QDateTime::currentMSecsSinceEpoch();
 }
 
-// A PostgreSQL array literal of text elements: {"a","b\"c"}.
-QByteArray textArrayLiteral(const QList<QByteArray> &elements)
-{
-    QByteArray out = "{";
-    for (qsizetype i = 0; i < elements.size(); ++i) {
-        if (i > 0) {
-            out.append(',');
-        }
-        out.append('"');
-        for (const char c : elements[i]) {
-            if (c == '"' || c == '\\') {
-                out.append('\\');
-            }
-            out.append(c);
-        }
-        out.append('"');
-    }
-    return out + '}';
-}
-
 } // namespace
 
 TenantDatabase::TenantDatabase(TenantDatabaseOptions options, const pubsub::PubSub &pubsub,
@@ -69,7 +50,9 @@ TenantDatabase::TenantDatabase(TenantDatabaseOptions options, const pubsub::PubS
       m_counting(counting),
       m_assembler([this](const QByteArray &schema, const QByteArray &table) {
           return m_registry.snapshot()->bindingsOn(schema, table) != nullptr;
-      })
+      }),
+      m_store(new SubscriptionStore(
+              m_options.publication, [this] { return m_pool; }, this))
 { }
 
 TenantDatabase::~TenantDatabase()
@@ -560,7 +543,7 @@ std::optional<VisibilityLookup> visibilityLookup(const QList<int> &indices,
         postgres::Statement lookup;
         lookup.sql = "SELECT t." + name + "::text FROM " + info.qualifiedName() + " t WHERE t."
                 + name + " = ANY($1::" + key.sqlType + "[])";
-        lookup.params = { textArrayLiteral(values) };
+        lookup.params = { postgres::textArrayLiteral(values) };
         lookup.keepPlan = true;
         return VisibilityLookup{ lookup, map };
     }
@@ -582,7 +565,7 @@ std::optional<VisibilityLookup> visibilityLookup(const QList<int> &indices,
     query.keepPlan = true;
     query.params.append("{" + indexTexts.join(',') + "}");
     for (const QList<QByteArray> &values : keys) {
-        query.params.append(textArrayLiteral(values));
+        query.params.append(postgres::textArrayLiteral(values));
     }
     return VisibilityLookup{ query, KeyMap() }; // rows carry the change index
 }
@@ -797,196 +780,33 @@ void TenantDatabase::subscribe(SubscribeRequest request, std::function<void(Subs
 void TenantDatabase::subscribeNow(SubscribeRequest request,
                                   std::function<void(SubscribeOutcome)> done)
 {
-    QList<subscriptions::SubscriptionParams> params;
-    for (const SubscribeRequest::Element &element : std::as_const(request.elements)) {
-        auto parsed = subscriptions::parseParams(element.params);
-        if (!parsed) {
-            done(SubscribeOutcome{ false, parsed.error() });
-            return;
-        }
-        params.append(std::move(parsed).value());
-    }
-    postgres::Statement published;
-    published.sql = QByteArrayLiteral(
-            "SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = $1");
-    published.params = { m_options.publication };
-    m_pool->run(
-            published,
-            [this, guard = QPointer<TenantDatabase>(this), request = std::move(request),
-             params = std::move(params), done = std::move(done)](
-                    rt::Result<postgres::QueryResult, postgres::PgError> tables) mutable {
+    const Subscriber *replaced = m_registry.find(request.memberId);
+    m_store->store(
+            std::move(request), replaced,
+            [this, guard = QPointer<TenantDatabase>(this),
+             done = std::move(done)](Result<Subscriber, QString> stored) mutable {
                 if (!guard) {
                     return;
                 }
-                if (!tables) {
-                    done(SubscribeOutcome{ false,
-                                           subscriptions::exceptionMessage(
-                                                   params.value(0), tables.error().message) });
+                if (!stored) {
+                    done(SubscribeOutcome{ false, stored.error() });
                     return;
                 }
-                Subscriber subscriber;
-                subscriber.memberId = request.memberId;
-                subscriber.topic = request.topic;
-                subscriber.legacy = request.legacy;
-                const QJsonValue role = request.claims.value(QLatin1String("role"));
-                subscriber.role = role.toString().toUtf8();
-                subscriber.claimsJson =
-                        QJsonDocument(request.claims).toJson(QJsonDocument::Compact);
-                const QJsonValue sub = request.claims.value(QLatin1String("sub"));
-                subscriber.sub = sub.isString() ? sub.toString().toUtf8()
-                                                : QJsonDocument(QJsonArray{ sub })
-                                                          .toJson(QJsonDocument::Compact)
-                                                          .mid(1)
-                                                          .chopped(1);
-                QList<postgres::Statement> inserts;
-                QList<int> insertParams; // which params element each insert belongs to
-                for (qsizetype p = 0; p < params.size(); ++p) {
-                    const subscriptions::SubscriptionParams &param = params[p];
-                    bool any = false;
-                    for (int row = 0; row < tables->rowCount(); ++row) {
-                        const QByteArray schema = tables->value(row, 0);
-                        const QByteArray table = tables->value(row, 1);
-                        if ((param.schema != QLatin1String("*") && param.schema.toUtf8() != schema)
-                            || (param.table != QLatin1String("*")
-                                && param.table.toUtf8() != table)) {
-                            continue;
-                        }
-                        any = true;
-                        Binding binding;
-                        binding.subscriptionId = QUuid::createUuid();
-                        binding.id = request.elements[p].id;
-                        binding.schema = schema;
-                        binding.table = table;
-                        binding.action = param.event.toUtf8();
-                        binding.filters = param.filters;
-                        binding.select = param.select;
-                        QJsonArray filters;
-                        for (const subscriptions::Filter &filter : param.filters) {
-                            QJsonObject object;
-                            object.insert(QLatin1String("column_name"), filter.column);
-                            object.insert(QLatin1String("op"),
-                                          QLatin1String(subscriptions::opName(filter.op)));
-                            object.insert(QLatin1String("value"), filter.value);
-                            object.insert(QLatin1String("negate"), filter.negate);
-                            filters.append(object);
-                        }
-                        postgres::Statement insert;
-                        insert.sql = QByteArrayLiteral(
-                                "INSERT INTO realtime.subscription (subscription_id, entity, "
-                                "filters, "
-                                "claims, action_filter, selected_columns) VALUES ($1::uuid, "
-                                "$2::regclass, coalesce((SELECT array_agg(ROW(f->>'column_name', "
-                                "(f->>'op')::realtime.equality_op, f->>'value', "
-                                "(f->>'negate')::boolean)"
-                                "::realtime.user_defined_filter) FROM "
-                                "jsonb_array_elements($3::jsonb) f), "
-                                "'{}'), $4::jsonb, $5, $6::text[])");
-                        QList<QByteArray> selected;
-                        if (param.select) {
-                            for (const QString &column : *param.select) {
-                                selected.append(column.toUtf8());
-                            }
-                        }
-                        insert.params = {
-                            binding.subscriptionId.toByteArray(QUuid::WithoutBraces),
-                            postgres::quoteIdentifier(schema) + '.'
-                                    + postgres::quoteIdentifier(table),
-                            QJsonDocument(filters).toJson(QJsonDocument::Compact),
-                            subscriber.claimsJson,
-                            binding.action,
-                            param.select ? std::optional<QByteArray>(textArrayLiteral(selected))
-                                         : std::nullopt,
-                        };
-                        inserts.append(insert);
-                        insertParams.append(static_cast<int>(p));
-                        subscriber.bindings.append(std::move(binding));
+                // Registered now, answered once the stream runs: every change decoded
+                // after the client reads "Subscribed to PostgreSQL" is matched (and after
+                // a restart, those still in the slot too).
+                m_registry.add(std::move(stored).value());
+                whenStreaming([guard, done = std::move(done)]() mutable {
+                    if (guard) {
+                        done(SubscribeOutcome{ true, QStringLiteral("Subscribed to PostgreSQL") });
                     }
-                    if (!any) {
-                        done(SubscribeOutcome{ false,
-                                               subscriptions::notInPublicationMessage(param) });
-                        return;
-                    }
-                }
-                // A token refresh replaces the channel's rows in the same transaction.
-                if (const Subscriber *previous = m_registry.find(request.memberId)) {
-                    QList<QByteArray> ids;
-                    for (const Binding &binding : previous->bindings) {
-                        ids.append(binding.subscriptionId.toByteArray(QUuid::WithoutBraces));
-                    }
-                    postgres::Statement remove;
-                    remove.sql = QByteArrayLiteral("DELETE FROM realtime.subscription WHERE "
-                                                   "subscription_id = ANY($1::uuid[])");
-                    remove.params = { "{" + ids.join(',') + "}" };
-                    inserts.prepend(remove);
-                    insertParams.prepend(-1);
-                }
-                m_pool->run(inserts,
-                            [this, guard = QPointer<TenantDatabase>(this),
-                             subscriber = std::move(subscriber), params, insertParams,
-                             done = std::move(done)](postgres::SegmentResult result) mutable {
-                                if (!guard) {
-                                    return;
-                                }
-                                for (qsizetype i = 0; i < result.results.size(); ++i) {
-                                    if (!result.results[i].ok()) {
-                                        const int p = insertParams.value(i, 0);
-                                        done(SubscribeOutcome{
-                                                false,
-                                                subscriptions::exceptionMessage(
-                                                        params.value(qMax(0, p)),
-                                                        result.results[i].error().message) });
-                                        return;
-                                    }
-                                }
-                                // Registered now, answered once the stream runs: every change decoded
-                                // after the client reads "Subscribed to PostgreSQL" is matched (and
-                                // after a restart, those still in the slot too).
-                                m_registry.add(std::move(subscriber));
-                                whenStreaming([guard, done = std::move(done)]() mutable {
-                                    if (!guard) {
-                                        return;
-                                    }
-                                    done(SubscribeOutcome{
-                                            true, QStringLiteral("Subscribed to PostgreSQL") });
-                                });
-                            });
+                });
             });
 }
 
 void TenantDatabase::unsubscribe(quint64 memberId)
 {
-    const QList<QUuid> ids = m_registry.remove(memberId);
-    if (ids.isEmpty()) {
-        return;
-    }
-    const bool scheduled = !m_pendingDeletes.isEmpty();
-    m_pendingDeletes.append(ids);
-    if (!scheduled) {
-        // Leaves come in bursts (a socket with many channels, a node draining): one DELETE.
-        QTimer::singleShot(100, this, &TenantDatabase::flushDeletes);
-    }
-}
-
-void TenantDatabase::flushDeletes()
-{
-    if (m_pendingDeletes.isEmpty() || m_pool == nullptr) {
-        m_pendingDeletes.clear();
-        return;
-    }
-    QList<QByteArray> ids;
-    for (const QUuid &id : std::as_const(m_pendingDeletes)) {
-        ids.append(id.toByteArray(QUuid::WithoutBraces));
-    }
-    m_pendingDeletes.clear();
-    postgres::Statement remove;
-    remove.sql = QByteArrayLiteral(
-            "DELETE FROM realtime.subscription WHERE subscription_id = ANY($1::uuid[])");
-    remove.params = { "{" + ids.join(',') + "}" };
-    m_pool->run(remove, [](rt::Result<postgres::QueryResult, postgres::PgError> result) {
-        if (!result) {
-            qCWarning(lcCdc) << "removing subscription rows failed:" << result.error().text();
-        }
-    });
+    m_store->remove(m_registry.remove(memberId));
 }
 
 } // namespace rt::cdc

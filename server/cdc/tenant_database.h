@@ -35,6 +35,8 @@ class PubSub;
 
 namespace rt::cdc {
 
+class SubscriptionStore;
+
 // How row level security is asked: Batched (one query per distinct claims set per batch of
 // changes) is the product; Naive (one query per subscriber per change, upstream's strategy)
 // exists only so that the benchmark can compare the two (RLS_STRATEGY=naive).
@@ -156,7 +158,6 @@ private:
                  const router::Visibilities &visibility);
     void finishBatch(quint64 endLsn);
     void subscribeNow(SubscribeRequest request, std::function<void(SubscribeOutcome)> done);
-    void flushDeletes();
     void maintainPartitions();
 
     TenantDatabaseOptions m_options;
@@ -187,7 +188,7 @@ private:
     // A new relation description came: privileges are read again by the next batch (never
     // cleared under a batch in flight, which reads them when it publishes).
     bool m_privilegesStale = false;
-    QList<QUuid> m_pendingDeletes; // subscription rows to delete (batched)
+    SubscriptionStore *m_store; // child: the rows of realtime.subscription
     QTimer m_partitionTimer; // realtime.messages partition upkeep
 };
 

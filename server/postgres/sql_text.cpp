@@ -51,4 +51,23 @@ QByteArray quoteConninfoValue(QByteArrayView value)
     return out;
 }
 
+QByteArray textArrayLiteral(const QList<QByteArray> &elements)
+{
+    QByteArray out = "{";
+    for (qsizetype i = 0; i < elements.size(); ++i) {
+        if (i > 0) {
+            out.append(',');
+        }
+        out.append('"');
+        for (const char c : elements[i]) {
+            if (c == '"' || c == '\\') {
+                out.append('\\');
+            }
+            out.append(c);
+        }
+        out.append('"');
+    }
+    return out + '}';
+}
+
 } // namespace rt::postgres

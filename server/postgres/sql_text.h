@@ -2,6 +2,7 @@
 
 #include <QByteArray>
 #include <QByteArrayView>
+#include <QList>
 
 // Pure helpers for building SQL and libpq conninfo text from untrusted values. They never touch
 // a connection, so they can be used on any thread.
@@ -17,6 +18,10 @@ QByteArray quoteIdentifier(QByteArrayView name);
 // whatever standard_conforming_strings is set to. Embedded NUL bytes are kept: a statement holding
 // one is refused by Connection (PostgreSQL text cannot carry NUL), never truncated.
 QByteArray quoteLiteral(QByteArrayView value);
+
+// A PostgreSQL array literal of text elements, for a text[] parameter: {"a","b\"c"} (every
+// element quoted, quotes and backslashes escaped).
+QByteArray textArrayLiteral(const QList<QByteArray> &elements);
 
 // A libpq conninfo value: single-quoted, with backslash and single quote escaped by a backslash.
 QByteArray quoteConninfoValue(QByteArrayView value);

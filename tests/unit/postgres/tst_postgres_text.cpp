@@ -44,6 +44,7 @@ private Q_SLOTS:
     void quoteLiteral_data();
     void quoteLiteral();
     void quoteConninfoValue();
+    void textArrayLiteral();
     void conninfoEscapesQuotesAndBackslashes();
     void conninfoOmitsEmptyPasswordAndAddsReplication();
     void settingsFromExtension();
@@ -100,6 +101,14 @@ void TestPostgresText::quoteLiteral()
     QFETCH(QByteArray, input);
     QFETCH(QByteArray, expected);
     QCOMPARE(rt::postgres::quoteLiteral(input), expected);
+}
+
+void TestPostgresText::textArrayLiteral()
+{
+    QCOMPARE(rt::postgres::textArrayLiteral({}), QByteArray("{}"));
+    QCOMPARE(rt::postgres::textArrayLiteral({ "a", "" }), QByteArray(R"({"a",""})"));
+    QCOMPARE(rt::postgres::textArrayLiteral({ R"(b"c)", R"(d\e)", "f,g" }),
+             QByteArray(R"({"b\"c","d\\e","f,g"})"));
 }
 
 void TestPostgresText::quoteConninfoValue()
