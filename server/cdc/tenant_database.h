@@ -35,6 +35,7 @@ class PubSub;
 
 namespace rt::cdc {
 
+class ChangePipeline;
 class SubscriptionStore;
 
 // How row level security is asked: Batched (one query per distinct claims set per batch of
@@ -148,21 +149,10 @@ private:
     void startStream();
     void ensureStream();
     void onWalMessages(const QList<replication::WalMessage> &batch);
-    void processNext();
-    void completeCatalog(ChangeBatch batch);
-    void evaluate(ChangeBatch batch);
-    // RLS checks must see the batch's rows: waits until its transactions are visible to new
-    // snapshots (the WAL sender can decode a commit a moment before that), then evaluates.
-    void awaitVisibility(ChangeBatch batch, int attempt);
-    void publish(ChangeBatch &batch, const router::Matched &matched,
-                 const router::Visibilities &visibility);
-    void finishBatch(quint64 endLsn);
     void subscribeNow(SubscribeRequest request, std::function<void(SubscribeOutcome)> done);
     void maintainPartitions();
 
     TenantDatabaseOptions m_options;
-    const pubsub::PubSub &m_pubsub;
-    pubsub::DeliveryCounting m_counting;
     State m_state = State::Idle;
     qint64 m_failedAtMs = 0;
     int m_reconnectDelayMs = 0; // grows while reconnects fail; 0 once connected
@@ -178,17 +168,9 @@ private:
     // Decoding state of the stream: relations, types, the open transaction.
     TransactionAssembler m_assembler;
 
-    // Batches waiting for their turn; one is processed at a time, in commit order.
-    std::deque<ChangeBatch> m_queue;
-    bool m_processing = false;
-
     SubscriptionRegistry m_registry;
-    router::Privileges m_privileges; // (role, relation) -> selectable columns
-    qint64 m_privilegesReadAtMs = 0; // when m_privileges was last emptied
-    // A new relation description came: privileges are read again by the next batch (never
-    // cleared under a batch in flight, which reads them when it publishes).
-    bool m_privilegesStale = false;
     SubscriptionStore *m_store; // child: the rows of realtime.subscription
+    ChangePipeline *m_pipeline; // child: committed batches to fan-out
     QTimer m_partitionTimer; // realtime.messages partition upkeep
 };
 
