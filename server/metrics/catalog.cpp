@@ -27,6 +27,7 @@ CatalogEntry entry(MetricType type, Scope scope, const char *name, const char *h
                          std::move(buckets) } };
 }
 
+// Tabular (one row per metric family), so longer than a screen by design.
 std::vector<CatalogEntry> buildCatalog()
 {
     using enum MetricType;
@@ -194,6 +195,7 @@ std::optional<CatalogEntry> catalogEntry(QByteArrayView name)
     return *it;
 }
 
+// Tabular: one reference per family of the catalog.
 ServerMetrics::ServerMetrics(Registry &global, Registry &tenant)
     : connectionsConnected(declare<GaugeFamily>(names::ConnectionsConnected, global, tenant)),
       connectionsConnectedCluster(

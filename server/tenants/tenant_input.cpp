@@ -289,24 +289,28 @@ const QStringList &encryptedSettingKeys()
     return keys;
 }
 
-TenantPatchResult parseTenantPatch(const QJsonObject &object)
-{
-    TenantPatchResult result;
-    Reader read(object, result.errors);
-    TenantPatch &patch = result.patch;
+namespace {
 
-    if (read.has("external_id")) {
-        const QJsonValue externalId = read.value("external_id");
-        if (isNullish(externalId)) {
-            addError(result.errors, QStringLiteral("external_id"), CantBeBlank);
-        } else if (!externalId.isString() || externalId.toString().contains(u'.')
-                   || externalId.toString().trimmed() != externalId.toString()) {
-            // It is the first DNS label of the tenant's host name.
-            read.invalid("external_id");
-        } else {
-            result.externalId = externalId.toString().toUtf8();
-        }
+std::optional<QByteArray> readExternalId(Reader &read, QJsonObject &errors)
+{
+    if (!read.has("external_id")) {
+        return std::nullopt;
     }
+    const QJsonValue externalId = read.value("external_id");
+    if (isNullish(externalId)) {
+        addError(errors, QStringLiteral("external_id"), CantBeBlank);
+    } else if (!externalId.isString() || externalId.toString().contains(u'.')
+               || externalId.toString().trimmed() != externalId.toString()) {
+        // It is the first DNS label of the tenant's host name.
+        read.invalid("external_id");
+    } else {
+        return externalId.toString().toUtf8();
+    }
+    return std::nullopt;
+}
+
+void readCredentials(Reader &read, TenantPatch &patch)
+{
     if (const auto name = read.string("name")) {
         patch.name = name->value_or(QString());
     }
@@ -323,6 +327,10 @@ TenantPatchResult parseTenantPatch(const QJsonObject &object)
             read.invalid("jwt_jwks");
         }
     }
+}
+
+void readLimitsAndFlags(Reader &read, TenantPatch &patch)
+{
     patch.maxConcurrentUsers = read.limit("max_concurrent_users");
     patch.maxEventsPerSecond = read.limit("max_events_per_second");
     patch.maxBytesPerSecond = read.limit("max_bytes_per_second");
@@ -336,6 +344,10 @@ TenantPatchResult parseTenantPatch(const QJsonObject &object)
     patch.suspend = read.boolean("suspend");
     patch.privateOnly = read.boolean("private_only");
     patch.presenceEnabled = read.boolean("presence_enabled");
+}
+
+void readAdapters(Reader &read, TenantPatch &patch)
+{
     if (const auto cdc = read.string("postgres_cdc_default")) {
         if (*cdc) {
             patch.postgresCdcDefault = **cdc;
@@ -356,38 +368,57 @@ TenantPatchResult parseTenantPatch(const QJsonObject &object)
             read.invalid("feature_flags");
         }
     }
+}
 
-    if (read.has("extensions") && !read.value("extensions").isNull()) {
-        const QJsonValue list = read.value("extensions");
-        if (!list.isArray()) {
-            read.invalid("extensions");
-        } else {
-            QList<Extension> extensions;
-            QJsonArray perExtension;
-            bool anyError = false;
-            QStringList types;
-            const QJsonArray elements = list.toArray();
-            for (const QJsonValue &element : elements) {
-                Extension extension;
-                QJsonObject errors = readExtension(element, extension);
-                if (errors.isEmpty() && types.contains(extension.type)) {
-                    addError(errors, QStringLiteral("tenant_external_id"),
-                             QStringLiteral("has already been taken"));
-                }
-                if (errors.isEmpty()) {
-                    types.append(extension.type);
-                    extensions.append(extension);
-                }
-                anyError = anyError || !errors.isEmpty();
-                perExtension.append(errors);
-            }
-            if (anyError) {
-                result.errors.insert(QStringLiteral("extensions"), perExtension);
-            } else {
-                patch.extensions = extensions;
-            }
-        }
+// The extensions, each checked on its own (upstream's per-element errors); a type given twice is
+// "has already been taken".
+void readExtensions(Reader &read, TenantPatch &patch, QJsonObject &resultErrors)
+{
+    if (!read.has("extensions") || read.value("extensions").isNull()) {
+        return;
     }
+    const QJsonValue list = read.value("extensions");
+    if (!list.isArray()) {
+        read.invalid("extensions");
+        return;
+    }
+    QList<Extension> extensions;
+    QJsonArray perExtension;
+    bool anyError = false;
+    QStringList types;
+    const QJsonArray elements = list.toArray();
+    for (const QJsonValue &element : elements) {
+        Extension extension;
+        QJsonObject errors = readExtension(element, extension);
+        if (errors.isEmpty() && types.contains(extension.type)) {
+            addError(errors, QStringLiteral("tenant_external_id"),
+                     QStringLiteral("has already been taken"));
+        }
+        if (errors.isEmpty()) {
+            types.append(extension.type);
+            extensions.append(extension);
+        }
+        anyError = anyError || !errors.isEmpty();
+        perExtension.append(errors);
+    }
+    if (anyError) {
+        resultErrors.insert(QStringLiteral("extensions"), perExtension);
+    } else {
+        patch.extensions = extensions;
+    }
+}
+
+} // namespace
+
+TenantPatchResult parseTenantPatch(const QJsonObject &object)
+{
+    TenantPatchResult result;
+    Reader read(object, result.errors);
+    result.externalId = readExternalId(read, result.errors);
+    readCredentials(read, result.patch);
+    readLimitsAndFlags(read, result.patch);
+    readAdapters(read, result.patch);
+    readExtensions(read, result.patch, result.errors);
     return result;
 }
 
