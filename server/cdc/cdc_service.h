@@ -139,6 +139,12 @@ public:
 
 private:
     class DeliveryRouter;
+    // Other nodes' subscribers are registered with the owner's TenantDatabase under ids with this
+    // bit set: this node's own member ids never have it (they count up from 1), and sorted member
+    // lists keep them at the end.
+    static constexpr quint64 ProxyBit = quint64(1) << 63;
+    // The key of another node's member in m_proxyOf.
+    static QString proxyKey(const QString &node, const QByteArray &tenantId, quint64 memberId);
     enum class StreamRole { Standalone, Unknown, Owner, Remote };
     // A channel's bindings on this node (cluster mode): kept to register them again with
     // whichever node owns the stream next. `done` is empty once the channel got its answer.
@@ -166,6 +172,10 @@ private:
     void sweepIdle();
     void routeSubscription(const QByteArray &tenantId, quint64 memberId);
     void answerLocal(const QByteArray &tenantId, quint64 memberId, const SubscribeOutcome &outcome);
+    void applyStreamOwner(const QByteArray &tenantId, const std::optional<QString> &owner,
+                          bool ready);
+    static void wakeStreamWaiters(Entry &entry);
+    void followOwner(const QByteArray &tenantId, Entry &entry);
     void takeOwnership(const QByteArray &tenantId, Entry &entry);
     void stepDown(Entry &entry);
     void acceptRemote(const QByteArray &tenantId, Entry &entry, PendingRemoteSubscribe pending);
