@@ -1,5 +1,6 @@
 #include "server/subscriptions/elixir_inspect.h"
 
+#include "server/subscriptions/inspect_algebra.h"
 #include "shared/core/hex.h"
 
 #include <QJsonArray>
@@ -196,216 +197,17 @@ ElixirTerm ElixirTerm::fromJson(const QJsonValue &value)
 
 namespace {
 
-// ---- Inspect.Algebra subset: text, concat, nest (always), break (strict/flex), group (normal).
-
-struct Doc;
-using DocPtr = std::shared_ptr<const Doc>;
-
-struct Doc
-{
-    enum class Type { Text, Cons, Nest, Break, Group } type = Type::Text;
-    QByteArray text; // Text: the bytes; Break: the flat string
-    bool flex = false; // Break
-    int indent = 0; // Nest
-    DocPtr left; // Cons left, Nest/Group child
-    DocPtr right; // Cons right
-};
-
-DocPtr text(const QByteArray &bytes)
-{
-    auto doc = std::make_shared<Doc>();
-    doc->type = Doc::Type::Text;
-    doc->text = bytes;
-    return doc;
-}
-
-DocPtr concat(DocPtr a, DocPtr b)
-{
-    auto doc = std::make_shared<Doc>();
-    doc->type = Doc::Type::Cons;
-    doc->left = std::move(a);
-    doc->right = std::move(b);
-    return doc;
-}
-
-DocPtr concat3(DocPtr a, DocPtr b, DocPtr c)
-{
-    return concat(concat(std::move(a), std::move(b)), std::move(c));
-}
-
-DocPtr nest(DocPtr child, int indent)
-{
-    auto doc = std::make_shared<Doc>();
-    doc->type = Doc::Type::Nest;
-    doc->indent = indent;
-    doc->left = std::move(child);
-    return doc;
-}
-
-DocPtr lineBreak(const QByteArray &flat, bool flex)
-{
-    auto doc = std::make_shared<Doc>();
-    doc->type = Doc::Type::Break;
-    doc->text = flat;
-    doc->flex = flex;
-    return doc;
-}
-
-DocPtr group(DocPtr child)
-{
-    auto doc = std::make_shared<Doc>();
-    doc->type = Doc::Type::Group;
-    doc->left = std::move(child);
-    return doc;
-}
-
-// glue(a, s, b) / flex_glue(a, s, b)
-DocPtr glue(DocPtr a, const QByteArray &s, DocPtr b, bool flex)
-{
-    return concat3(std::move(a), lineBreak(s, flex), std::move(b));
-}
-
-// Container_doc's "simple?" test: only texts (and concatenations of texts).
-bool isSimple(const DocPtr &doc)
-{
-    switch (doc->type) {
-    case Doc::Type::Text:
-        return true;
-    case Doc::Type::Cons:
-        return isSimple(doc->left) && isSimple(doc->right);
-    default:
-        return false;
-    }
-}
-
-enum class Mode { Flat, Break };
-
-struct Entry
-{
-    enum class Kind { Doc, GroupOver, Tail } kind = Kind::Doc;
-    int indent = 0;
-    Mode mode = Mode::Flat;
-    const Doc *doc = nullptr;
-    bool savedBreak = false; // Tail
-};
-
-constexpr qint64 Infinite = std::numeric_limits<qint64>::max();
-
-// Inspect.Algebra.fits?/4 for the subset above. `entries` is consumed from the back.
-bool fits(qint64 width, qint64 column, bool broke, std::vector<Entry> entries)
-{
-    while (true) {
-        if (column > width && broke) {
-            return false;
-        }
-        if (entries.empty()) {
-            return true;
-        }
-        const Entry entry = entries.back();
-        entries.pop_back();
-        switch (entry.kind) {
-        case Entry::Kind::Tail:
-            broke = entry.savedBreak;
-            continue;
-        case Entry::Kind::GroupOver:
-            return broke;
-        case Entry::Kind::Doc:
-            break;
-        }
-        const Doc *doc = entry.doc;
-        switch (doc->type) {
-        case Doc::Type::Text:
-            column += doc->text.size();
-            break;
-        case Doc::Type::Break:
-            if (entry.mode == Mode::Break) {
-                return true;
-            }
-            column += doc->text.size();
-            broke = true;
-            break;
-        case Doc::Type::Group:
-            entries.push_back({ Entry::Kind::Tail, 0, Mode::Flat, nullptr, broke });
-            entries.push_back(
-                    { Entry::Kind::Doc, entry.indent, Mode::Flat, doc->left.get(), false });
-            break;
-        case Doc::Type::Nest:
-            entries.push_back({ Entry::Kind::Doc, entry.indent + doc->indent, entry.mode,
-                                doc->left.get(), false });
-            break;
-        case Doc::Type::Cons:
-            entries.push_back(
-                    { Entry::Kind::Doc, entry.indent, entry.mode, doc->right.get(), false });
-            entries.push_back(
-                    { Entry::Kind::Doc, entry.indent, entry.mode, doc->left.get(), false });
-            break;
-        }
-    }
-}
-
-// Inspect.Algebra.format/2.
-QByteArray format(const DocPtr &root, qint64 width)
-{
-    QByteArray out;
-    qint64 column = 0;
-    std::vector<Entry> stack;
-    stack.push_back({ Entry::Kind::Doc, 0, Mode::Flat, root.get(), false });
-    const auto newline = [&](int indent) {
-        out.append('\n');
-        out.append(QByteArray(indent, ' '));
-        column = indent;
-    };
-    while (!stack.empty()) {
-        const Entry entry = stack.back();
-        stack.pop_back();
-        if (entry.kind != Entry::Kind::Doc) {
-            continue; // group_over markers
-        }
-        const Doc *doc = entry.doc;
-        switch (doc->type) {
-        case Doc::Type::Text:
-            out.append(doc->text);
-            column += doc->text.size();
-            break;
-        case Doc::Type::Cons:
-            stack.push_back(
-                    { Entry::Kind::Doc, entry.indent, entry.mode, doc->right.get(), false });
-            stack.push_back({ Entry::Kind::Doc, entry.indent, entry.mode, doc->left.get(), false });
-            break;
-        case Doc::Type::Nest:
-            stack.push_back({ Entry::Kind::Doc, entry.indent + doc->indent, entry.mode,
-                              doc->left.get(), false });
-            break;
-        case Doc::Type::Break:
-            if (doc->flex) {
-                column += doc->text.size();
-                if (width == Infinite || entry.mode == Mode::Flat
-                    || fits(width, column, true, stack)) {
-                    out.append(doc->text);
-                } else {
-                    newline(entry.indent);
-                }
-            } else if (entry.mode == Mode::Break) {
-                newline(entry.indent);
-            } else {
-                out.append(doc->text);
-                column += doc->text.size();
-            }
-            break;
-        case Doc::Type::Group: {
-            const bool flat = width == Infinite
-                    || fits(width, column, false,
-                            { { Entry::Kind::Doc, entry.indent, Mode::Flat, doc->left.get(),
-                                false } });
-            stack.push_back({ Entry::Kind::GroupOver, 0, Mode::Flat, nullptr, false });
-            stack.push_back({ Entry::Kind::Doc, entry.indent, flat ? Mode::Flat : Mode::Break,
-                              doc->left.get(), false });
-            break;
-        }
-        }
-    }
-    return out;
-}
+using algebra::concat;
+using algebra::concat3;
+using algebra::DocPtr;
+using algebra::format;
+using algebra::glue;
+using algebra::group;
+using algebra::Infinite;
+using algebra::isSimple;
+using algebra::lineBreak;
+using algebra::nest;
+using algebra::text;
 
 // ---- Term → document (Inspect protocol implementations of Elixir 1.19).
 
