@@ -5,6 +5,7 @@
 // applyInSteps): prepare() on a pool thread, whose cost is reported, and commit() in an
 // event-loop turn of the GUI thread, which must stay under 50 ms of CPU (the GUI's stall
 // budget); the models must equal the snapshot. Also reports how long ClusterSnapshot::fromJson takes for such a snapshot.
+#include "budget.h"
 #include "dashboard/models/snapshot_models.h"
 #include "synthetic_cluster.h"
 
@@ -151,7 +152,7 @@ private Q_SLOTS:
             // ~20 ms), so a single step may exceed the budget, never twice it; the typical
             // step (the median, below) must stay within it. tst_dashboard_stall asserts the
             // whole window's 50 ms budget.
-            QVERIFY2(cpu < 2 * BudgetMs,
+            QVERIFY2(!budgetsAsserted() || cpu < 2 * BudgetMs,
                      qPrintable(QStringLiteral("a model took %2 ms of CPU at step %1")
                                         .arg(step)
                                         .arg(cpu)));
@@ -164,7 +165,7 @@ private Q_SLOTS:
                 ++preempted;
             }
         }
-        QVERIFY2(overBudget <= 1,
+        QVERIFY2(!budgetsAsserted() || overBudget <= 1,
                  qPrintable(QStringLiteral("%1 of %2 steps over the budget in CPU time")
                                     .arg(overBudget)
                                     .arg(Steps)));
@@ -180,7 +181,7 @@ private Q_SLOTS:
               "median %.2f, max %.2f); slowest prepare (pool thread): median %.2f, max %.2f ms",
               Steps, wallMs.at(Steps / 2), wallMs.constLast(), cpuMs.at(Steps / 2),
               cpuMs.constLast(), prepareMs.at(Steps / 2), prepareMs.constLast());
-        QVERIFY2(cpuMs.at(Steps / 2) < BudgetMs,
+        QVERIFY2(!budgetsAsserted() || cpuMs.at(Steps / 2) < BudgetMs,
                  qPrintable(QStringLiteral("the median step took %1 ms of CPU")
                                     .arg(cpuMs.at(Steps / 2))));
 

@@ -14,6 +14,7 @@
 // The synthetic node runs on its own thread, so producing and sending its snapshots costs the
 // dashboard's thread nothing; it answers GET /api/admin/snapshot and GET /api/tenants over HTTP
 // and speaks the live feed's Phoenix V1 on /api/admin/live/websocket (docs/admin-api.md).
+#include "budget.h"
 #include "dashboard/api/connection_manager.h"
 #include "dashboard/app/dashboard_application.h"
 #include "dashboard/app/dashboard_settings.h"
@@ -232,7 +233,8 @@ private Q_SLOTS:
     void followsALargeClusterWithoutStallingTheWindow()
     {
         std::optional<Stalls> best;
-        for (int attempt = 1; attempt <= MaxAttempts; ++attempt) {
+        const int attempts = budgetsAsserted() ? MaxAttempts : 1;
+        for (int attempt = 1; attempt <= attempts; ++attempt) {
             Stalls stalls;
             runOnce(stalls);
             if (QTest::currentTestFailed()) {
@@ -247,6 +249,9 @@ private Q_SLOTS:
             if (best->worstCpu() < BudgetMs) {
                 break;
             }
+        }
+        if (!budgetsAsserted()) {
+            return; // the figures are reported above; ctest -L benchmark asserts them
         }
         QVERIFY2(best->firstCpu < BudgetMs,
                  qPrintable(QStringLiteral("connecting and the first snapshot held the GUI "
