@@ -20,12 +20,12 @@ scripts/install-deps.sh
 step "format check"
 scripts/check-format.sh
 
-step "build (gcc, RelWithDebInfo)"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
-cmake --build build -j"$jobs"
+step "build (preset dev: gcc, RelWithDebInfo)"
+cmake --preset dev
+cmake --build --preset dev -j"$jobs"
 
 step "unit tests and fuzz corpus replays"
-ctest --test-dir build -L 'unit|fuzz-replay' -j"$jobs" --output-on-failure
+ctest --preset unit -j"$jobs"
 
 step "packaging: cmake --install, systemd unit, .deb"
 ctest --test-dir build -L packaging --output-on-failure
@@ -34,19 +34,16 @@ step "integration and end-to-end tests"
 ctest --test-dir build -L 'integration|e2e' --output-on-failure
 
 if [ -z "${RT_SKIP_SANITIZERS:-}" ]; then
-    step "build (clang, ASan + UBSan, libFuzzer)"
-    cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-        -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-        -DRT_SANITIZE=ON -DRT_FUZZ=ON -DRT_BUILD_DASHBOARD=OFF
+    step "build (preset asan: clang, ASan + UBSan, libFuzzer)"
+    cmake --preset asan
     # Only what runs under the sanitizers: unit tests and fuzz targets.
     targets=$(ctest --test-dir build-asan -N -L 'unit|fuzz-replay' | sed -n 's/^ *Test *#[0-9]*: //p')
     fuzzers=$(cd build-asan && ninja -t targets all | sed -n 's|^fuzz/\(fuzz_[a-z_]*\): CXX_EXECUTABLE_LINKER.*|\1|p' | sort -u)
     # shellcheck disable=SC2086
-    cmake --build build-asan -j"$jobs" --target $targets $fuzzers
+    cmake --build --preset asan -j"$jobs" --target $targets $fuzzers
 
     step "unit tests and fuzz replays under ASan + UBSan"
-    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-        ctest --test-dir build-asan -L 'unit|fuzz-replay' -j"$jobs" --output-on-failure
+    ctest --preset asan -j"$jobs"
 
     step "short libFuzzer runs (${RT_FUZZ_SECONDS:-20}s per target)"
     for fuzzer in $fuzzers; do
