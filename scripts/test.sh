@@ -37,8 +37,12 @@ if [ -z "${RT_SKIP_SANITIZERS:-}" ]; then
     step "build (preset asan: clang, ASan + UBSan, libFuzzer)"
     cmake --preset asan
     # Only what runs under the sanitizers: unit tests and fuzz targets.
-    targets=$(ctest --test-dir build-asan -N -L 'unit|fuzz-replay' | sed -n 's/^ *Test *#[0-9]*: //p')
-    fuzzers=$(cd build-asan && ninja -t targets all | sed -n 's|^fuzz/\(fuzz_[a-z_]*\): CXX_EXECUTABLE_LINKER.*|\1|p' | sort -u)
+    # A test is built by the executable target of its name; tests that run a script (such as
+    # module-map) have none and need nothing built.
+    executables=$(cd build-asan && ninja -t targets all | sed -n 's|^\([^ :]*/\)\{0,1\}\([A-Za-z0-9_]*\): CXX_EXECUTABLE_LINKER.*|\2|p' | sort -u)
+    tests=$(ctest --test-dir build-asan -N -L 'unit|fuzz-replay' | sed -n 's/^ *Test *#[0-9]*: //p' | sort -u)
+    targets=$(comm -12 <(echo "$tests") <(echo "$executables"))
+    fuzzers=$(echo "$executables" | grep '^fuzz_' || true)
     # shellcheck disable=SC2086
     cmake --build --preset asan -j"$jobs" --target $targets $fuzzers
 
