@@ -157,6 +157,43 @@ quint16 Server::port() const
     return m_listener ? m_listener->serverPort() : 0;
 }
 
+namespace {
+
+// The seed tenants of this start: the self-host tenant first (SEED_SELF_HOST; with a PostgreSQL
+// control plane its database is that database, as upstream seeds it), then SEED_TENANTS_FILE's.
+QList<tenants::TenantInput> seedTenants(const ServerConfig &config)
+{
+    QList<tenants::TenantInput> seeds = config.seedTenants;
+    if (!config.seedSelfHost) {
+        return seeds;
+    }
+    tenants::TenantInput self;
+    self.externalId = config.selfHostTenantName;
+    self.jwtSecret = config.apiJwtSecret;
+    self.jwtJwks = config.apiJwtJwks;
+    if (config.controlPlane.backend == tenants::ControlPlaneSettings::Backend::Postgres) {
+        const tenants::ControlPlaneSettings &db = config.controlPlane;
+        self.extensions.append(
+                tenants::Extension{ QStringLiteral("postgres_cdc_rls"),
+                                    QJsonObject{
+                                            { QStringLiteral("db_host"), db.host },
+                                            { QStringLiteral("db_port"), QString::number(db.port) },
+                                            { QStringLiteral("db_name"), db.database },
+                                            { QStringLiteral("db_user"), db.user },
+                                            { QStringLiteral("db_password"), db.password },
+                                            { QStringLiteral("region"), QStringLiteral("local") },
+                                            { QStringLiteral("ssl_enforced"), false },
+                                    },
+                                    {},
+                                    {},
+                                    {} });
+    }
+    seeds.prepend(self);
+    return seeds;
+}
+
+} // namespace
+
 void Server::start()
 {
     m_controlPlane =
@@ -168,21 +205,11 @@ void Server::start()
     connect(&m_dbThread, &QThread::finished, m_controlPlane, &QObject::deleteLater);
     connect(m_controlPlane, &tenants::ControlPlane::ready, this, &Server::onControlPlaneReady);
     connect(m_controlPlane, &tenants::ControlPlane::failed, this, &Server::failed);
-    // Runs on the db thread, where the change was made; disconnectTenant() is thread-safe.
+    // Runs on the db thread, where the change was made; the reactions are thread-safe.
     connect(
             m_controlPlane, &tenants::ControlPlane::tenantChanged, m_controlPlane,
             [this](const QByteArray &externalId, bool disconnectSockets) {
-                if (disconnectSockets) {
-                    disconnectTenant(externalId);
-                    // Its database settings or credentials may have changed: connect afresh.
-                    m_cdc->dropTenant(externalId);
-                }
-                // The directory already holds the tenant as written (or not at all).
-                const tenants::TenantPtr current = m_tenants.find(externalId);
-                m_rates.applyTenantChange(externalId, current);
-                if (!current) {
-                    m_metricsRegistry->removeSeries("tenant", externalId);
-                }
+                onTenantChanged(externalId, disconnectSockets);
             },
             Qt::DirectConnection);
     m_tenantRoutes = std::make_unique<http::TenantRoutes>(
@@ -194,35 +221,9 @@ void Server::start()
                     [this](const QByteArray &externalId) { m_cdc->dropTenant(externalId); } });
     m_dbThread.start();
 
-    QList<tenants::TenantInput> seeds = m_config.seedTenants;
-    if (m_config.seedSelfHost) {
-        tenants::TenantInput self;
-        self.externalId = m_config.selfHostTenantName;
-        self.jwtSecret = m_config.apiJwtSecret;
-        self.jwtJwks = m_config.apiJwtJwks;
-        if (m_config.controlPlane.backend == tenants::ControlPlaneSettings::Backend::Postgres) {
-            // With DB_* the self-host tenant's own database is that database (upstream's seed).
-            const tenants::ControlPlaneSettings &db = m_config.controlPlane;
-            self.extensions.append(tenants::Extension{
-                    QStringLiteral("postgres_cdc_rls"),
-                    QJsonObject{
-                            { QStringLiteral("db_host"), db.host },
-                            { QStringLiteral("db_port"), QString::number(db.port) },
-                            { QStringLiteral("db_name"), db.database },
-                            { QStringLiteral("db_user"), db.user },
-                            { QStringLiteral("db_password"), db.password },
-                            { QStringLiteral("region"), QStringLiteral("local") },
-                            { QStringLiteral("ssl_enforced"), false },
-                    },
-                    {},
-                    {},
-                    {} });
-        }
-        seeds.prepend(self);
-    }
     tenants::ControlPlane *controlPlane = m_controlPlane;
     const int cacheExpirationMs = m_config.tenantCacheExpirationMs;
-    runtime::post(controlPlane, [controlPlane, seeds, cacheExpirationMs] {
+    runtime::post(controlPlane, [controlPlane, seeds = seedTenants(m_config), cacheExpirationMs] {
         controlPlane->start(seeds);
         // The tenant cache's TTL: changes other nodes (or other tools) made to the control plane
         // become visible within one interval; writes through any node's tenant API apply at once
@@ -233,6 +234,21 @@ void Server::start()
                          [controlPlane] { controlPlane->refresh(); });
         refresh->start();
     });
+}
+
+void Server::onTenantChanged(const QByteArray &externalId, bool disconnectSockets)
+{
+    if (disconnectSockets) {
+        disconnectTenant(externalId);
+        // Its database settings or credentials may have changed: connect afresh.
+        m_cdc->dropTenant(externalId);
+    }
+    // The directory already holds the tenant as written (or not at all).
+    const tenants::TenantPtr current = m_tenants.find(externalId);
+    m_rates.applyTenantChange(externalId, current);
+    if (!current) {
+        m_metricsRegistry->removeSeries("tenant", externalId);
+    }
 }
 
 void Server::onControlPlaneReady()
@@ -343,18 +359,6 @@ void Server::startCluster(quint16 clientPort)
     settings.region = m_config.region;
     settings.listenAddress = m_config.listenAddress;
     settings.clientPort = clientPort;
-    // A broadcast from another node counts here as it would had it been sent here.
-    const auto remoteCounting = [this](const pubsub::TopicKey &topic, bool isBroadcast) {
-        pubsub::DeliveryCounting counting;
-        const tenants::TenantPtr tenant = m_tenants.find(topic.tenant());
-        if (!tenant) {
-            return counting;
-        }
-        counting.counter = isBroadcast ? m_rates.events(*tenant) : nullptr;
-        counting.shutsDownReceivers = isBroadcast;
-        counting.delivered = m_metrics->messagesOut.labels({ topic.tenant() });
-        return counting;
-    };
     // Diffs of other nodes' presences count against the tenant here, like local ones.
     m_presence->setRemoteCounting([this](const pubsub::TopicKey &topic) {
         pubsub::DeliveryCounting counting;
@@ -364,16 +368,7 @@ void Server::startCluster(quint16 clientPort)
         }
         return counting;
     });
-    // The configuration this node last applied, until the cluster answers (etcd may be down).
-    const auto saved = loadSnapshot(clusterConfigFile());
-    if (saved) {
-        qCInfo(lcApp).noquote() << "applying the last known cluster configuration (revision"
-                                << saved->revision << ") from" << clusterConfigFile();
-        applyClusterConfig(*saved, false);
-    } else if (saved.error().kind != SnapshotFileError::Kind::Missing) {
-        qCWarning(lcApp).noquote()
-                << "ignoring the saved cluster configuration:" << saved.error().message;
-    }
+    applySavedClusterConfig();
     // Runs on the control plane's thread, `done` after it; nothing once the control plane is
     // going away (the cluster thread outlives the database thread at shutdown).
     tenants::ControlPlane *controlPlane = m_controlPlane;
@@ -386,25 +381,67 @@ void Server::startCluster(quint16 clientPort)
     };
     m_clusterNode = new ClusterNode( // NOLINT: deleted on its thread when it ends
             settings,
-            ClusterNode::Parts{ m_pubsub, *m_presence, m_usage, remoteCounting, *m_configAccess,
-                                m_cdc.get(), &m_tenants, clusterBackendFactory(m_config.cluster),
-                                refreshTenant, m_metrics.get() });
-    // Cluster-wide max_concurrent_users and rate limits; a child of the node, on its thread.
+            ClusterNode::Parts{ m_pubsub, *m_presence, m_usage, remoteCountingFunction(),
+                                *m_configAccess, m_cdc.get(), &m_tenants,
+                                clusterBackendFactory(m_config.cluster), refreshTenant,
+                                m_metrics.get() });
+    addClusterParts(refreshTenant);
+    connectClusterNode();
+    m_clusterThread.start();
+    ClusterNode *node = m_clusterNode;
+    runtime::post(node, [node] { node->start(); });
+}
+
+std::function<pubsub::DeliveryCounting(const pubsub::TopicKey &, bool)>
+Server::remoteCountingFunction()
+{
+    // A broadcast from another node counts here as it would had it been sent here.
+    return [this](const pubsub::TopicKey &topic, bool isBroadcast) {
+        pubsub::DeliveryCounting counting;
+        const tenants::TenantPtr tenant = m_tenants.find(topic.tenant());
+        if (!tenant) {
+            return counting;
+        }
+        counting.counter = isBroadcast ? m_rates.events(*tenant) : nullptr;
+        counting.shutsDownReceivers = isBroadcast;
+        counting.delivered = m_metrics->messagesOut.labels({ topic.tenant() });
+        return counting;
+    };
+}
+
+void Server::applySavedClusterConfig()
+{
+    // The configuration this node last applied, until the cluster answers (etcd may be down).
+    const auto saved = loadSnapshot(clusterConfigFile());
+    if (saved) {
+        qCInfo(lcApp).noquote() << "applying the last known cluster configuration (revision"
+                                << saved->revision << ") from" << clusterConfigFile();
+        applyClusterConfig(*saved, false);
+    } else if (saved.error().kind != SnapshotFileError::Kind::Missing) {
+        qCWarning(lcApp).noquote()
+                << "ignoring the saved cluster configuration:" << saved.error().message;
+    }
+}
+
+// The cluster node's children: cluster-wide limits, tenant-change notices, the admin view.
+void Server::addClusterParts(
+        const std::function<void(const QByteArray &, std::function<void()>)> &refreshTenant)
+{
     new ClusterCounters(*m_clusterNode, { m_usage, m_rateCounters, m_counterBoard });
-    // Tenants written through this node apply on the others at once; a child of the node.
     auto *relay = new TenantChangeRelay(*m_clusterNode, refreshTenant); // NOLINT: owned by it
     connect(m_controlPlane, &tenants::ControlPlane::tenantWritten, relay,
             &TenantChangeRelay::announce);
-    // The admin view of the cluster; a child of the node, on its thread.
     auto *stats = new ClusterStats( // NOLINT: owned by the node
             *m_clusterNode,
             ClusterStats::Parts{ m_counterBoard, *m_configAccess,
                                  [this] { return localActivity(); }, m_cdc.get(), &m_tenants });
-    {
-        const QMutexLocker lock(&m_statsMutex);
-        m_statsMailbox = stats->mailbox();
-        m_clusterStats = stats;
-    }
+    const QMutexLocker lock(&m_statsMutex);
+    m_statsMailbox = stats->mailbox();
+    m_clusterStats = stats;
+}
+
+void Server::connectClusterNode()
+{
     m_clusterNode->moveToThread(&m_clusterThread);
     connect(&m_clusterThread, &QThread::finished, m_clusterNode, &QObject::deleteLater);
     connect(m_clusterNode, &ClusterNode::failed, this, &Server::failed);
@@ -420,9 +457,6 @@ void Server::startCluster(quint16 clientPort)
             m_nodePubSub.attach(m_clusterNode->clusterPubSub());
         }
     });
-    m_clusterThread.start();
-    ClusterNode *node = m_clusterNode;
-    runtime::post(node, [node] { node->start(); });
 }
 
 QString Server::clusterConfigFile() const

@@ -86,6 +86,8 @@ Q_SIGNALS:
 
 private:
     void onControlPlaneReady();
+    // A tenant was written, deleted or found changed (db thread): sockets, rate counters, series.
+    void onTenantChanged(const QByteArray &externalId, bool disconnectSockets);
     // Feeds the per-tick counts of the rate counters into the metrics (upstream's telemetry).
     void recordRateTicks(const limits::RateCounterRegistry::TickPass &pass);
     // The /metrics body: gauges sampled now, then every family rendered. Any thread.
@@ -94,6 +96,13 @@ private:
     void startListening();
     // Joins the cluster once the client port is known (it is part of the node's record).
     void startCluster(quint16 clientPort);
+    // startCluster's steps.
+    std::function<pubsub::DeliveryCounting(const pubsub::TopicKey &, bool)>
+    remoteCountingFunction();
+    void applySavedClusterConfig();
+    void addClusterParts(
+            const std::function<void(const QByteArray &, std::function<void()>)> &refreshTenant);
+    void connectClusterNode();
     // GET /api/cluster. Any thread.
     QJsonObject clusterView() const;
     // The admin snapshot (GET /api/admin/snapshot, the live feed): built on the cluster thread,

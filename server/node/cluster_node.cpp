@@ -86,26 +86,11 @@ void ClusterNode::start()
     m_self.startedAtMs = QDateTime::currentMSecsSinceEpoch();
     m_uptime.start();
     m_self.load = currentLoad(); // known at once when no minimum uptime is asked for
-
     if (config.usesEtcd()) {
-        cluster::links::LinkSettings linkSettings;
-        linkSettings.nodeId = m_self.id;
-        linkSettings.secret = config.secret;
-        linkSettings.linksPerPeer = config.linksPerPeer;
-        if (const std::optional<QString> problem =
-                    cluster::links::validateLinkSettings(linkSettings)) {
-            Q_EMIT failed(QStringLiteral("node links: %1").arg(*problem));
+        if (const std::optional<QString> problem = startLinks(advertiseHost)) {
+            Q_EMIT failed(*problem);
             return;
         }
-        m_links = new cluster::links::NodeLinks(linkSettings, this);
-        const Result<quint16> port = m_links->listen(m_settings.listenAddress, config.linkPort);
-        if (!port) {
-            Q_EMIT failed(QStringLiteral("node links cannot listen on port %1: %2")
-                                  .arg(config.linkPort)
-                                  .arg(port.error().message));
-            return;
-        }
-        m_self.linkAddress = hostPort(advertiseHost, *port);
         startDataPlane();
         qCInfo(lcNode).noquote() << QStringLiteral(
                                             "joining the cluster in etcd %1 as %2 (region %3), "
@@ -114,6 +99,48 @@ void ClusterNode::start()
                                                  m_self.linkAddress);
     }
     m_backend = m_parts.makeBackend();
+    connectBackend();
+    if (m_links != nullptr && m_parts.cdc != nullptr && m_parts.tenants != nullptr) {
+        m_streams = new cdc::StreamCoordinator(
+                m_self,
+                cdc::StreamCoordinator::Parts{ *m_backend, *m_links, *m_pubsub, *m_parts.cdc,
+                                               *m_parts.tenants, m_parts.refreshTenant,
+                                               m_parts.metrics },
+                this);
+        connect(this, &ClusterNode::configChanged, m_streams,
+                [this](const cluster::ConfigSnapshot &snapshot) {
+                    m_streams->setRegionMapping(parseClusterSettings(snapshot).regionMapping);
+                });
+        m_parts.cdc->attachCluster(m_streams, m_self.id);
+    }
+    m_backend->start(m_self);
+    m_loadTimer.start();
+    Q_EMIT started(m_self);
+}
+
+std::optional<QString> ClusterNode::startLinks(const QString &advertiseHost)
+{
+    const ClusterConfig &config = m_settings.cluster;
+    cluster::links::LinkSettings linkSettings;
+    linkSettings.nodeId = m_self.id;
+    linkSettings.secret = config.secret;
+    linkSettings.linksPerPeer = config.linksPerPeer;
+    if (const std::optional<QString> problem = cluster::links::validateLinkSettings(linkSettings)) {
+        return QStringLiteral("node links: %1").arg(*problem);
+    }
+    m_links = new cluster::links::NodeLinks(linkSettings, this);
+    const Result<quint16> port = m_links->listen(m_settings.listenAddress, config.linkPort);
+    if (!port) {
+        return QStringLiteral("node links cannot listen on port %1: %2")
+                .arg(config.linkPort)
+                .arg(port.error().message);
+    }
+    m_self.linkAddress = hostPort(advertiseHost, *port);
+    return std::nullopt;
+}
+
+void ClusterNode::connectBackend()
+{
     connect(m_backend.get(), &cluster::ClusterBackend::membersChanged, this,
             &ClusterNode::onMembersChanged);
     connect(m_backend.get(), &cluster::ClusterBackend::stopped, this, &ClusterNode::stopped);
@@ -142,22 +169,6 @@ void ClusterNode::start()
                         << "cluster backend unavailable, serving on with the last known state:"
                         << reason;
             });
-    if (m_links != nullptr && m_parts.cdc != nullptr && m_parts.tenants != nullptr) {
-        m_streams = new cdc::StreamCoordinator(
-                m_self,
-                cdc::StreamCoordinator::Parts{ *m_backend, *m_links, *m_pubsub, *m_parts.cdc,
-                                               *m_parts.tenants, m_parts.refreshTenant,
-                                               m_parts.metrics },
-                this);
-        connect(this, &ClusterNode::configChanged, m_streams,
-                [this](const cluster::ConfigSnapshot &snapshot) {
-                    m_streams->setRegionMapping(parseClusterSettings(snapshot).regionMapping);
-                });
-        m_parts.cdc->attachCluster(m_streams, m_self.id);
-    }
-    m_backend->start(m_self);
-    m_loadTimer.start();
-    Q_EMIT started(m_self);
 }
 
 void ClusterNode::startDataPlane()
@@ -254,6 +265,18 @@ void ClusterNode::onMembersChanged(const QList<cluster::NodeInfo> &members)
 
 void ClusterNode::applyDataPlaneMembers()
 {
+    QList<cluster::NodeInfo> effective = effectiveMembers();
+    std::sort(effective.begin(), effective.end(),
+              [](const cluster::NodeInfo &a, const cluster::NodeInfo &b) { return a.id < b.id; });
+    m_dataPlaneMembers = effective;
+    if (m_links != nullptr) {
+        followMembers(effective);
+    }
+    Q_EMIT membersChanged(effective);
+}
+
+QList<cluster::NodeInfo> ClusterNode::effectiveMembers()
+{
     // The data plane (links, fan-out, presence, streams, counters) follows the membership, with
     // one exception: a node whose record vanished while its links are still up is kept for a
     // grace period. That is what an etcd outage looks like when it ends: the watch replays the
@@ -297,42 +320,36 @@ void ClusterNode::applyDataPlaneMembers()
     for (const cluster::NodeInfo &node : std::as_const(m_backendMembers)) {
         m_departedAtMs.remove(node.id); // back in the membership (or never gone)
     }
-    std::sort(effective.begin(), effective.end(),
-              [](const cluster::NodeInfo &a, const cluster::NodeInfo &b) { return a.id < b.id; });
-    m_dataPlaneMembers = effective;
     if (holding) {
         m_graceTimer.start(500);
     }
-    if (m_links != nullptr) {
-        QList<cluster::links::PeerAddress> peers;
-        for (const cluster::NodeInfo &node : std::as_const(effective)) {
-            if (node.id == m_self.id) {
-                continue;
-            }
-            if (const auto address = peerAddress(node)) {
-                peers.append(*address);
-            } else {
-                qCWarning(lcNode).noquote()
-                        << "node" << node.id
-                        << "publishes no usable link address:" << node.linkAddress;
-            }
+    return effective;
+}
+
+void ClusterNode::followMembers(const QList<cluster::NodeInfo> &members)
+{
+    QList<cluster::links::PeerAddress> peers;
+    QList<pubsub::ClusterPeer> pubsubPeers;
+    QStringList memberIds;
+    for (const cluster::NodeInfo &node : members) {
+        memberIds.append(node.id);
+        if (node.id == m_self.id) {
+            continue;
         }
-        m_links->setPeers(peers);
-        QList<pubsub::ClusterPeer> pubsubPeers;
-        QStringList memberIds;
-        for (const cluster::NodeInfo &node : std::as_const(effective)) {
-            memberIds.append(node.id);
-            if (node.id != m_self.id) {
-                pubsubPeers.append(pubsub::ClusterPeer{ node.id, node.region });
-            }
-        }
-        m_pubsub->setPeers(pubsubPeers);
-        m_presenceReplicator->setMembers(memberIds);
-        if (m_streams != nullptr) {
-            m_streams->setMembers(effective);
+        pubsubPeers.append(pubsub::ClusterPeer{ node.id, node.region });
+        if (const auto address = peerAddress(node)) {
+            peers.append(*address);
+        } else {
+            qCWarning(lcNode).noquote()
+                    << "node" << node.id << "publishes no usable link address:" << node.linkAddress;
         }
     }
-    Q_EMIT membersChanged(effective);
+    m_links->setPeers(peers);
+    m_pubsub->setPeers(pubsubPeers);
+    m_presenceReplicator->setMembers(memberIds);
+    if (m_streams != nullptr) {
+        m_streams->setMembers(members);
+    }
 }
 
 std::optional<double> ClusterNode::currentLoad() const

@@ -147,9 +147,16 @@ Q_SIGNALS:
 private:
     void onMembersChanged(const QList<cluster::NodeInfo> &members);
     void applyDataPlaneMembers();
+    // The backend's members, this node, and departed ones whose links are still up (grace).
+    QList<cluster::NodeInfo> effectiveMembers();
+    // Links, fan-out, presence and streams follow `members` (sorted by id).
+    void followMembers(const QList<cluster::NodeInfo> &members);
     void publishLoad();
     std::optional<double> currentLoad() const;
     void startDataPlane();
+    // Listens for peers' links and names the address in this node's record; the problem if not.
+    std::optional<QString> startLinks(const QString &advertiseHost);
+    void connectBackend();
     void reconcileLocalTenants();
 
     Settings m_settings;

@@ -291,6 +291,76 @@ void appendHex4(QByteArray *out, char32_t cp)
 
 // Code.Identifier.escape(bytes, ?", limit): returns true when everything was escaped (otherwise
 // the caller appends ` <> ...`).
+// Inspect's short escapes ("\n", "\e", ...), or null for a code point without one.
+const char *shortEscape(char32_t cp)
+{
+    switch (cp) {
+    case 0x07:
+        return "\\a";
+    case 0x08:
+        return "\\b";
+    case 0x7F:
+        return "\\d";
+    case 0x1B:
+        return "\\e";
+    case 0x0C:
+        return "\\f";
+    case 0x0A:
+        return "\\n";
+    case 0x0D:
+        return "\\r";
+    case 0x09:
+        return "\\t";
+    case 0x0B:
+        return "\\v";
+    case '\\':
+        return "\\\\";
+    case 0:
+        return "\\0";
+    default:
+        return nullptr;
+    }
+}
+
+// Code points Elixir escapes as \uXXXX although printable: BOM, bidi controls, invisible
+// separators and spaces that could confuse a reader.
+bool isConfusing(char32_t cp)
+{
+    return cp == 0xFEFF || (cp >= 0x2061 && cp <= 0x2064) || cp == 0x061C || cp == 0x200E
+            || cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069)
+            || (cp >= 0xFFF9 && cp <= 0xFFFC) || cp == 0x200C || cp == 0x200D || cp == 0x034F
+            || cp == 0x00A0 || cp == 0x200B || cp == 0x2060 || cp == 0x2028 || cp == 0x2029
+            || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x205F;
+}
+
+// One decoded code point (its `length` UTF-8 bytes end at `end`) as Inspect writes it.
+void appendCodePoint(char32_t cp, const char *end, int length, QByteArray *out)
+{
+    if (const char *escape = shortEscape(cp)) {
+        out->append(escape);
+    } else if (isConfusing(cp)) {
+        out->append("\\u");
+        appendHex4(out, cp);
+    } else if ((cp >= 0x20 && cp <= 0x7E) || (cp >= 0xA0 && cp <= 0xD7FF)
+               || (cp >= 0xE000 && cp <= 0xFFFD) || (cp >= 0x10000 && cp <= 0x10FFFF)) {
+        out->append(end - length, length);
+    } else if (cp < 0x100) {
+        out->append("\\x");
+        out->append(upperHexDigit(int(cp >> 4)));
+        out->append(upperHexDigit(int(cp)));
+    } else if (cp < 0x10000) {
+        out->append("\\x{");
+        appendHex4(out, cp);
+        out->append('}');
+    } else {
+        out->append("\\x{");
+        for (int shift = 20; shift >= 0; shift -= 4) {
+            out->append(upperHexDigit(int(cp >> shift)));
+        }
+        out->append('}');
+    }
+}
+
 bool escapeQuoted(const QByteArray &bytes, int limit, QByteArray *out)
 {
     qsizetype i = 0;
@@ -322,69 +392,7 @@ bool escapeQuoted(const QByteArray &bytes, int limit, QByteArray *out)
             continue;
         }
         i += length;
-        switch (cp) {
-        case 0x07:
-            out->append("\\a");
-            continue;
-        case 0x08:
-            out->append("\\b");
-            continue;
-        case 0x7F:
-            out->append("\\d");
-            continue;
-        case 0x1B:
-            out->append("\\e");
-            continue;
-        case 0x0C:
-            out->append("\\f");
-            continue;
-        case 0x0A:
-            out->append("\\n");
-            continue;
-        case 0x0D:
-            out->append("\\r");
-            continue;
-        case 0x09:
-            out->append("\\t");
-            continue;
-        case 0x0B:
-            out->append("\\v");
-            continue;
-        case '\\':
-            out->append("\\\\");
-            continue;
-        case 0:
-            out->append("\\0");
-            continue;
-        default:
-            break;
-        }
-        const bool confusing = cp == 0xFEFF || (cp >= 0x2061 && cp <= 0x2064) || cp == 0x061C
-                || cp == 0x200E || cp == 0x200F || (cp >= 0x202A && cp <= 0x202E)
-                || (cp >= 0x2066 && cp <= 0x2069) || (cp >= 0xFFF9 && cp <= 0xFFFC) || cp == 0x200C
-                || cp == 0x200D || cp == 0x034F || cp == 0x00A0 || cp == 0x200B || cp == 0x2060
-                || cp == 0x2028 || cp == 0x2029 || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x205F;
-        if (confusing) {
-            out->append("\\u");
-            appendHex4(out, cp);
-        } else if ((cp >= 0x20 && cp <= 0x7E) || (cp >= 0xA0 && cp <= 0xD7FF)
-                   || (cp >= 0xE000 && cp <= 0xFFFD) || (cp >= 0x10000 && cp <= 0x10FFFF)) {
-            out->append(bytes.constData() + i - length, length);
-        } else if (cp < 0x100) {
-            out->append("\\x");
-            out->append(upperHexDigit(int(cp >> 4)));
-            out->append(upperHexDigit(int(cp)));
-        } else if (cp < 0x10000) {
-            out->append("\\x{");
-            appendHex4(out, cp);
-            out->append('}');
-        } else {
-            out->append("\\x{");
-            for (int shift = 20; shift >= 0; shift -= 4) {
-                out->append(upperHexDigit(int(cp >> shift)));
-            }
-            out->append('}');
-        }
+        appendCodePoint(cp, bytes.constData() + i, length, out);
     }
     return true;
 }

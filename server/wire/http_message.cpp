@@ -630,6 +630,7 @@ HttpResponse HttpResponse::empty(int status)
     return response;
 }
 
+// Tabular: the reason phrase of every status this server may send (RFC 9110).
 QByteArrayView reasonPhrase(int status)
 {
     switch (status) {
