@@ -383,6 +383,88 @@ std::optional<JwtError> validateClaims(const QJsonObject &claims, const VerifyOp
     return std::nullopt;
 }
 
+// The parts of a compact JWS, "header.payload.signature"; the signature covers
+// "header.payload".
+struct TokenParts
+{
+    QByteArrayView header;
+    QByteArrayView payload;
+    QByteArrayView signature;
+    QByteArrayView signingInput;
+};
+
+std::optional<TokenParts> splitToken(QByteArrayView token)
+{
+    const qsizetype firstDot = token.indexOf('.');
+    const qsizetype secondDot = firstDot < 0 ? -1 : token.indexOf('.', firstDot + 1);
+    if (secondDot < 0 || token.indexOf('.', secondDot + 1) >= 0) {
+        return std::nullopt;
+    }
+    return TokenParts{ token.first(firstDot), token.sliced(firstDot + 1, secondDot - firstDot - 1),
+                       token.sliced(secondDot + 1), token.first(secondDot) };
+}
+
+// A payload that is not base64url JSON is malformed; JSON that is not an object is the generic
+// error.
+Result<QJsonObject, JwtError> decodeClaims(QByteArrayView payloadPart)
+{
+    const std::optional<QByteArray> payload = decodeBase64Url(payloadPart);
+    if (!payload) {
+        return makeError(JwtErrorCode::Malformed);
+    }
+    const std::optional<QJsonValue> claimsValue = parseJsonValue(*payload);
+    if (!claimsValue) {
+        return makeError(JwtErrorCode::Malformed);
+    }
+    if (!claimsValue->isObject()) {
+        return makeError(JwtErrorCode::ClaimValidationFailed);
+    }
+    return claimsValue->toObject();
+}
+
+std::optional<QJsonObject> decodeHeader(QByteArrayView headerPart)
+{
+    const std::optional<QByteArray> headerBytes = decodeBase64Url(headerPart);
+    const std::optional<QJsonValue> headerValue =
+            headerBytes ? parseJsonValue(*headerBytes) : std::nullopt;
+    if (!headerValue || !headerValue->isObject()) {
+        return std::nullopt;
+    }
+    return headerValue->toObject();
+}
+
+// Selects the signer the header asks for and checks the token's signature with it.
+std::optional<JwtError> verifySignature(const QJsonObject &header, const KeySet::Data &keys,
+                                        const TokenParts &parts)
+{
+    std::variant<Signer, JwtError> signer = selectSigner(header, keys);
+    if (JwtError *error = std::get_if<JwtError>(&signer)) {
+        return std::move(*error);
+    }
+    const std::optional<QByteArray> signature = decodeBase64Url(parts.signature);
+    if (!signature || !checkSignature(std::get<Signer>(signer), parts.signingInput, *signature)) {
+        return makeError(JwtErrorCode::SignatureInvalid);
+    }
+    return std::nullopt;
+}
+
+// The reference server hands on exp/iat rounded to integers (JWT allows decimals). Returns the
+// rounded exp, if there is one.
+std::optional<qint64> roundTimeClaims(QJsonObject &claims)
+{
+    std::optional<qint64> exp;
+    for (const QLatin1StringView key : { "exp"_L1, "iat"_L1 }) {
+        if (const std::optional<JsonNumber> number = readNumber(claims.value(key))) {
+            const qint64 rounded = roundToSeconds(*number);
+            claims.insert(key, QJsonValue(rounded));
+            if (key == "exp"_L1) {
+                exp = rounded;
+            }
+        }
+    }
+    return exp;
+}
+
 bool isRegexWhitespace(char c)
 {
     // PCRE's \s without the unicode flag: space, \t, \n, \v, \f, \r.
@@ -576,62 +658,32 @@ Result<VerifiedToken, JwtError> verifyToken(QByteArrayView token, const KeySet &
     if (token.isEmpty() || token.startsWith("sb_")) {
         return makeError(JwtErrorCode::Malformed);
     }
-    const qsizetype firstDot = token.indexOf('.');
-    const qsizetype secondDot = firstDot < 0 ? -1 : token.indexOf('.', firstDot + 1);
-    if (secondDot < 0 || token.indexOf('.', secondDot + 1) >= 0) {
+    const std::optional<TokenParts> parts = splitToken(token);
+    if (!parts) {
         return makeError(JwtErrorCode::Malformed);
     }
-    const QByteArrayView signingInput = token.first(secondDot);
-    const QByteArrayView headerPart = token.first(firstDot);
-    const QByteArrayView payloadPart = token.sliced(firstDot + 1, secondDot - firstDot - 1);
-    const QByteArrayView signaturePart = token.sliced(secondDot + 1);
 
     // Claims are looked at before the header, so a bad payload is "malformed" while a bad header
     // is the generic error (the reference server's check order and error shapes).
-    const std::optional<QByteArray> payload = decodeBase64Url(payloadPart);
-    if (!payload) {
-        return makeError(JwtErrorCode::Malformed);
+    Result<QJsonObject, JwtError> claims = decodeClaims(parts->payload);
+    if (!claims) {
+        return std::move(claims).error();
     }
-    const std::optional<QJsonValue> claimsValue = parseJsonValue(*payload);
-    if (!claimsValue) {
-        return makeError(JwtErrorCode::Malformed);
-    }
-    if (!claimsValue->isObject()) {
+    const std::optional<QJsonObject> header = decodeHeader(parts->header);
+    if (!header) {
         return makeError(JwtErrorCode::ClaimValidationFailed);
     }
-    const std::optional<QByteArray> headerBytes = decodeBase64Url(headerPart);
-    const std::optional<QJsonValue> headerValue =
-            headerBytes ? parseJsonValue(*headerBytes) : std::nullopt;
-    if (!headerValue || !headerValue->isObject()) {
-        return makeError(JwtErrorCode::ClaimValidationFailed);
-    }
-
-    std::variant<Signer, JwtError> signer = selectSigner(headerValue->toObject(), keys.data());
-    if (JwtError *error = std::get_if<JwtError>(&signer)) {
+    if (std::optional<JwtError> error = verifySignature(*header, keys.data(), *parts)) {
         return std::move(*error);
     }
-    const std::optional<QByteArray> signature = decodeBase64Url(signaturePart);
-    if (!signature || !checkSignature(std::get<Signer>(signer), signingInput, *signature)) {
-        return makeError(JwtErrorCode::SignatureInvalid);
-    }
-
-    QJsonObject claims = claimsValue->toObject();
-    if (std::optional<JwtError> error = validateClaims(claims, options)) {
+    if (std::optional<JwtError> error = validateClaims(*claims, options)) {
         return std::move(*error);
     }
 
-    // The reference server hands on exp/iat rounded to integers (JWT allows decimals).
     VerifiedToken verified;
-    for (const QLatin1StringView key : { "exp"_L1, "iat"_L1 }) {
-        if (const std::optional<JsonNumber> number = readNumber(claims.value(key))) {
-            const qint64 rounded = roundToSeconds(*number);
-            claims.insert(key, QJsonValue(rounded));
-            if (key == "exp"_L1) {
-                verified.exp = rounded;
-            }
-        }
-    }
-    if (options.requireRoleAndExp && (!claims.contains("role"_L1) || !claims.contains("exp"_L1))) {
+    verified.exp = roundTimeClaims(*claims);
+    if (options.requireRoleAndExp
+        && (!claims->contains("role"_L1) || !claims->contains("exp"_L1))) {
         return makeError(JwtErrorCode::MissingClaims);
     }
     // A fractional exp just after now passes validation but rounds to now or earlier; the
@@ -640,8 +692,8 @@ Result<VerifiedToken, JwtError> verifyToken(QByteArrayView token, const KeySet &
     if (verified.exp && *verified.exp <= options.nowSeconds) {
         return makeError(JwtErrorCode::InvalidExpiration);
     }
-    verified.role = claims.value("role"_L1).toString();
-    verified.claims = std::move(claims);
+    verified.role = claims->value("role"_L1).toString();
+    verified.claims = std::move(*claims);
     return verified;
 }
 

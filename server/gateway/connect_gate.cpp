@@ -13,6 +13,32 @@
 
 namespace rt::gateway {
 
+namespace {
+
+// x-api-key takes precedence over the apikey query parameter. Null when neither is present.
+QByteArray apiKeyOf(const wire::HttpRequest &request,
+                    const QList<QPair<QByteArray, QByteArray>> &query)
+{
+    QByteArray rawToken = request.header("x-api-key");
+    if (rawToken.isNull()) {
+        rawToken = wire::queryValue(query, "apikey");
+    }
+    return rawToken;
+}
+
+QJsonObject xHeadersOf(const wire::HttpRequest &request)
+{
+    QJsonObject xHeaders;
+    for (const auto &header : request.headers) {
+        if (header.first.startsWith("x-")) {
+            xHeaders.insert(QString::fromLatin1(header.first), QString::fromUtf8(header.second));
+        }
+    }
+    return xHeaders;
+}
+
+} // namespace
+
 ConnectGate::ConnectGate(ConnectSettings settings, const tenants::TenantDirectory &tenants,
                          tenants::TenantUsageRegistry &usage, const tenants::TenantRates &rates,
                          metrics::ServerMetrics &metrics, const Clock &clock)
@@ -58,27 +84,50 @@ ConnectGate::Decision ConnectGate::check(const wire::HttpRequest &request) const
     if (tenant->suspend) {
         return refuse(403, QStringLiteral("Realtime was disabled for this tenant"));
     }
-    // x-api-key takes precedence over the apikey query parameter.
-    QByteArray rawToken = request.header("x-api-key");
-    if (rawToken.isNull()) {
-        rawToken = wire::queryValue(query, "apikey");
-    }
+    const QByteArray rawToken = apiKeyOf(request, query);
     if (rawToken.isNull()) {
         return refuse(401, QStringLiteral("API key is missing"));
     }
     const QByteArray token = auth::cleanToken(rawToken);
-    auth::VerifyOptions options;
-    options.nowSeconds = m_clock.epochMs() / 1000;
-    options.claimValidators = m_settings.claimValidators;
-    Result<auth::VerifiedToken, auth::JwtError> verified =
-            auth::verifyToken(token, *tenant->keys, options);
+    Result<auth::VerifiedToken, auth::JwtError> verified = verifyConnectToken(token, *tenant);
     if (!verified) {
         qCInfo(lcGateway) << "connect refused for tenant" << tenantId << ":"
                           << verified.error().connectMessage();
         return refuse(verified.error().httpStatus(), verified.error().connectMessage());
     }
     std::shared_ptr<tenants::TenantUsage> usage = m_usage.usage(tenantId);
-    if (usage->clusterUsers() >= tenant->maxConcurrentUsers) {
+    if (std::optional<Decision> refusal = refuseOverLimits(tenantId, *tenant, *usage)) {
+        return std::move(*refusal);
+    }
+
+    channels::SocketState state;
+    state.tenantId = tenantId;
+    state.tenant = tenant;
+    state.usage = std::move(usage);
+    state.token = token;
+    state.claims = std::move(verified).value();
+    state.vsn = *vsn;
+    state.xHeaders = xHeadersOf(request);
+    Decision decision;
+    decision.accepted = std::move(state);
+    return decision;
+}
+
+Result<auth::VerifiedToken, auth::JwtError>
+ConnectGate::verifyConnectToken(const QByteArray &token, const tenants::Tenant &tenant) const
+{
+    auth::VerifyOptions options;
+    options.nowSeconds = m_clock.epochMs() / 1000;
+    options.claimValidators = m_settings.claimValidators;
+    return auth::verifyToken(token, *tenant.keys, options);
+}
+
+// The tenant's connected users, then its joins rate: the refusal for the first limit reached.
+std::optional<ConnectGate::Decision>
+ConnectGate::refuseOverLimits(const QByteArray &tenantId, const tenants::Tenant &tenant,
+                              const tenants::TenantUsage &usage) const
+{
+    if (usage.clusterUsers() >= tenant.maxConcurrentUsers) {
         m_metrics.rateLimitRejections
                 .labels({ tenantId, QByteArrayView(metrics::label_values::ConcurrentUsers) })
                 ->inc();
@@ -91,23 +140,7 @@ ConnectGate::Decision ConnectGate::check(const wire::HttpRequest &request) const
                 ->inc();
         return refuse(429, QStringLiteral("Too many joins per second"));
     }
-
-    channels::SocketState state;
-    state.tenantId = tenantId;
-    state.tenant = tenant;
-    state.usage = std::move(usage);
-    state.token = token;
-    state.claims = std::move(verified).value();
-    state.vsn = *vsn;
-    for (const auto &header : request.headers) {
-        if (header.first.startsWith("x-")) {
-            state.xHeaders.insert(QString::fromLatin1(header.first),
-                                  QString::fromUtf8(header.second));
-        }
-    }
-    Decision decision;
-    decision.accepted = std::move(state);
-    return decision;
+    return std::nullopt;
 }
 
 } // namespace rt::gateway

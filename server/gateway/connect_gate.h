@@ -52,6 +52,12 @@ public:
 
 private:
     Decision refuse(int status, const QString &error) const;
+    // Steps of check().
+    Result<auth::VerifiedToken, auth::JwtError>
+    verifyConnectToken(const QByteArray &token, const tenants::Tenant &tenant) const;
+    std::optional<Decision> refuseOverLimits(const QByteArray &tenantId,
+                                             const tenants::Tenant &tenant,
+                                             const tenants::TenantUsage &usage) const;
 
     ConnectSettings m_settings;
     const tenants::TenantDirectory &m_tenants;

@@ -104,35 +104,14 @@ void TcpConnection::flush()
         return;
     }
     if (m_slowConsumer) {
-        qCWarning(lcTransport) << "closing slow consumer" << peerAddress() << "with"
-                               << m_queuedBytes << "bytes queued";
-        m_droppedFrames = static_cast<qsizetype>(m_queue.size()) - m_queueHead;
-        close();
+        closeSlowConsumer();
         return;
     }
     while (m_queueHead < static_cast<qsizetype>(m_queue.size())) {
         iovec vectors[MaxIovecs];
-        int count = 0;
-        qsizetype offset = m_headOffset;
-        for (qsizetype i = m_queueHead;
-             i < static_cast<qsizetype>(m_queue.size()) && count < MaxIovecs - 1; ++i) {
-            Chunk &chunk = m_queue[static_cast<std::size_t>(i)];
-            if (offset < chunk.headerSize) {
-                vectors[count++] = { chunk.header.data() + offset,
-                                     static_cast<std::size_t>(chunk.headerSize - offset) };
-                offset = 0;
-            } else {
-                offset -= chunk.headerSize;
-            }
-            if (offset < chunk.data.size()) {
-                vectors[count++] = { const_cast<char *>(chunk.data.constData()) + offset,
-                                     static_cast<std::size_t>(chunk.data.size() - offset) };
-            }
-            offset = 0;
-        }
         msghdr message{};
         message.msg_iov = vectors;
-        message.msg_iovlen = static_cast<std::size_t>(count);
+        message.msg_iovlen = static_cast<std::size_t>(gatherQueued(vectors));
         const ssize_t written = ::sendmsg(m_descriptor, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (written < 0) {
             if (errno == EINTR) {
@@ -145,28 +124,72 @@ void TcpConnection::flush()
             close();
             return;
         }
-        // Consume `written` bytes from the front of the queue.
-        qsizetype remaining = written;
-        m_queuedBytes -= written;
-        while (remaining > 0) {
-            Chunk &chunk = m_queue[static_cast<std::size_t>(m_queueHead)];
-            const qsizetype chunkLeft = chunk.headerSize + chunk.data.size() - m_headOffset;
-            if (remaining >= chunkLeft) {
-                remaining -= chunkLeft;
-                chunk.data = QByteArray();
-                ++m_queueHead;
-                m_headOffset = 0;
-            } else {
-                m_headOffset += remaining;
-                remaining = 0;
-            }
-        }
+        consumeWritten(written);
         if (m_queueHead < static_cast<qsizetype>(m_queue.size()) && m_headOffset > 0) {
             // A short write: the kernel buffer is full. Wait until it drains.
             setWriteNotification(true);
             return;
         }
     }
+    finishFlush();
+}
+
+void TcpConnection::closeSlowConsumer()
+{
+    qCWarning(lcTransport) << "closing slow consumer" << peerAddress() << "with" << m_queuedBytes
+                           << "bytes queued";
+    m_droppedFrames = static_cast<qsizetype>(m_queue.size()) - m_queueHead;
+    close();
+}
+
+// Fills `vectors` (MaxIovecs entries) with the unwritten bytes of the queue, from the head on;
+// returns how many entries it used.
+int TcpConnection::gatherQueued(iovec *vectors)
+{
+    int count = 0;
+    qsizetype offset = m_headOffset;
+    for (qsizetype i = m_queueHead;
+         i < static_cast<qsizetype>(m_queue.size()) && count < MaxIovecs - 1; ++i) {
+        Chunk &chunk = m_queue[static_cast<std::size_t>(i)];
+        if (offset < chunk.headerSize) {
+            vectors[count++] = { chunk.header.data() + offset,
+                                 static_cast<std::size_t>(chunk.headerSize - offset) };
+            offset = 0;
+        } else {
+            offset -= chunk.headerSize;
+        }
+        if (offset < chunk.data.size()) {
+            vectors[count++] = { const_cast<char *>(chunk.data.constData()) + offset,
+                                 static_cast<std::size_t>(chunk.data.size() - offset) };
+        }
+        offset = 0;
+    }
+    return count;
+}
+
+// Consumes `written` bytes from the front of the queue.
+void TcpConnection::consumeWritten(qsizetype written)
+{
+    qsizetype remaining = written;
+    m_queuedBytes -= written;
+    while (remaining > 0) {
+        Chunk &chunk = m_queue[static_cast<std::size_t>(m_queueHead)];
+        const qsizetype chunkLeft = chunk.headerSize + chunk.data.size() - m_headOffset;
+        if (remaining >= chunkLeft) {
+            remaining -= chunkLeft;
+            chunk.data = QByteArray();
+            ++m_queueHead;
+            m_headOffset = 0;
+        } else {
+            m_headOffset += remaining;
+            remaining = 0;
+        }
+    }
+}
+
+// Everything queued was written: empty the queue, and half-close if closeAfterFlush() asked so.
+void TcpConnection::finishFlush()
+{
     // The capacity stays for the next pass (a busy connection would otherwise reallocate on
     // every pass); tick() gives it back once the connection is idle.
     m_queue.clear();

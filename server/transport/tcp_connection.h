@@ -9,6 +9,7 @@
 #include <vector>
 
 class QSocketNotifier;
+struct iovec;
 
 namespace rt::transport {
 
@@ -91,6 +92,11 @@ private:
     void onReadable();
     void onWritable();
     void setWriteNotification(bool enabled);
+    // Steps of flush().
+    void closeSlowConsumer();
+    int gatherQueued(iovec *vectors);
+    void consumeWritten(qsizetype written);
+    void finishFlush();
     void finishDraining();
 
     IoLoop &m_loop;

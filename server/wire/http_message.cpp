@@ -381,41 +381,38 @@ struct HttpRequestParser::State
         return 0;
     }
 
-    static int onHeadersComplete(http_parser *p)
+    // The checks of a complete head, in this order: field names, version, method, body size.
+    // Returns the status to refuse the request with, or 0.
+    static int headRefusal(const http_parser *p, const HttpRequest &r, qsizetype maxBodyBytes)
     {
-        State &s = of(p);
-        s.headersComplete = true;
-        // Decided once, here: http-parser's F_CHUNKED flag changes while it parses a trailer
-        // field named Transfer-Encoding, so reading it live would skip trailer bytes past the
-        // framing check depending on where the input was split.
-        s.chunkedBody = (p->flags & F_CHUNKED) != 0;
-        HttpRequest &r = s.request;
-
         // The non-strict build lets spaces into field names ("Content-Length : 5" would become
         // an unrelated header instead of an error).
-        for (const auto &field : std::as_const(r.headers)) {
+        for (const auto &field : r.headers) {
             if (!isToken(field.first)) {
-                return s.reject(400);
+                return 400;
             }
         }
         // http-parser also accepts "GET /" as HTTP/0.9 and any single-digit version pair.
         if (p->http_major != 1) {
-            return s.reject(505);
+            return 505;
         }
         if (!isSupportedMethod(p->method)) {
-            return s.reject(501);
+            return 501;
         }
-        const bool hasContentLength = (p->flags & F_CONTENTLENGTH) != 0;
-        const bool chunked = (p->flags & F_CHUNKED) != 0;
-        if (hasContentLength && !chunked && p->content_length > quint64(s.limits.maxBodyBytes)) {
-            return s.reject(413);
+        if (hasContentLengthBody(p) && p->content_length > quint64(maxBodyBytes)) {
+            return 413;
         }
+        return 0;
+    }
 
-        r.method = QByteArray(http_method_str(static_cast<http_method>(p->method)));
-        r.httpMajor = p->http_major;
-        r.httpMinor = p->http_minor;
-        r.keepAlive = http_should_keep_alive(p) != 0;
+    // A Content-Length body, not a chunked one.
+    static bool hasContentLengthBody(const http_parser *p)
+    {
+        return (p->flags & F_CONTENTLENGTH) != 0 && (p->flags & F_CHUNKED) == 0;
+    }
 
+    static void normalizeHeaders(HttpRequest &r)
+    {
         for (auto &field : r.headers) {
             field.first = field.first.toLower();
             field.second = field.second.trimmed();
@@ -423,8 +420,10 @@ struct HttpRequestParser::State
                 field.second = QByteArray("");
             }
         }
-        r.upgrade = p->upgrade != 0 || r.hasHeader("upgrade");
+    }
 
+    static void splitTarget(HttpRequest &r)
+    {
         // The fragment is not part of an origin-form target (RFC 9112 §3.2); browsers never send
         // one, but should a client do so it must not end up in the path or a query value.
         QByteArrayView target(r.target);
@@ -439,8 +438,30 @@ struct HttpRequestParser::State
             r.path = target.first(question).toByteArray();
             r.query = target.sliced(question + 1).toByteArray();
         }
+    }
 
-        if (hasContentLength && !chunked && p->content_length > 0) {
+    static int onHeadersComplete(http_parser *p)
+    {
+        State &s = of(p);
+        s.headersComplete = true;
+        // Decided once, here: http-parser's F_CHUNKED flag changes while it parses a trailer
+        // field named Transfer-Encoding, so reading it live would skip trailer bytes past the
+        // framing check depending on where the input was split.
+        s.chunkedBody = (p->flags & F_CHUNKED) != 0;
+        HttpRequest &r = s.request;
+        if (const int status = headRefusal(p, r, s.limits.maxBodyBytes)) {
+            return s.reject(status);
+        }
+
+        r.method = QByteArray(http_method_str(static_cast<http_method>(p->method)));
+        r.httpMajor = p->http_major;
+        r.httpMinor = p->http_minor;
+        r.keepAlive = http_should_keep_alive(p) != 0;
+        normalizeHeaders(r);
+        r.upgrade = p->upgrade != 0 || r.hasHeader("upgrade");
+        splitTarget(r);
+
+        if (hasContentLengthBody(p) && p->content_length > 0) {
             // Checked against maxBodyBytes above: one exact allocation, one copy of the body.
             r.body.reserve(qsizetype(p->content_length));
         }
@@ -485,6 +506,43 @@ struct HttpRequestParser::State
             return init;
         }();
         return s;
+    }
+
+    // How many of the `size` bytes at `piece` go to http-parser in the next step of feed(). When
+    // the checks refuse a byte, the piece ends just before it and `refusal` gets the status.
+    qsizetype checkedPieceSize(const char *piece, qsizetype size, int &refusal)
+    {
+        if (!headersComplete) {
+            return headPieceSize(piece, size, refusal);
+        }
+        if (chunkedBody) {
+            const qsizetype passed = chunkedFraming.scan(piece, size, limits.maxHeaderBytes);
+            if (passed < size) {
+                refusal = chunkedFraming.errorStatus;
+                return passed;
+            }
+        }
+        return size;
+    }
+
+    // One line of the head at most, and only what still fits under maxHeaderBytes.
+    qsizetype headPieceSize(const char *piece, qsizetype size, int &refusal)
+    {
+        const qsizetype allowance = limits.maxHeaderBytes - headBytes;
+        if (allowance <= 0) {
+            refusal = 431; // refused before http-parser sees another byte
+            return 0;
+        }
+        size = qMin(size, allowance);
+        if (const void *lf = std::memchr(piece, '\n', size_t(size))) {
+            size = static_cast<const char *>(lf) - piece + 1;
+        }
+        const qsizetype passed = headFraming.scan(piece, size);
+        if (passed < size) {
+            refusal = 400;
+            return passed;
+        }
+        return size;
     }
 
     Outcome error(qsizetype consumed)
@@ -538,31 +596,9 @@ HttpRequestParser::Outcome HttpRequestParser::feed(QByteArrayView data)
     qsizetype offset = 0;
     while (offset < data.size()) {
         const char *piece = data.data() + offset;
-        qsizetype size = data.size() - offset;
         int refusal = 0;
         const bool inHead = !s.headersComplete;
-        if (inHead) {
-            const qsizetype allowance = s.limits.maxHeaderBytes - s.headBytes;
-            if (allowance <= 0) {
-                s.errorStatus = 431;
-                return s.error(offset);
-            }
-            size = qMin(size, allowance);
-            if (const void *lf = std::memchr(piece, '\n', size_t(size))) {
-                size = static_cast<const char *>(lf) - piece + 1;
-            }
-            const qsizetype passed = s.headFraming.scan(piece, size);
-            if (passed < size) {
-                size = passed;
-                refusal = 400;
-            }
-        } else if (s.chunkedBody) {
-            const qsizetype passed = s.chunkedFraming.scan(piece, size, s.limits.maxHeaderBytes);
-            if (passed < size) {
-                size = passed;
-                refusal = s.chunkedFraming.errorStatus;
-            }
-        }
+        const qsizetype size = s.checkedPieceSize(piece, data.size() - offset, refusal);
 
         if (size > 0) {
             // Never call execute() with 0 bytes: http-parser reads that as end of stream.

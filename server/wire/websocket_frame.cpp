@@ -101,6 +101,80 @@ HeaderResult headerError(quint16 code, const char *reason)
     return r;
 }
 
+// The checks that need only the first header byte (FIN, RSV1-3, opcode): the reason for the
+// protocol error, or nullptr.
+const char *finOpcodeByteError(quint8 byte, bool inFragmentedMessage)
+{
+    const bool fin = (byte & 0x80) != 0;
+    if ((byte & 0x70) != 0) {
+        return "reserved bits set (no extension negotiated)";
+    }
+    const quint8 rawOpcode = byte & 0x0F;
+    if (!isKnownOpcode(rawOpcode)) {
+        return "unknown opcode";
+    }
+    const auto opcode = WsOpcode(rawOpcode);
+    if (isControlOpcode(opcode) && !fin) {
+        return "fragmented control frame";
+    }
+    if (opcode == WsOpcode::Continuation && !inFragmentedMessage) {
+        return "continuation frame without a message";
+    }
+    if ((opcode == WsOpcode::Text || opcode == WsOpcode::Binary) && inFragmentedMessage) {
+        return "new message inside a fragmented message";
+    }
+    return nullptr;
+}
+
+// The checks that need only the second header byte (MASK, 7-bit length): the reason for the
+// protocol error, or nullptr.
+const char *maskLengthByteError(quint8 byte, WsOpcode opcode)
+{
+    if ((byte & 0x80) == 0) {
+        return "client frame not masked";
+    }
+    const quint8 length7 = byte & 0x7F;
+    if (isControlOpcode(opcode) && length7 > MaxControlPayload) {
+        return "control frame payload over 125 bytes";
+    }
+    if (opcode == WsOpcode::Close && length7 == 1) {
+        return "close frame with a 1-byte payload";
+    }
+    return nullptr;
+}
+
+// The payload length: the 7-bit field, or the big-endian extended length after it.
+quint64 payloadLength(const quint8 *h, quint8 length7, qsizetype extendedBytes)
+{
+    if (extendedBytes == 0) {
+        return length7;
+    }
+    quint64 length = 0;
+    for (qsizetype i = 0; i < extendedBytes; ++i) {
+        length = (length << 8) | h[2 + i];
+    }
+    return length;
+}
+
+// Payload bytes a data frame may still add to the message being reassembled.
+quint64 messageRoom(qsizetype messageBytes, qsizetype maxMessageBytes)
+{
+    return maxMessageBytes > messageBytes ? quint64(maxMessageBytes - messageBytes) : 0;
+}
+
+HeaderResult completeHeader(const quint8 *h, qsizetype extendedBytes, WsOpcode opcode, bool fin,
+                            quint64 length)
+{
+    HeaderResult r;
+    r.status = HeaderStatus::Complete;
+    r.headerBytes = 2 + extendedBytes + 4;
+    r.opcode = opcode;
+    r.fin = fin;
+    r.length = length;
+    std::memcpy(r.maskKey.data(), h + 2 + extendedBytes, r.maskKey.size());
+    return r;
+}
+
 // Parses a frame header from the first `available` bytes of `h`. Every check runs as soon as the
 // byte it needs is present and always in the same order, so the verdict (and the error reported)
 // does not depend on how the input was split: the resumability oracle of the fuzzer relies on it.
@@ -110,39 +184,19 @@ HeaderResult parseHeader(const quint8 *h, qsizetype available, bool inFragmented
     if (available < 1) {
         return {};
     }
+    if (const char *reason = finOpcodeByteError(h[0], inFragmentedMessage)) {
+        return headerError(ws_close::ProtocolError, reason);
+    }
     const bool fin = (h[0] & 0x80) != 0;
-    if ((h[0] & 0x70) != 0) {
-        return headerError(ws_close::ProtocolError, "reserved bits set (no extension negotiated)");
-    }
-    const quint8 rawOpcode = h[0] & 0x0F;
-    if (!isKnownOpcode(rawOpcode)) {
-        return headerError(ws_close::ProtocolError, "unknown opcode");
-    }
-    const auto opcode = WsOpcode(rawOpcode);
-    const bool control = isControlOpcode(opcode);
-    if (control && !fin) {
-        return headerError(ws_close::ProtocolError, "fragmented control frame");
-    }
-    if (opcode == WsOpcode::Continuation && !inFragmentedMessage) {
-        return headerError(ws_close::ProtocolError, "continuation frame without a message");
-    }
-    if ((opcode == WsOpcode::Text || opcode == WsOpcode::Binary) && inFragmentedMessage) {
-        return headerError(ws_close::ProtocolError, "new message inside a fragmented message");
-    }
+    const auto opcode = WsOpcode(h[0] & 0x0F);
 
     if (available < 2) {
         return {};
     }
-    if ((h[1] & 0x80) == 0) {
-        return headerError(ws_close::ProtocolError, "client frame not masked");
+    if (const char *reason = maskLengthByteError(h[1], opcode)) {
+        return headerError(ws_close::ProtocolError, reason);
     }
     const quint8 length7 = h[1] & 0x7F;
-    if (control && length7 > MaxControlPayload) {
-        return headerError(ws_close::ProtocolError, "control frame payload over 125 bytes");
-    }
-    if (opcode == WsOpcode::Close && length7 == 1) {
-        return headerError(ws_close::ProtocolError, "close frame with a 1-byte payload");
-    }
 
     // Non-minimal encodings (e.g. 126 + length 5) are accepted on purpose: RFC 6455 says "the
     // minimal number of bytes MUST be used" for senders, but rejecting costs interop and buys
@@ -151,36 +205,19 @@ HeaderResult parseHeader(const quint8 *h, qsizetype available, bool inFragmented
     if (available < 2 + extendedBytes) {
         return {};
     }
-    quint64 length = length7;
-    if (extendedBytes > 0) {
-        length = 0;
-        for (qsizetype i = 0; i < extendedBytes; ++i) {
-            length = (length << 8) | h[2 + i];
-        }
-    }
+    const quint64 length = payloadLength(h, length7, extendedBytes);
     if (extendedBytes == 8 && (length >> 63) != 0) {
         return headerError(ws_close::ProtocolError, "64-bit payload length with the high bit set");
     }
-    if (!control) {
-        // Fails before any payload byte is buffered (the limit is on the reassembled message).
-        const quint64 room =
-                maxMessageBytes > messageBytes ? quint64(maxMessageBytes - messageBytes) : 0;
-        if (length > room) {
-            return headerError(ws_close::MessageTooBig, "message too big");
-        }
+    // Fails before any payload byte is buffered (the limit is on the reassembled message).
+    if (!isControlOpcode(opcode) && length > messageRoom(messageBytes, maxMessageBytes)) {
+        return headerError(ws_close::MessageTooBig, "message too big");
     }
 
     if (available < 2 + extendedBytes + 4) {
         return {};
     }
-    HeaderResult r;
-    r.status = HeaderStatus::Complete;
-    r.headerBytes = 2 + extendedBytes + 4;
-    r.opcode = opcode;
-    r.fin = fin;
-    r.length = length;
-    std::memcpy(r.maskKey.data(), h + 2 + extendedBytes, r.maskKey.size());
-    return r;
+    return completeHeader(h, extendedBytes, opcode, fin, length);
 }
 
 // Size of a server frame header for a payload of `size` bytes (minimal length encoding).

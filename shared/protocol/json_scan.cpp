@@ -360,6 +360,39 @@ const Byte *scanMemberKey(const Byte *p, const Byte *end)
     return p == end ? nullptr : p;
 }
 
+// Called at p, where a value inside the `depth` open containers of scanValue just ended. Closes
+// the containers that end here, then steps over the comma (and an object's next key) to the next
+// element. Returns the position of that element, or the end of the outermost value once depth
+// is 0.
+inline const Byte *closeOrStepToNextElement(const Byte *p, const Byte *end, const Byte *closers,
+                                            int &depth)
+{
+    while (depth > 0) {
+        p = skipWhitespace(p, end);
+        if (p == end) {
+            return nullptr;
+        }
+        const Byte closer = closers[depth - 1];
+        if (*p == closer) {
+            ++p;
+            --depth;
+            continue;
+        }
+        if (*p != ',') {
+            return nullptr;
+        }
+        p = skipWhitespace(p + 1, end);
+        if (closer == '}') {
+            p = scanMemberKey(p, end);
+        }
+        if (!p || p == end) {
+            return nullptr;
+        }
+        return p;
+    }
+    return p;
+}
+
 // Scans one complete value starting at p (whitespace already skipped). At most `depthBudget`
 // containers may be open at once inside it. Non-recursive: the open containers live in
 // `closers`, innermost last.
@@ -409,31 +442,9 @@ const Byte *scanValue(const Byte *p, const Byte *end, int depthBudget, Kind &kin
             }
         }
         // A value just ended: close finished containers, or step to the next element.
-        for (;;) {
-            if (depth == 0) {
-                return p;
-            }
-            p = skipWhitespace(p, end);
-            if (p == end) {
-                return nullptr;
-            }
-            const Byte closer = closers[depth - 1];
-            if (*p == closer) {
-                ++p;
-                --depth;
-                continue;
-            }
-            if (*p != ',') {
-                return nullptr;
-            }
-            p = skipWhitespace(p + 1, end);
-            if (closer == '}') {
-                p = scanMemberKey(p, end);
-            }
-            if (!p || p == end) {
-                return nullptr;
-            }
-            break;
+        p = closeOrStepToNextElement(p, end, closers.data(), depth);
+        if (!p || depth == 0) {
+            return p;
         }
     }
 }
