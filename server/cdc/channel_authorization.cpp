@@ -114,6 +114,60 @@ std::optional<qint64> jsonInteger(const QJsonValue &value)
     return static_cast<qint64>(d);
 }
 
+// The probe rows of a read check: broadcast always, presence when checkPresence.
+Statement probeInsert(const QByteArray &topic, const QByteArray &broadcastId,
+                      const QByteArray &presenceId, bool checkPresence)
+{
+    // Probe and check rows are stamped with the database's UTC time, as upstream stamps them with
+    // NaiveDateTime.utc_now(): inserted_at is `timestamp without time zone` and the daily
+    // partitions are UTC days, whatever the session's TimeZone is.
+    return checkPresence ? statement("INSERT INTO realtime.messages "
+                                     "(id, topic, extension, inserted_at, updated_at) VALUES "
+                                     "($1::uuid, $3, 'broadcast', "
+                                     "timezone('utc', now()), timezone('utc', now())), "
+                                     "($2::uuid, $3, 'presence', "
+                                     "timezone('utc', now()), timezone('utc', now()))",
+                                     { broadcastId, presenceId, topic })
+                         : statement("INSERT INTO realtime.messages "
+                                     "(id, topic, extension, inserted_at, updated_at) VALUES "
+                                     "($1::uuid, $2, 'broadcast', "
+                                     "timezone('utc', now()), timezone('utc', now()))",
+                                     { broadcastId, topic });
+}
+
+// Why a read check's segment failed; `insertIndex` is the probe insert's statement.
+AuthorizationError readCheckError(const SegmentResult &result, int insertIndex)
+{
+    AuthorizationError error = segmentError(result);
+    // The probe insert runs before the role switch, so no policy can raise there: its
+    // check_violation is the partition (or the table) itself, whatever language the server
+    // writes its messages in.
+    if (result.results.size() > insertIndex && !result.results[insertIndex].ok()
+        && result.results[insertIndex].error().sqlState == "23514") {
+        error.kind = AuthorizationFailure::MissingPartition;
+    }
+    return error;
+}
+
+// The read permissions: the probes the JWT role's select saw.
+Permissions probesSeen(const postgres::QueryResult &rows, const QByteArray &broadcastId,
+                       const QByteArray &presenceId, bool checkPresence)
+{
+    bool broadcast = false;
+    bool presence = false;
+    for (int row = 0; row < rows.rowCount(); ++row) {
+        const QByteArray id = rows.value(row, 0);
+        broadcast = broadcast || id == broadcastId;
+        presence = presence || id == presenceId;
+    }
+    Permissions permissions;
+    permissions.broadcastRead = broadcast;
+    if (checkPresence) {
+        permissions.presenceRead = presence;
+    }
+    return permissions;
+}
+
 } // namespace
 
 AuthorizationError classifyError(const PgError &error)
@@ -150,28 +204,12 @@ void checkRead(postgres::Pool &pool, const AuthorizationRequest &request, bool c
         return;
     }
 
-    const QByteArray broadcastId = QUuid::createUuid().toByteArray(QUuid::WithoutBraces);
-    const QByteArray presenceId = QUuid::createUuid().toByteArray(QUuid::WithoutBraces);
-
-    // Probe and check rows are stamped with the database's UTC time, as upstream stamps them with
-    // NaiveDateTime.utc_now(): inserted_at is `timestamp without time zone` and the daily
-    // partitions are UTC days, whatever the session's TimeZone is.
     // The probe ids are made here, so the select needs no RETURNING on the insert (RETURNING
     // would apply the SELECT policies to the privileged insert) and the answer maps back to
     // extensions by id.
-    Statement insert = checkPresence
-            ? statement("INSERT INTO realtime.messages "
-                        "(id, topic, extension, inserted_at, updated_at) VALUES "
-                        "($1::uuid, $3, 'broadcast', "
-                        "timezone('utc', now()), timezone('utc', now())), "
-                        "($2::uuid, $3, 'presence', "
-                        "timezone('utc', now()), timezone('utc', now()))",
-                        { broadcastId, presenceId, request.topic })
-            : statement("INSERT INTO realtime.messages "
-                        "(id, topic, extension, inserted_at, updated_at) VALUES "
-                        "($1::uuid, $2, 'broadcast', "
-                        "timezone('utc', now()), timezone('utc', now()))",
-                        { broadcastId, request.topic });
+    const QByteArray broadcastId = QUuid::createUuid().toByteArray(QUuid::WithoutBraces);
+    const QByteArray presenceId = QUuid::createUuid().toByteArray(QUuid::WithoutBraces);
+    Statement insert = probeInsert(request.topic, broadcastId, presenceId, checkPresence);
     const QByteArray ids = checkPresence ? QByteArray('{' + broadcastId + ',' + presenceId + '}')
                                          : QByteArray('{' + broadcastId + '}');
 
@@ -193,31 +231,11 @@ void checkRead(postgres::Pool &pool, const AuthorizationRequest &request, bool c
              [done = std::move(done), broadcastId, presenceId,
               checkPresence](const SegmentResult &result) {
                  if (!result.ok() || result.results.size() <= SelectIndex) {
-                     AuthorizationError error = segmentError(result);
-                     // The probe insert runs before the role switch, so no policy can raise
-                     // there: its check_violation is the partition (or the table) itself,
-                     // whatever language the server writes its messages in.
-                     if (result.results.size() > InsertIndex && !result.results[InsertIndex].ok()
-                         && result.results[InsertIndex].error().sqlState == "23514") {
-                         error.kind = AuthorizationFailure::MissingPartition;
-                     }
-                     done(std::move(error));
+                     done(readCheckError(result, InsertIndex));
                      return;
                  }
-                 const postgres::QueryResult &rows = result.results[SelectIndex].value();
-                 bool broadcast = false;
-                 bool presence = false;
-                 for (int row = 0; row < rows.rowCount(); ++row) {
-                     const QByteArray id = rows.value(row, 0);
-                     broadcast = broadcast || id == broadcastId;
-                     presence = presence || id == presenceId;
-                 }
-                 Permissions permissions;
-                 permissions.broadcastRead = broadcast;
-                 if (checkPresence) {
-                     permissions.presenceRead = presence;
-                 }
-                 done(permissions);
+                 done(probesSeen(result.results[SelectIndex].value(), broadcastId, presenceId,
+                                 checkPresence));
              });
 }
 

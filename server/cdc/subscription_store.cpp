@@ -132,6 +132,56 @@ postgres::Statement deleteFor(const QList<QUuid> &ids)
     return remove;
 }
 
+// Every element's params, or the error of the first invalid one.
+Result<QList<subscriptions::SubscriptionParams>, QString>
+parseElements(const SubscribeRequest &request)
+{
+    QList<subscriptions::SubscriptionParams> params;
+    for (const SubscribeRequest::Element &element : request.elements) {
+        auto parsed = subscriptions::parseParams(element.params);
+        if (!parsed) {
+            return parsed.error();
+        }
+        params.append(std::move(parsed).value());
+    }
+    return params;
+}
+
+// The subscription ids of `subscriber`'s rows (none for null).
+QList<QUuid> bindingIds(const Subscriber *subscriber)
+{
+    QList<QUuid> ids;
+    if (subscriber != nullptr) {
+        for (const Binding &binding : subscriber->bindings) {
+            ids.append(binding.subscriptionId);
+        }
+    }
+    return ids;
+}
+
+postgres::Statement publishedTablesQuery(const QByteArray &publication)
+{
+    postgres::Statement published;
+    published.sql = QByteArrayLiteral(
+            "SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = $1");
+    published.params = { publication };
+    return published;
+}
+
+// The error of the first statement of a store that failed, in the words of its params element.
+std::optional<QString> firstFailure(const postgres::SegmentResult &result,
+                                    const QList<subscriptions::SubscriptionParams> &params,
+                                    const QList<int> &elementOf)
+{
+    for (qsizetype i = 0; i < result.results.size(); ++i) {
+        if (!result.results[i].ok()) {
+            return subscriptions::exceptionMessage(params.value(qMax(0, elementOf.value(i))),
+                                                   result.results[i].error().message);
+        }
+    }
+    return std::nullopt;
+}
+
 } // namespace
 
 SubscriptionStore::SubscriptionStore(QByteArray publication, PoolAccess pool, QObject *parent)
@@ -143,29 +193,16 @@ SubscriptionStore::SubscriptionStore(QByteArray publication, PoolAccess pool, QO
 void SubscriptionStore::store(SubscribeRequest request, const Subscriber *replaced,
                               std::function<void(Result<Subscriber, QString>)> done)
 {
-    QList<subscriptions::SubscriptionParams> params;
-    for (const SubscribeRequest::Element &element : std::as_const(request.elements)) {
-        auto parsed = subscriptions::parseParams(element.params);
-        if (!parsed) {
-            done(parsed.error());
-            return;
-        }
-        params.append(std::move(parsed).value());
+    Result<QList<subscriptions::SubscriptionParams>, QString> parsed = parseElements(request);
+    if (!parsed) {
+        done(parsed.error());
+        return;
     }
-    QList<QUuid> replacedIds;
-    if (replaced != nullptr) {
-        for (const Binding &binding : replaced->bindings) {
-            replacedIds.append(binding.subscriptionId);
-        }
-    }
-    postgres::Statement published;
-    published.sql = QByteArrayLiteral(
-            "SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = $1");
-    published.params = { m_publication };
+    const QList<QUuid> replacedIds = bindingIds(replaced);
     m_pool()->run(
-            published,
+            publishedTablesQuery(m_publication),
             [this, guard = QPointer<SubscriptionStore>(this), request = std::move(request),
-             params = std::move(params), replacedIds, done = std::move(done)](
+             params = std::move(parsed).value(), replacedIds, done = std::move(done)](
                     rt::Result<postgres::QueryResult, postgres::PgError> tables) mutable {
                 if (!guard) {
                     return;
@@ -193,13 +230,10 @@ void SubscriptionStore::store(SubscribeRequest request, const Subscriber *replac
                                   if (!guard) {
                                       return;
                                   }
-                                  for (qsizetype i = 0; i < result.results.size(); ++i) {
-                                      if (!result.results[i].ok()) {
-                                          done(subscriptions::exceptionMessage(
-                                                  params.value(qMax(0, elementOf.value(i))),
-                                                  result.results[i].error().message));
-                                          return;
-                                      }
+                                  if (std::optional<QString> failure =
+                                              firstFailure(result, params, elementOf)) {
+                                      done(std::move(*failure));
+                                      return;
                                   }
                                   done(std::move(subscriber));
                               });

@@ -93,7 +93,11 @@ void TenantDatabase::connect(std::function<void(ConnectOutcome)> done)
     m_state = State::Connecting;
     qCInfo(lcCdc) << "connecting to the database of tenant" << m_options.tenantId << "at"
                   << m_options.settings.describe();
+    openMigrationConnection();
+}
 
+void TenantDatabase::openMigrationConnection()
+{
     // Migrations first, on a connection of their own, then the pool.
     auto *migrationConnection = new postgres::Connection(this);
     QObject::connect(migrationConnection, &postgres::Connection::failed, this,
@@ -101,53 +105,61 @@ void TenantDatabase::connect(std::function<void(ConnectOutcome)> done)
                          migrationConnection->deleteLater();
                          fail(error.text(), error.sqlState);
                      });
-    QObject::connect(
-            migrationConnection, &postgres::Connection::ready, this, [this, migrationConnection] {
-                m_state = State::Migrating;
-                auto *runner = new postgres::MigrationRunner(this);
-                QObject::connect(runner, &postgres::MigrationRunner::done, this,
-                                 [this, runner, migrationConnection](int applied) {
-                                     runner->deleteLater();
-                                     migrationConnection->deleteLater();
-                                     qCInfo(lcCdc) << "tenant" << m_options.tenantId
-                                                   << "migrations applied:" << applied;
-                                     m_pool = new postgres::Pool(this);
-                                     QObject::connect(m_pool, &postgres::Pool::ready, this, [this] {
-                                         if (m_state == State::Migrating) {
-                                             m_state = State::Ready;
-                                             m_reconnectDelayMs = 0;
-                                             Q_EMIT connectionReady();
-                                             maintainPartitions();
-                                             finishConnect(std::nullopt);
-                                             // The stream waits for its first subscriber (or a
-                                             // short grace period): changes a restart left in
-                                             // the slot are then matched, not confirmed unseen.
-                                             if (!m_registry.isEmpty()) {
-                                                 ensureStream();
-                                             } else {
-                                                 QTimer::singleShot(StreamGraceMs, this,
-                                                                    [this] { ensureStream(); });
-                                             }
-                                         }
-                                     });
-                                     QObject::connect(m_pool, &postgres::Pool::failed, this,
-                                                      [this](const postgres::PgError &error) {
-                                                          fail(error.text(), error.sqlState);
-                                                      });
-                                     m_pool->open(m_options.settings, m_options.poolSize);
-                                 });
-                QObject::connect(
-                        runner, &postgres::MigrationRunner::failed, this,
-                        [this, runner, migrationConnection](const postgres::PgError &error) {
-                            runner->deleteLater();
-                            migrationConnection->deleteLater();
-                            qCWarning(lcCdc) << "tenant" << m_options.tenantId
-                                             << "migrations failed:" << error.text();
-                            fail(error.text(), error.sqlState);
-                        });
-                runner->start(migrationConnection, postgres::tenantMigrations());
-            });
+    QObject::connect(migrationConnection, &postgres::Connection::ready, this,
+                     [this, migrationConnection] { runMigrations(migrationConnection); });
     migrationConnection->open(m_options.settings);
+}
+
+void TenantDatabase::runMigrations(postgres::Connection *migrationConnection)
+{
+    m_state = State::Migrating;
+    auto *runner = new postgres::MigrationRunner(this);
+    QObject::connect(runner, &postgres::MigrationRunner::done, this,
+                     [this, runner, migrationConnection](int applied) {
+                         runner->deleteLater();
+                         migrationConnection->deleteLater();
+                         qCInfo(lcCdc) << "tenant" << m_options.tenantId
+                                       << "migrations applied:" << applied;
+                         openPool();
+                     });
+    QObject::connect(runner, &postgres::MigrationRunner::failed, this,
+                     [this, runner, migrationConnection](const postgres::PgError &error) {
+                         runner->deleteLater();
+                         migrationConnection->deleteLater();
+                         qCWarning(lcCdc) << "tenant" << m_options.tenantId
+                                          << "migrations failed:" << error.text();
+                         fail(error.text(), error.sqlState);
+                     });
+    runner->start(migrationConnection, postgres::tenantMigrations());
+}
+
+void TenantDatabase::openPool()
+{
+    m_pool = new postgres::Pool(this);
+    QObject::connect(m_pool, &postgres::Pool::ready, this, [this] { onPoolReady(); });
+    QObject::connect(m_pool, &postgres::Pool::failed, this, [this](const postgres::PgError &error) {
+        fail(error.text(), error.sqlState);
+    });
+    m_pool->open(m_options.settings, m_options.poolSize);
+}
+
+void TenantDatabase::onPoolReady()
+{
+    if (m_state != State::Migrating) {
+        return;
+    }
+    m_state = State::Ready;
+    m_reconnectDelayMs = 0;
+    Q_EMIT connectionReady();
+    maintainPartitions();
+    finishConnect(std::nullopt);
+    // The stream waits for its first subscriber (or a short grace period): changes a restart
+    // left in the slot are then matched, not confirmed unseen.
+    if (!m_registry.isEmpty()) {
+        ensureStream();
+    } else {
+        QTimer::singleShot(StreamGraceMs, this, [this] { ensureStream(); });
+    }
 }
 
 void TenantDatabase::maintainPartitions()

@@ -21,6 +21,7 @@
 #include <optional>
 
 namespace rt::postgres {
+class Connection;
 class Pool;
 struct PgError;
 struct Statement;
@@ -146,6 +147,11 @@ private:
 
     void fail(const QString &reason, const QByteArray &sqlState);
     void finishConnect(const ConnectOutcome &outcome);
+    // connect()'s steps: the migrations on a connection of their own, then the pool.
+    void openMigrationConnection();
+    void runMigrations(postgres::Connection *migrationConnection);
+    void openPool();
+    void onPoolReady();
     void startStream();
     void ensureStream();
     void onWalMessages(const QList<replication::WalMessage> &batch);

@@ -107,6 +107,70 @@ wire::HttpResponse writeAnswer(const cluster::ConfigWriteResult &result, const Q
                     : QStringLiteral("the cluster backend is unavailable: %1").arg(error.message));
 }
 
+// The answer to a body that is not JSON.
+wire::HttpResponse plainBadRequest()
+{
+    wire::HttpResponse response;
+    response.status = 400;
+    response.setHeader(QByteArrayLiteral("content-type"),
+                       QByteArrayLiteral("text/plain; charset=utf-8"));
+    response.body = QByteArrayLiteral("Bad Request");
+    return response;
+}
+
+// The write a PUT body asks for.
+struct ConfigPut
+{
+    QByteArray value; // the JSON text to store
+    qint64 expectedRevision = 0;
+    int ttlSeconds = 0;
+};
+
+// The message that refuses a PUT body's first unknown field, if it has one.
+std::optional<QString> unknownPutField(const QJsonObject &body)
+{
+    for (auto it = body.constBegin(); it != body.constEnd(); ++it) {
+        if (it.key() != QLatin1String("value") && it.key() != QLatin1String("expected_revision")
+            && it.key() != QLatin1String("ttl_seconds")) {
+            return QStringLiteral("unknown field \"%1\" (known: value, expected_revision, "
+                                  "ttl_seconds)")
+                    .arg(it.key());
+        }
+    }
+    return std::nullopt;
+}
+
+// A PUT body's fields, or the message of the 422 that refuses them.
+Result<ConfigPut, QString> parsePutBody(const QJsonObject &body)
+{
+    if (std::optional<QString> unknown = unknownPutField(body)) {
+        return *unknown;
+    }
+    if (!body.contains(QLatin1String("value"))) {
+        return QStringLiteral("\"value\" is required");
+    }
+    ConfigPut put;
+    const QJsonValue expected = body.value(QLatin1String("expected_revision"));
+    if (!expected.isUndefined() && !expected.isNull()) {
+        const std::optional<qint64> parsed = json::nonNegativeInteger(expected);
+        if (!parsed) {
+            return QStringLiteral("expected_revision must be a non-negative integer");
+        }
+        put.expectedRevision = *parsed;
+    }
+    const QJsonValue ttl = body.value(QLatin1String("ttl_seconds"));
+    if (!ttl.isUndefined() && !ttl.isNull()) {
+        const std::optional<qint64> parsed = json::nonNegativeInteger(ttl);
+        if (!parsed || *parsed > ClusterConfigRoutes::MaxTtlSeconds) {
+            return QStringLiteral("ttl_seconds must be an integer from 0 (permanent) to %1")
+                    .arg(ClusterConfigRoutes::MaxTtlSeconds);
+        }
+        put.ttlSeconds = static_cast<int>(*parsed);
+    }
+    put.value = rt::api::jsonValueText(body.value(QLatin1String("value")));
+    return put;
+}
+
 QString keyParam(const RouteParams &params)
 {
     return QString::fromUtf8(params.value(QByteArrayLiteral("key")));
@@ -192,12 +256,7 @@ void ClusterConfigRoutes::put(const wire::HttpRequest &request, const QString &k
 {
     const Result<QJsonObject, json::ObjectError> parsedBody = json::parseObject(request.body);
     if (!parsedBody && parsedBody.error().kind == json::ObjectError::Kind::Syntax) {
-        wire::HttpResponse response;
-        response.status = 400;
-        response.setHeader(QByteArrayLiteral("content-type"),
-                           QByteArrayLiteral("text/plain; charset=utf-8"));
-        response.body = QByteArrayLiteral("Bad Request");
-        responder.respond(std::move(response));
+        responder.respond(plainBadRequest());
         return;
     }
     if (!parsedBody) {
@@ -205,50 +264,13 @@ void ClusterConfigRoutes::put(const wire::HttpRequest &request, const QString &k
                 422, QStringLiteral("the body must be a JSON object {\"value\": ...}"), key));
         return;
     }
-    const QJsonObject &body = *parsedBody;
-    for (auto it = body.constBegin(); it != body.constEnd(); ++it) {
-        if (it.key() != QLatin1String("value") && it.key() != QLatin1String("expected_revision")
-            && it.key() != QLatin1String("ttl_seconds")) {
-            responder.respond(errorResponse(
-                    422,
-                    QStringLiteral("unknown field \"%1\" (known: value, expected_revision, "
-                                   "ttl_seconds)")
-                            .arg(it.key()),
-                    key));
-            return;
-        }
-    }
-    if (!body.contains(QLatin1String("value"))) {
-        responder.respond(errorResponse(422, QStringLiteral("\"value\" is required"), key));
+    const Result<ConfigPut, QString> parsed = parsePutBody(*parsedBody);
+    if (!parsed) {
+        responder.respond(errorResponse(422, parsed.error(), key));
         return;
     }
-    qint64 expectedRevision = 0;
-    const QJsonValue expected = body.value(QLatin1String("expected_revision"));
-    if (!expected.isUndefined() && !expected.isNull()) {
-        const std::optional<qint64> parsed = json::nonNegativeInteger(expected);
-        if (!parsed) {
-            responder.respond(errorResponse(
-                    422, QStringLiteral("expected_revision must be a non-negative integer"), key));
-            return;
-        }
-        expectedRevision = *parsed;
-    }
-    int ttlSeconds = 0;
-    const QJsonValue ttl = body.value(QLatin1String("ttl_seconds"));
-    if (!ttl.isUndefined() && !ttl.isNull()) {
-        const std::optional<qint64> parsed = json::nonNegativeInteger(ttl);
-        if (!parsed || *parsed > MaxTtlSeconds) {
-            responder.respond(errorResponse(
-                    422,
-                    QStringLiteral("ttl_seconds must be an integer from 0 (permanent) to %1")
-                            .arg(MaxTtlSeconds),
-                    key));
-            return;
-        }
-        ttlSeconds = static_cast<int>(*parsed);
-    }
-    const QByteArray value = rt::api::jsonValueText(body.value(QLatin1String("value")));
-    if (const std::optional<QString> invalid = m_validator(key, value)) {
+    const ConfigPut &write = *parsed;
+    if (const std::optional<QString> invalid = m_validator(key, write.value)) {
         responder.respond(errorResponse(422, *invalid, key));
         return;
     }
@@ -258,9 +280,9 @@ void ClusterConfigRoutes::put(const wire::HttpRequest &request, const QString &k
         return;
     }
     qCInfo(lcHttp).noquote() << "cluster config: put" << key << "expected_revision"
-                             << expectedRevision << "ttl_seconds" << ttlSeconds;
-    m_access.put(key, value, expectedRevision, ttlSeconds,
-                 [key, expectedRevision,
+                             << write.expectedRevision << "ttl_seconds" << write.ttlSeconds;
+    m_access.put(key, write.value, write.expectedRevision, write.ttlSeconds,
+                 [key, expectedRevision = write.expectedRevision,
                   deferred = responder.deferred()](cluster::ConfigWriteResult result) {
                      deferred.respond(writeAnswer(result, key, expectedRevision));
                  });

@@ -81,6 +81,86 @@ void startSession(wire::HttpResponse &response, const tenants::ControlPlane &con
     response.setHeader(QByteArray(tenants::SessionHeaderName), QByteArray::number(now));
 }
 
+// The answer to a body that is not JSON.
+wire::HttpResponse plainBadRequest()
+{
+    wire::HttpResponse response;
+    response.status = 400;
+    response.setHeader(QByteArrayLiteral("content-type"),
+                       QByteArrayLiteral("text/plain; charset=utf-8"));
+    response.body = QByteArrayLiteral("Bad Request");
+    return response;
+}
+
+// Answers a write whose body is invalid with 422 and `errors`.
+void refuseInvalidWrite(tenants::ControlPlane *controlPlane, const QByteArray &externalId,
+                        bool creating, QJsonObject errors, const HttpResponder &responder)
+{
+    if (creating || !errors.value(QLatin1String("extensions")).isArray()) {
+        responder.respond(errors422(errors));
+        return;
+    }
+    // Updating a tenant replaces its extensions, and upstream lists the replaced ones first
+    // (valid, so {}) before the new ones in the 422 body.
+    runtime::post(controlPlane,
+                  [controlPlane, externalId, errors = std::move(errors),
+                   deferred = responder.deferred()]() mutable {
+                      const Result<tenants::TenantPtr> existing =
+                              controlPlane->fetchTenant(externalId, tenants::ApiSession::write());
+                      if (existing && *existing && !(*existing)->extensions.isEmpty()) {
+                          QJsonArray list;
+                          for (qsizetype i = 0; i < (*existing)->extensions.size(); ++i) {
+                              list.append(QJsonObject());
+                          }
+                          const QJsonArray given =
+                                  errors.value(QLatin1String("extensions")).toArray();
+                          for (const QJsonValue &entry : given) {
+                              list.append(entry);
+                          }
+                          errors.insert(QStringLiteral("extensions"), list);
+                      }
+                      deferred.respond(errors422(errors));
+                  });
+}
+
+wire::HttpResponse writtenResponse(const tenants::ControlPlane::Written &written)
+{
+    wire::HttpResponse response =
+            jsonResponse(written.created ? 201 : 200, renderTenantData(*written.tenant));
+    // Upstream's location names the row's UUID, a path its own API cannot look up.
+    response.setHeader(QByteArrayLiteral("location"),
+                       QByteArrayLiteral("/api/tenants/") + written.tenant->id.toUtf8());
+    return response;
+}
+
+wire::HttpResponse writeFailureResponse(const tenants::ControlPlane::WriteFailure &failure,
+                                        const QByteArray &externalId)
+{
+    if (!failure.errors.isEmpty()) {
+        return errors422(failure.errors);
+    }
+    qCWarning(lcHttp) << "writing tenant" << externalId << "failed:" << failure.message;
+    return phrase(failure.status >= 400 ? failure.status : 500);
+}
+
+// Creates or updates the tenant on the control plane's thread and answers from there.
+void upsertTenant(tenants::ControlPlane *controlPlane, const QByteArray &externalId,
+                  tenants::TenantPatch patch, const HttpResponder &responder)
+{
+    runtime::post(
+            controlPlane,
+            [controlPlane, externalId, patch = std::move(patch), deferred = responder.deferred()] {
+                auto written = controlPlane->writeTenant(externalId, patch,
+                                                         tenants::ControlPlane::WriteMode::Upsert);
+                wire::HttpResponse response = written
+                        ? writtenResponse(*written)
+                        : writeFailureResponse(written.error(), externalId);
+                // Whether or not it committed, the session reads its outcome from the primary.
+                startSession(response, *controlPlane);
+                deferred.respond(std::move(response));
+            });
+}
+
 } // namespace
 
 bool acceptsJson(const QByteArray &accept)
@@ -213,12 +293,7 @@ void TenantRoutes::write(const wire::HttpRequest &request, QByteArray externalId
     QJsonParseError parseError;
     const QJsonDocument document = QJsonDocument::fromJson(request.body, &parseError);
     if (parseError.error != QJsonParseError::NoError) {
-        wire::HttpResponse response;
-        response.status = 400;
-        response.setHeader(QByteArrayLiteral("content-type"),
-                           QByteArrayLiteral("text/plain; charset=utf-8"));
-        response.body = QByteArrayLiteral("Bad Request");
-        responder.respond(std::move(response));
+        responder.respond(plainBadRequest());
         return;
     }
     // Upstream's controller actions match only a body with a "tenant" object.
@@ -240,62 +315,10 @@ void TenantRoutes::write(const wire::HttpRequest &request, QByteArray externalId
     }
     tenants::ControlPlane *controlPlane = &m_controlPlane;
     if (!parsed.errors.isEmpty()) {
-        if (creating || !parsed.errors.value(QLatin1String("extensions")).isArray()) {
-            responder.respond(errors422(parsed.errors));
-            return;
-        }
-        // Updating a tenant replaces its extensions, and upstream lists the replaced ones first
-        // (valid, so {}) before the new ones in the 422 body.
-        runtime::post(controlPlane,
-                      [controlPlane, externalId, errors = parsed.errors,
-                       deferred = responder.deferred()]() mutable {
-                          const Result<tenants::TenantPtr> existing = controlPlane->fetchTenant(
-                                  externalId, tenants::ApiSession::write());
-                          if (existing && *existing && !(*existing)->extensions.isEmpty()) {
-                              QJsonArray list;
-                              for (qsizetype i = 0; i < (*existing)->extensions.size(); ++i) {
-                                  list.append(QJsonObject());
-                              }
-                              const QJsonArray given =
-                                      errors.value(QLatin1String("extensions")).toArray();
-                              for (const QJsonValue &entry : given) {
-                                  list.append(entry);
-                              }
-                              errors.insert(QStringLiteral("extensions"), list);
-                          }
-                          deferred.respond(errors422(errors));
-                      });
+        refuseInvalidWrite(controlPlane, externalId, creating, std::move(parsed.errors), responder);
         return;
     }
-    runtime::post(controlPlane,
-                  [controlPlane, externalId, patch = std::move(parsed.patch),
-                   deferred = responder.deferred()] {
-                      auto written = controlPlane->writeTenant(
-                              externalId, patch, tenants::ControlPlane::WriteMode::Upsert);
-                      if (!written) {
-                          const tenants::ControlPlane::WriteFailure &failure = written.error();
-                          wire::HttpResponse response;
-                          if (!failure.errors.isEmpty()) {
-                              response = errors422(failure.errors);
-                          } else {
-                              qCWarning(lcHttp) << "writing tenant" << externalId
-                                                << "failed:" << failure.message;
-                              response = phrase(failure.status >= 400 ? failure.status : 500);
-                          }
-                          // Whether or not it committed, the session reads its outcome from the primary.
-                          startSession(response, *controlPlane);
-                          deferred.respond(std::move(response));
-                          return;
-                      }
-                      wire::HttpResponse response = jsonResponse(
-                              written->created ? 201 : 200, renderTenantData(*written->tenant));
-                      // Upstream's location names the row's UUID, a path its own API cannot look up.
-                      response.setHeader(QByteArrayLiteral("location"),
-                                         QByteArrayLiteral("/api/tenants/")
-                                                 + written->tenant->id.toUtf8());
-                      startSession(response, *controlPlane);
-                      deferred.respond(std::move(response));
-                  });
+    upsertTenant(controlPlane, externalId, std::move(parsed.patch), responder);
 }
 
 void TenantRoutes::remove(const QByteArray &externalId, const HttpResponder &responder) const

@@ -162,12 +162,9 @@ std::optional<qint64> scanOffset(Scanner &scan)
     return sign == '-' ? -offset : offset;
 }
 
-} // namespace
-
-// → microseconds since 1970-01-01 (UTC for timestamptz, wall clock otherwise); dates → midnight.
-std::optional<qint64> parseDateTime(QByteArrayView text, DateTimeKind kind)
+// infinity, -infinity and epoch (case-insensitive); nullopt for anything else.
+std::optional<qint64> specialDateTime(QByteArrayView text)
 {
-    text = trimmed(text);
     if (equalsIgnoreCase(text, "infinity") || equalsIgnoreCase(text, "+infinity")) {
         return PlusInfinity;
     }
@@ -177,7 +174,19 @@ std::optional<qint64> parseDateTime(QByteArrayView text, DateTimeKind kind)
     if (equalsIgnoreCase(text, "epoch")) {
         return 0;
     }
-    Scanner scan(text);
+    return std::nullopt;
+}
+
+// The fields of YYYY-MM-DD as written (four to seven year digits), not yet checked.
+struct DateFields
+{
+    qint64 year = 0;
+    qint64 month = 0;
+    qint64 day = 0;
+};
+
+std::optional<DateFields> scanDate(Scanner &scan)
+{
     int yearDigits = 0;
     const auto year = scan.number(1, 7, &yearDigits);
     if (!year || yearDigits < 4 || !scan.take('-')) {
@@ -191,8 +200,19 @@ std::optional<qint64> parseDateTime(QByteArrayView text, DateTimeKind kind)
     if (!day) {
         return std::nullopt;
     }
-    qint64 timeOfDay = 0;
-    std::optional<qint64> offset;
+    return DateFields{ *year, *month, *day };
+}
+
+struct TimeFields
+{
+    qint64 timeOfDay = 0; // microseconds since midnight
+    std::optional<qint64> offset; // seconds east of UTC, if written
+};
+
+// What may follow the date: T or a space, then optionally a time and its UTC offset.
+std::optional<TimeFields> scanTimeAndOffset(Scanner &scan)
+{
+    TimeFields fields;
     if (scan.take('T') || scan.take('t') || (scan.peek() == ' ')) {
         scan.skipSpace();
         if (!scan.atEnd() && scan.peek() >= '0' && scan.peek() <= '9') {
@@ -200,44 +220,74 @@ std::optional<qint64> parseDateTime(QByteArrayView text, DateTimeKind kind)
             if (!time) {
                 return std::nullopt;
             }
-            timeOfDay = *time;
+            fields.timeOfDay = *time;
             scan.skipSpace();
             if (scan.peek() == '+' || scan.peek() == '-' || scan.peek() == 'Z'
                 || scan.peek() == 'z') {
-                offset = scanOffset(scan);
-                if (!offset) {
+                fields.offset = scanOffset(scan);
+                if (!fields.offset) {
                     return std::nullopt;
                 }
             }
         }
     }
-    scan.skipSpace();
-    qint64 fullYear = *year;
-    if (equalsIgnoreCase(scan.rest(), "bc")) {
-        fullYear = 1 - fullYear;
-    } else if (!scan.atEnd()) {
-        return std::nullopt;
-    }
-    if (*year == 0 || *month < 1 || *month > 12 || *day < 1
-        || *day > daysInMonth(fullYear, int(*month))) {
-        return std::nullopt;
-    }
+    return fields;
+}
+
+// The date and time in microseconds since 1970-01-01 (`fullYear` proleptic); nullopt when that
+// leaves 64 bits.
+std::optional<qint64> toMicros(qint64 fullYear, const DateFields &date, const TimeFields &time,
+                               DateTimeKind kind)
+{
     // Seven-digit years reach past what microseconds in 64 bits hold (about 292,000 years from
     // 1970; PostgreSQL's timestamps end in 294276): such a value is out of range, not a wrap.
     qint64 micros = 0;
-    if (__builtin_mul_overflow(daysFromCivil(fullYear, int(*month), int(*day)), MicrosPerDay,
-                               &micros)) {
+    if (__builtin_mul_overflow(daysFromCivil(fullYear, int(date.month), int(date.day)),
+                               MicrosPerDay, &micros)) {
         return std::nullopt;
     }
     if (kind == DateTimeKind::Date) {
         return micros; // the time of day and zone are ignored by date_in
     }
-    const qint64 zone = kind == DateTimeKind::TimestampTz && offset ? *offset * MicrosPerSecond : 0;
-    if (__builtin_add_overflow(micros, timeOfDay, &micros)
+    const qint64 zone =
+            kind == DateTimeKind::TimestampTz && time.offset ? *time.offset * MicrosPerSecond : 0;
+    if (__builtin_add_overflow(micros, time.timeOfDay, &micros)
         || __builtin_sub_overflow(micros, zone, &micros)) {
         return std::nullopt;
     }
     return micros;
+}
+
+} // namespace
+
+// → microseconds since 1970-01-01 (UTC for timestamptz, wall clock otherwise); dates → midnight.
+std::optional<qint64> parseDateTime(QByteArrayView text, DateTimeKind kind)
+{
+    text = trimmed(text);
+    if (const std::optional<qint64> special = specialDateTime(text)) {
+        return special;
+    }
+    Scanner scan(text);
+    const std::optional<DateFields> date = scanDate(scan);
+    if (!date) {
+        return std::nullopt;
+    }
+    const std::optional<TimeFields> time = scanTimeAndOffset(scan);
+    if (!time) {
+        return std::nullopt;
+    }
+    scan.skipSpace();
+    qint64 fullYear = date->year;
+    if (equalsIgnoreCase(scan.rest(), "bc")) {
+        fullYear = 1 - fullYear;
+    } else if (!scan.atEnd()) {
+        return std::nullopt;
+    }
+    if (date->year == 0 || date->month < 1 || date->month > 12 || date->day < 1
+        || date->day > daysInMonth(fullYear, int(date->month))) {
+        return std::nullopt;
+    }
+    return toMicros(fullYear, *date, *time, kind);
 }
 
 std::optional<qint64> parseTimeOfDay(QByteArrayView text)

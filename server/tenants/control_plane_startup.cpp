@@ -141,6 +141,54 @@ Result<bool> ControlPlane::migrate()
     return true;
 }
 
+namespace {
+
+// Whether migration 2 must encrypt the secrets already stored.
+bool encryptsExistingSecrets(QSqlQuery &query, const QString &migrations, qint64 version,
+                             const QList<qint64> &appliedHere)
+{
+    // A database our first version created (migration 1 applied by an earlier start, 2 not yet)
+    // holds its secrets in plain text: they are encrypted in migration 2's transaction, so
+    // exactly once, by whichever node applies it. Migration 1 applied during this start means a
+    // new database, or tables another server created (e.g. Supabase Realtime's own, whose
+    // secrets are encrypted already): nothing to do.
+    if (version != 2 || appliedHere.contains(1)) {
+        return false;
+    }
+    query.prepare(QStringLiteral("SELECT 1 FROM %1 WHERE version = 1").arg(migrations));
+    return query.exec() && query.next();
+}
+
+// Runs the statements of the migration file at `path`; the error message if one fails.
+std::optional<QString> runMigrationFile(QSqlQuery &query, const QString &path,
+                                        const QString &fileName)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) {
+        return QStringLiteral("cannot read migration %1").arg(fileName);
+    }
+    for (const QString &statement : sql::splitStatements(QString::fromUtf8(file.readAll()))) {
+        if (!query.exec(statement)) {
+            return QStringLiteral("control-plane migration %1 failed: %2")
+                    .arg(fileName, describe(query.lastError()));
+        }
+    }
+    return std::nullopt;
+}
+
+bool recordMigration(QSqlQuery &query, const QString &migrations, qint64 version,
+                     const QString &fileName)
+{
+    query.prepare(QStringLiteral("INSERT INTO %1 (version, name, inserted_at) VALUES (?, ?, ?)")
+                          .arg(migrations));
+    query.addBindValue(version);
+    query.addBindValue(fileName);
+    query.addBindValue(sql::nowText());
+    return query.exec();
+}
+
+} // namespace
+
 // One migration in its own transaction, under the lock; false when it was applied before.
 Result<bool> ControlPlane::applyMigration(QSqlDatabase db, const QString &path,
                                           const QString &migrations,
@@ -171,25 +219,9 @@ Result<bool> ControlPlane::applyMigration(QSqlDatabase db, const QString &path,
         db.rollback();
         return false;
     }
-    // A database our first version created (migration 1 applied by an earlier start, 2 not yet)
-    // holds its secrets in plain text: they are encrypted in migration 2's transaction, so
-    // exactly once, by whichever node applies it. Migration 1 applied during this start means a
-    // new database, or tables another server created (e.g. Supabase Realtime's own, whose
-    // secrets are encrypted already): nothing to do.
-    bool encryptExisting = false;
-    if (version == 2 && !appliedHere.contains(1)) {
-        query.prepare(QStringLiteral("SELECT 1 FROM %1 WHERE version = 1").arg(migrations));
-        encryptExisting = query.exec() && query.next();
-    }
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly)) {
-        return abandon(QStringLiteral("cannot read migration %1").arg(fileName));
-    }
-    for (const QString &statement : sql::splitStatements(QString::fromUtf8(file.readAll()))) {
-        if (!query.exec(statement)) {
-            return abandon(QStringLiteral("control-plane migration %1 failed: %2")
-                                   .arg(fileName, describe(query.lastError())));
-        }
+    const bool encryptExisting = encryptsExistingSecrets(query, migrations, version, appliedHere);
+    if (const std::optional<QString> failed = runMigrationFile(query, path, fileName)) {
+        return abandon(*failed);
     }
     if (encryptExisting) {
         if (const Result<bool> encrypted = encryptPlaintextSecrets(); !encrypted) {
@@ -197,12 +229,7 @@ Result<bool> ControlPlane::applyMigration(QSqlDatabase db, const QString &path,
                                    .arg(fileName, encrypted.error().message));
         }
     }
-    query.prepare(QStringLiteral("INSERT INTO %1 (version, name, inserted_at) VALUES (?, ?, ?)")
-                          .arg(migrations));
-    query.addBindValue(version);
-    query.addBindValue(fileName);
-    query.addBindValue(sql::nowText());
-    if (!query.exec() || !db.commit()) {
+    if (!recordMigration(query, migrations, version, fileName) || !db.commit()) {
         return abandon(QStringLiteral("cannot record migration %1: %2")
                                .arg(fileName, describe(query.lastError())));
     }
