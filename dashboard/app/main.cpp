@@ -15,14 +15,22 @@
 #include <QTranslator>
 
 #include <cstdio>
+#include <optional>
 
-int main(int argc, char **argv)
+namespace {
+
+// What the command line asks for; an option not given is nullopt (or empty).
+struct CommandLine
 {
-    QApplication application(argc, argv);
-    QApplication::setApplicationName(QStringLiteral("realtime-dashboard"));
-    QApplication::setOrganizationName(QStringLiteral("qtrealtime"));
-    QApplication::setApplicationVersion(QStringLiteral(QTREALTIME_VERSION));
+    std::optional<QString> url;
+    std::optional<QByteArray> token;
+    std::optional<QString> screenshotDirectory;
+    QString language;
+};
 
+// Exits on --help, --version and unknown options, as QCommandLineParser::process() does.
+CommandLine parseCommandLine(const QApplication &application)
+{
     QCommandLineParser parser;
     parser.setApplicationDescription(
             QApplication::translate("main", "Operator dashboard for qtrealtime clusters."));
@@ -53,42 +61,51 @@ int main(int argc, char **argv)
     parser.addOptions({ connectOption, tokenOption, screenshotOption, languageOption });
     parser.process(application);
 
-    rt::dashboard::DashboardSettings settings;
-    // The language: the command line, else the one chosen in the app, else the system's.
-    QString language = parser.value(languageOption);
-    if (language.isEmpty()) {
-        language = settings.language();
+    CommandLine commandLine;
+    if (parser.isSet(connectOption)) {
+        commandLine.url = parser.value(connectOption);
     }
-    const QLocale locale = language.isEmpty() ? QLocale() : QLocale(language);
-    QTranslator translator;
+    if (parser.isSet(tokenOption)) {
+        commandLine.token = parser.value(tokenOption).toUtf8();
+    }
+    if (parser.isSet(screenshotOption)) {
+        commandLine.screenshotDirectory = parser.value(screenshotOption);
+    }
+    commandLine.language = parser.value(languageOption);
+    return commandLine;
+}
+
+// Installs the dashboard's translations and Qt's own for `locale`, where there are any.
+void installTranslators(const QLocale &locale, QTranslator &translator, QTranslator &qtTranslator)
+{
     if (translator.load(locale, QStringLiteral("realtime_dashboard"), QStringLiteral("_"),
                         QStringLiteral(":/i18n"))) {
         QApplication::installTranslator(&translator);
     }
     // Qt's own texts (standard buttons, context menus, file dialogs) in the same language, from
     // Qt's translations where installed (Debian: qt6-translations-l10n); English otherwise.
-    QTranslator qtTranslator;
     if (qtTranslator.load(locale, QStringLiteral("qtbase"), QStringLiteral("_"),
                           QLibraryInfo::path(QLibraryInfo::TranslationsPath))) {
         QApplication::installTranslator(&qtTranslator);
     }
+}
 
-    rt::dashboard::DashboardApplication dashboard(settings);
-    dashboard.window()->show();
-
-    const QString url =
-            parser.isSet(connectOption) ? parser.value(connectOption) : settings.lastUrl();
-    const QByteArray token =
-            parser.isSet(tokenOption) ? parser.value(tokenOption).toUtf8() : settings.token();
-    if (parser.isSet(screenshotOption)) {
+// Connects (and in report mode takes the screenshots), or asks where to connect once the event
+// loop runs. Returns false when report mode lacks the URL or the token.
+bool startSession(rt::dashboard::DashboardApplication &dashboard, const CommandLine &commandLine,
+                  const rt::dashboard::DashboardSettings &settings)
+{
+    const QString url = commandLine.url ? *commandLine.url : settings.lastUrl();
+    const QByteArray token = commandLine.token ? *commandLine.token : settings.token();
+    if (commandLine.screenshotDirectory) {
         if (url.isEmpty() || token.isEmpty()) {
             std::fputs(qPrintable(QApplication::translate(
                                "main", "--screenshot needs --connect and --token.\n")),
                        stderr);
-            return 64;
+            return false;
         }
         dashboard.connectTo(url, token);
-        dashboard.takeScreenshots(parser.value(screenshotOption), 3, 60'000,
+        dashboard.takeScreenshots(*commandLine.screenshotDirectory, 3, 60'000,
                                   [](int exitCode) { QApplication::exit(exitCode); });
     } else if (!url.isEmpty() && !token.isEmpty()) {
         dashboard.connectTo(url, token);
@@ -96,6 +113,35 @@ int main(int argc, char **argv)
         QTimer::singleShot(0, dashboard.window(), [&dashboard, url, token] {
             dashboard.window()->openConnectDialog(url, token);
         });
+    }
+    return true;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    QApplication application(argc, argv);
+    QApplication::setApplicationName(QStringLiteral("realtime-dashboard"));
+    QApplication::setOrganizationName(QStringLiteral("qtrealtime"));
+    QApplication::setApplicationVersion(QStringLiteral(QTREALTIME_VERSION));
+    const CommandLine commandLine = parseCommandLine(application);
+
+    rt::dashboard::DashboardSettings settings;
+    // The language: the command line, else the one chosen in the app, else the system's.
+    QString language = commandLine.language;
+    if (language.isEmpty()) {
+        language = settings.language();
+    }
+    const QLocale locale = language.isEmpty() ? QLocale() : QLocale(language);
+    QTranslator translator;
+    QTranslator qtTranslator;
+    installTranslators(locale, translator, qtTranslator);
+
+    rt::dashboard::DashboardApplication dashboard(settings);
+    dashboard.window()->show();
+    if (!startSession(dashboard, commandLine, settings)) {
+        return 64;
     }
     return QApplication::exec();
 }

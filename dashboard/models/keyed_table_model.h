@@ -251,7 +251,6 @@ protected:
     {
         Q_ASSERT(QThread::currentThread() == thread());
         Q_ASSERT(plan.basis == &rows);
-        using Run = typename RowPlan<Row>::Run;
         // The views see m_rows[0, m_shown) + m_previous[m_previousStart...]; each run moves
         // the boundary.
         rows.m_previous.swap(rows.m_rows);
@@ -259,7 +258,34 @@ protected:
         rows.m_rows = std::move(plan.rows);
         rows.m_shown = 0;
         RowChanges changes;
-        for (const Run &run : plan.runs) {
+        announceRuns(rows, plan.runs, changes);
+        Q_ASSERT(rows.m_shown == rows.m_rows.size());
+        Q_ASSERT(rows.m_previousStart == rows.m_previous.size());
+        // 10,000s of rows are 100,000s of blocks to free: not on this thread.
+        releaseInBackground(std::exchange(rows.m_previous, {}));
+        rows.m_previousStart = 0;
+        announceChangedRows(rows.m_rows, plan.changed, plan.updated, changes);
+        releaseInBackground(std::move(plan.updated)); // now the previous values of changed rows
+        return changes;
+    }
+
+    // planRows() and applyPlan() at once, on the GUI thread (small tables, tests).
+    template <typename Row, typename KeyOf, typename ChangedColumns>
+    RowChanges applyRows(KeyedRows<Row> &rows, std::vector<Row> next, KeyOf keyOf,
+                         ChangedColumns changedColumns)
+    {
+        return applyPlan(rows, planRows(rows, std::move(next), keyOf, changedColumns));
+    }
+
+private:
+    // Moves the shown boundary of `rows` over each run, removals and insertions between their
+    // begin and end signals, counting them in `changes`.
+    template <typename Row>
+    void announceRuns(KeyedRows<Row> &rows, const std::vector<typename RowPlan<Row>::Run> &runs,
+                      RowChanges &changes)
+    {
+        using Run = typename RowPlan<Row>::Run;
+        for (const Run &run : runs) {
             const auto at = qsizetype(rows.m_shown);
             const auto count = qsizetype(run.count);
             switch (run.kind) {
@@ -281,18 +307,18 @@ protected:
                 break;
             }
         }
-        Q_ASSERT(rows.m_shown == rows.m_rows.size());
-        Q_ASSERT(rows.m_previousStart == rows.m_previous.size());
-        // 10,000s of rows are 100,000s of blocks to free: not on this thread.
-        releaseInBackground(std::exchange(rows.m_previous, {}));
-        rows.m_previousStart = 0;
+    }
 
+    // Swaps the `updated` values of the `changed` rows into `now` and emits their dataChanged,
+    // counting them in `changes`; afterwards `updated` holds their previous values.
+    template <typename Row>
+    void announceChangedRows(std::vector<Row> &now,
+                             const std::vector<std::pair<qsizetype, quint64>> &changed,
+                             std::vector<Row> &updated, RowChanges &changes)
+    {
         // Rows before a recorded one never moved again, so the numbers still hold. Each run of
         // adjacent changed rows takes its new values just before its dataChanged, so that a
         // sorting proxy placing one run compares with rows whose values it has already seen.
-        const std::vector<std::pair<qsizetype, quint64>> &changed = plan.changed;
-        std::vector<Row> &updated = plan.updated;
-        std::vector<Row> &now = rows.m_rows;
         changes.changed = qsizetype(changed.size());
         std::size_t runs = 0;
         for (std::size_t r = 0; r < changed.size(); ++r) {
@@ -320,19 +346,8 @@ protected:
                 ++changes.dataChangedSignals;
             }
         }
-        releaseInBackground(std::move(updated)); // now the previous values of changed rows
-        return changes;
     }
 
-    // planRows() and applyPlan() at once, on the GUI thread (small tables, tests).
-    template <typename Row, typename KeyOf, typename ChangedColumns>
-    RowChanges applyRows(KeyedRows<Row> &rows, std::vector<Row> next, KeyOf keyOf,
-                         ChangedColumns changedColumns)
-    {
-        return applyPlan(rows, planRows(rows, std::move(next), keyOf, changedColumns));
-    }
-
-private:
     // dataChanged for rows first..last over the columns of the mask.
     void emitChanged(qsizetype first, qsizetype last, quint64 columns);
 };

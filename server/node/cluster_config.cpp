@@ -109,6 +109,92 @@ SnapshotFileError corrupt(const QString &path, const QString &why)
              QStringLiteral("%1 is not a configuration snapshot: %2").arg(path, why) };
 }
 
+// The whole snapshot file, refused when larger than any snapshot.
+Result<QByteArray, SnapshotFileError> readSnapshotFile(const QString &path)
+{
+    QFile file(path);
+    if (!file.exists()) {
+        return SnapshotFileError{ SnapshotFileError::Kind::Missing,
+                                  QStringLiteral("%1 does not exist").arg(path) };
+    }
+    if (!file.open(QIODevice::ReadOnly)) {
+        return SnapshotFileError{
+            SnapshotFileError::Kind::Unreadable,
+            QStringLiteral("cannot read %1: %2").arg(path, file.errorString())
+        };
+    }
+    if (file.size() > MaxSnapshotFileBytes) {
+        return corrupt(path, QStringLiteral("larger than %1 bytes").arg(MaxSnapshotFileBytes));
+    }
+    QByteArray bytes = file.read(MaxSnapshotFileBytes + 1);
+    if (file.error() != QFileDevice::NoError) {
+        return SnapshotFileError{
+            SnapshotFileError::Kind::Unreadable,
+            QStringLiteral("cannot read %1: %2").arg(path, file.errorString())
+        };
+    }
+    if (bytes.size() > MaxSnapshotFileBytes) {
+        return corrupt(path, QStringLiteral("larger than %1 bytes").arg(MaxSnapshotFileBytes));
+    }
+    return bytes;
+}
+
+// A snapshot entry's value: exactly one of "value" (its text) and "value_base64".
+Result<QByteArray> readEntryValue(const QJsonObject &object)
+{
+    const QJsonValue text = object.value(QLatin1String("value"));
+    const QJsonValue base64 = object.value(QLatin1String("value_base64"));
+    if (text.isString() && base64.isUndefined()) {
+        return text.toString().toUtf8();
+    }
+    if (base64.isString() && text.isUndefined()) {
+        QByteArray::FromBase64Result decoded = QByteArray::fromBase64Encoding(
+                base64.toString().toLatin1(), QByteArray::AbortOnBase64DecodingErrors);
+        if (!decoded) {
+            return Error{ QStringLiteral("\"value_base64\" is not base64") };
+        }
+        return std::move(*decoded);
+    }
+    return Error{ QStringLiteral("needs exactly one of \"value\" (a string) and "
+                                 "\"value_base64\" (a string)") };
+}
+
+// One element of a snapshot's "entries"; the error does not say which element it is.
+Result<cluster::ConfigEntry> readSnapshotEntry(const QJsonValue &value,
+                                               const QMap<QString, cluster::ConfigEntry> &earlier)
+{
+    if (!value.isObject()) {
+        return Error{ QStringLiteral("not an object") };
+    }
+    const QJsonObject object = value.toObject();
+    cluster::ConfigEntry entry;
+    const QJsonValue key = object.value(QLatin1String("key"));
+    if (!key.isString() || key.toString().isEmpty()) {
+        return Error{ QStringLiteral("\"key\" is not a non-empty string") };
+    }
+    entry.key = key.toString();
+    if (earlier.contains(entry.key)) {
+        return Error{ QStringLiteral("key \"%1\" appears twice").arg(entry.key) };
+    }
+    Result<QByteArray> bytes = readEntryValue(object);
+    if (!bytes) {
+        return std::move(bytes).error();
+    }
+    entry.value = std::move(bytes).value();
+    const std::optional<qint64> modRevision =
+            json::nonNegativeInteger(object.value(QLatin1String("mod_revision")));
+    if (!modRevision) {
+        return Error{ QStringLiteral("\"mod_revision\" is not a non-negative integer") };
+    }
+    entry.modRevision = *modRevision;
+    const QJsonValue temporary = object.value(QLatin1String("temporary"));
+    if (!temporary.isUndefined() && !temporary.isBool()) {
+        return Error{ QStringLiteral("\"temporary\" is not a boolean") };
+    }
+    entry.temporary = temporary.toBool(false);
+    return entry;
+}
+
 } // namespace
 
 std::optional<QString> validateConfigKeyName(const QString &key)
@@ -234,31 +320,11 @@ std::optional<QString> saveSnapshot(const QString &path, const cluster::ConfigSn
 
 Result<cluster::ConfigSnapshot, SnapshotFileError> loadSnapshot(const QString &path)
 {
-    QFile file(path);
-    if (!file.exists()) {
-        return SnapshotFileError{ SnapshotFileError::Kind::Missing,
-                                  QStringLiteral("%1 does not exist").arg(path) };
+    Result<QByteArray, SnapshotFileError> bytes = readSnapshotFile(path);
+    if (!bytes) {
+        return std::move(bytes).error();
     }
-    if (!file.open(QIODevice::ReadOnly)) {
-        return SnapshotFileError{
-            SnapshotFileError::Kind::Unreadable,
-            QStringLiteral("cannot read %1: %2").arg(path, file.errorString())
-        };
-    }
-    if (file.size() > MaxSnapshotFileBytes) {
-        return corrupt(path, QStringLiteral("larger than %1 bytes").arg(MaxSnapshotFileBytes));
-    }
-    const QByteArray bytes = file.read(MaxSnapshotFileBytes + 1);
-    if (file.error() != QFileDevice::NoError) {
-        return SnapshotFileError{
-            SnapshotFileError::Kind::Unreadable,
-            QStringLiteral("cannot read %1: %2").arg(path, file.errorString())
-        };
-    }
-    if (bytes.size() > MaxSnapshotFileBytes) {
-        return corrupt(path, QStringLiteral("larger than %1 bytes").arg(MaxSnapshotFileBytes));
-    }
-    const Result<QJsonObject, json::ObjectError> parsed = json::parseObject(bytes);
+    const Result<QJsonObject, json::ObjectError> parsed = json::parseObject(*bytes);
     if (!parsed) {
         return corrupt(path, parsed.error().message);
     }
@@ -280,50 +346,12 @@ Result<cluster::ConfigSnapshot, SnapshotFileError> loadSnapshot(const QString &p
     const QJsonArray entries = entriesValue.toArray();
     for (qsizetype i = 0; i < entries.size(); ++i) {
         const QString where = QStringLiteral("entry %1: ").arg(i);
-        if (!entries.at(i).isObject()) {
-            return corrupt(path, where + QStringLiteral("not an object"));
+        Result<cluster::ConfigEntry> entry = readSnapshotEntry(entries.at(i), snapshot.entries);
+        if (!entry) {
+            return corrupt(path, where + entry.error().message);
         }
-        const QJsonObject object = entries.at(i).toObject();
-        cluster::ConfigEntry entry;
-        const QJsonValue key = object.value(QLatin1String("key"));
-        if (!key.isString() || key.toString().isEmpty()) {
-            return corrupt(path, where + QStringLiteral("\"key\" is not a non-empty string"));
-        }
-        entry.key = key.toString();
-        if (snapshot.entries.contains(entry.key)) {
-            return corrupt(path, where + QStringLiteral("key \"%1\" appears twice").arg(entry.key));
-        }
-        const QJsonValue text = object.value(QLatin1String("value"));
-        const QJsonValue base64 = object.value(QLatin1String("value_base64"));
-        if (text.isString() && base64.isUndefined()) {
-            entry.value = text.toString().toUtf8();
-        } else if (base64.isString() && text.isUndefined()) {
-            QByteArray::FromBase64Result decoded = QByteArray::fromBase64Encoding(
-                    base64.toString().toLatin1(), QByteArray::AbortOnBase64DecodingErrors);
-            if (!decoded) {
-                return corrupt(path, where + QStringLiteral("\"value_base64\" is not base64"));
-            }
-            entry.value = std::move(*decoded);
-        } else {
-            return corrupt(path,
-                           where
-                                   + QStringLiteral("needs exactly one of \"value\" (a string) and "
-                                                    "\"value_base64\" (a string)"));
-        }
-        const std::optional<qint64> modRevision =
-                json::nonNegativeInteger(object.value(QLatin1String("mod_revision")));
-        if (!modRevision) {
-            return corrupt(
-                    path, where + QStringLiteral("\"mod_revision\" is not a non-negative integer"));
-        }
-        entry.modRevision = *modRevision;
-        const QJsonValue temporary = object.value(QLatin1String("temporary"));
-        if (!temporary.isUndefined() && !temporary.isBool()) {
-            return corrupt(path, where + QStringLiteral("\"temporary\" is not a boolean"));
-        }
-        entry.temporary = temporary.toBool(false);
-        const QString entryKey = entry.key;
-        snapshot.entries.insert(entryKey, std::move(entry));
+        const QString entryKey = entry->key;
+        snapshot.entries.insert(entryKey, std::move(entry).value());
     }
     return snapshot;
 }

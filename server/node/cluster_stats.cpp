@@ -128,6 +128,15 @@ void ClusterStats::report()
     local.available = m_node.isAvailable();
     local.connections = activity.connections;
     local.channels = activity.channels;
+    measureTenantRates(nowMs, activity, local);
+    measureLinkRates(nowMs, local);
+    m_local = local;
+    sendLocalStats();
+}
+
+void ClusterStats::measureTenantRates(qint64 nowMs, const LocalActivity &activity,
+                                      stats::NodeStats &local)
+{
     const QHash<QByteArray, double> in = m_messagesIn.update(nowMs, activity.messagesIn);
     const QHash<QByteArray, double> out = m_messagesOut.update(nowMs, activity.messagesOut);
     QSet<QByteArray> tenants;
@@ -150,34 +159,41 @@ void ClusterStats::report()
               [](const stats::TenantRate &a, const stats::TenantRate &b) {
                   return a.tenant < b.tenant;
               });
+}
 
-    if (const pubsub::ClusterPubSub *clusterPubSub = m_node.clusterPubSub()) {
-        const pubsub::ClusterPubSubStats figures = clusterPubSub->stats();
-        stats::RateMeter::Totals messages;
-        stats::RateMeter::Totals bytes;
-        for (auto it = figures.peers.cbegin(); it != figures.peers.cend(); ++it) {
-            messages.insert(it.key().toUtf8(), it.value().envelopesOut);
-            bytes.insert(it.key().toUtf8(), it.value().bytesOut);
-        }
-        const QHash<QByteArray, double> messageRates = m_linkMessages.update(nowMs, messages);
-        const QHash<QByteArray, double> byteRates = m_linkBytes.update(nowMs, bytes);
-        for (auto it = messageRates.cbegin(); it != messageRates.cend(); ++it) {
-            local.links.append(stats::LinkRate{ QString::fromUtf8(it.key()), it.value(),
-                                                byteRates.value(it.key()) });
-        }
-        std::sort(
-                local.links.begin(), local.links.end(),
-                [](const stats::LinkRate &a, const stats::LinkRate &b) { return a.peer < b.peer; });
+void ClusterStats::measureLinkRates(qint64 nowMs, stats::NodeStats &local)
+{
+    const pubsub::ClusterPubSub *clusterPubSub = m_node.clusterPubSub();
+    if (clusterPubSub == nullptr) {
+        return;
     }
-    m_local = local;
+    const pubsub::ClusterPubSubStats figures = clusterPubSub->stats();
+    stats::RateMeter::Totals messages;
+    stats::RateMeter::Totals bytes;
+    for (auto it = figures.peers.cbegin(); it != figures.peers.cend(); ++it) {
+        messages.insert(it.key().toUtf8(), it.value().envelopesOut);
+        bytes.insert(it.key().toUtf8(), it.value().bytesOut);
+    }
+    const QHash<QByteArray, double> messageRates = m_linkMessages.update(nowMs, messages);
+    const QHash<QByteArray, double> byteRates = m_linkBytes.update(nowMs, bytes);
+    for (auto it = messageRates.cbegin(); it != messageRates.cend(); ++it) {
+        local.links.append(stats::LinkRate{ QString::fromUtf8(it.key()), it.value(),
+                                            byteRates.value(it.key()) });
+    }
+    std::sort(local.links.begin(), local.links.end(),
+              [](const stats::LinkRate &a, const stats::LinkRate &b) { return a.peer < b.peer; });
+}
 
-    if (m_links != nullptr) {
-        const QStringList peers = m_links->connectedPeers();
-        if (!peers.isEmpty()) {
-            const QByteArray payload = stats::encode(m_local);
-            for (const QString &peer : peers) {
-                m_links->send(peer, stats::KindNodeStats, payload, OrderingKey);
-            }
+void ClusterStats::sendLocalStats()
+{
+    if (m_links == nullptr) {
+        return;
+    }
+    const QStringList peers = m_links->connectedPeers();
+    if (!peers.isEmpty()) {
+        const QByteArray payload = stats::encode(m_local);
+        for (const QString &peer : peers) {
+            m_links->send(peer, stats::KindNodeStats, payload, OrderingKey);
         }
     }
 }

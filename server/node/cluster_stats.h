@@ -93,6 +93,11 @@ private:
     void onFrame(const QString &fromNodeId, quint8 kind, const QByteArray &payload);
     void onMembersChanged(const QList<cluster::NodeInfo> &members);
     void report();
+    // The steps of report(): rates since the last report into `local`, then m_local to the peers.
+    void measureTenantRates(qint64 nowMs, const LocalActivity &activity,
+                            cluster::stats::NodeStats &local);
+    void measureLinkRates(qint64 nowMs, cluster::stats::NodeStats &local);
+    void sendLocalStats();
     void sampleLoad();
     QList<cluster::NodeInfo> members() const;
     QHash<QByteArray, cluster::stats::StreamPlacement> streams() const;

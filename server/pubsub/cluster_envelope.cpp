@@ -29,6 +29,141 @@ EnvelopeError truncated(const char *field)
                  QStringLiteral("envelope truncated in %1").arg(QLatin1String(field)));
 }
 
+// The fixed-size fields before the byte strings.
+struct EnvelopeHeader
+{
+    ClusterEnvelope::Kind kind = ClusterEnvelope::Kind::Push;
+    Audience audience = Audience::BroadcastReaders;
+    quint8 flags = 0;
+};
+
+// The length-prefixed fields after the header.
+struct EnvelopeBody
+{
+    QByteArray tenant;
+    QByteArray subTopic;
+    QByteArray event;
+    QByteArray metadata;
+    QByteArray payload;
+};
+
+Result<ClusterEnvelope::Kind, EnvelopeError> kindFromWire(quint8 kind)
+{
+    switch (kind) {
+    case 0:
+        return ClusterEnvelope::Kind::Push;
+    case 1:
+        return ClusterEnvelope::Kind::UserBroadcast;
+    default:
+        return error(EnvelopeError::Code::BadKind,
+                     QStringLiteral("unknown envelope kind %1").arg(kind));
+    }
+}
+
+Result<Audience, EnvelopeError> audienceFromWire(quint8 audience)
+{
+    switch (audience) {
+    case AudienceBroadcastReaders:
+        return Audience::BroadcastReaders;
+    case AudiencePresenceReaders:
+        return Audience::PresenceReaders;
+    case AudienceEveryone:
+        return Audience::Everyone;
+    default:
+        return error(EnvelopeError::Code::BadAudience,
+                     QStringLiteral("unknown envelope audience %1").arg(audience));
+    }
+}
+
+Result<EnvelopeHeader, EnvelopeError> readHeader(detail::ByteReader &in)
+{
+    const auto version = in.u8();
+    if (!version) {
+        return truncated("version");
+    }
+    if (*version != Version) {
+        return error(EnvelopeError::Code::UnsupportedVersion,
+                     QStringLiteral("unsupported envelope version %1").arg(*version));
+    }
+    const auto kind = in.u8();
+    const auto flags = in.u8();
+    const auto audience = in.u8();
+    if (!kind || !flags || !audience) {
+        return truncated("header");
+    }
+    EnvelopeHeader header;
+    auto decodedKind = kindFromWire(*kind);
+    if (!decodedKind) {
+        return std::move(decodedKind).error();
+    }
+    header.kind = *decodedKind;
+    if ((*flags & ~KnownFlags) != 0) {
+        return error(
+                EnvelopeError::Code::BadFlags,
+                QStringLiteral("unknown envelope flags 0x%1").arg(*flags, 2, 16, QLatin1Char('0')));
+    }
+    header.flags = *flags;
+    auto decodedAudience = audienceFromWire(*audience);
+    if (!decodedAudience) {
+        return std::move(decodedAudience).error();
+    }
+    header.audience = *decodedAudience;
+    return header;
+}
+
+// The byte strings up to the end of the frame: nothing may follow the payload.
+Result<EnvelopeBody, EnvelopeError> readBody(detail::ByteReader &in)
+{
+    auto tenant = in.bytes();
+    if (!tenant) {
+        return truncated("tenant");
+    }
+    auto subTopic = in.bytes();
+    if (!subTopic) {
+        return truncated("sub-topic");
+    }
+    auto event = in.bytes();
+    if (!event) {
+        return truncated("event");
+    }
+    auto metadata = in.bytes();
+    if (!metadata) {
+        return truncated("metadata");
+    }
+    auto payload = in.bytes();
+    if (!payload) {
+        return truncated("payload");
+    }
+    if (!in.atEnd()) {
+        return error(EnvelopeError::Code::TrailingBytes,
+                     QStringLiteral("%1 bytes after the envelope payload").arg(in.remaining()));
+    }
+    return EnvelopeBody{ std::move(*tenant), std::move(*subTopic), std::move(*event),
+                         std::move(*metadata), std::move(*payload) };
+}
+
+// Why `body` cannot go with the header fields already in `envelope`; nullopt if it can.
+std::optional<EnvelopeError> checkConsistency(const ClusterEnvelope &envelope,
+                                              const EnvelopeBody &body)
+{
+    if (body.tenant.isEmpty()) {
+        return error(EnvelopeError::Code::EmptyTenant, QStringLiteral("envelope without tenant"));
+    }
+    // The factories cannot make these combinations: a peer that sends them is confused, and
+    // what it meant cannot be guessed.
+    if (envelope.kind == ClusterEnvelope::Kind::UserBroadcast
+        && envelope.audience != Audience::BroadcastReaders) {
+        return error(EnvelopeError::Code::Inconsistent,
+                     QStringLiteral("user broadcast for an audience other than broadcast readers"));
+    }
+    if (envelope.kind == ClusterEnvelope::Kind::Push
+        && (!envelope.payloadIsJson || !body.metadata.isEmpty())) {
+        return error(EnvelopeError::Code::Inconsistent,
+                     QStringLiteral("push with a raw payload or metadata"));
+    }
+    return std::nullopt;
+}
+
 } // namespace
 
 OutboundMessagePtr ClusterEnvelope::toMessage(DeliveryCounting counting) const
@@ -113,97 +248,26 @@ Result<QByteArray, EnvelopeError> encodeEnvelope(const OutboundMessage &message)
 Result<ClusterEnvelope, EnvelopeError> decodeEnvelope(QByteArrayView bytes)
 {
     detail::ByteReader in(bytes);
-    const auto version = in.u8();
-    if (!version) {
-        return truncated("version");
+    auto header = readHeader(in);
+    if (!header) {
+        return std::move(header).error();
     }
-    if (*version != Version) {
-        return error(EnvelopeError::Code::UnsupportedVersion,
-                     QStringLiteral("unsupported envelope version %1").arg(*version));
-    }
-    const auto kind = in.u8();
-    const auto flags = in.u8();
-    const auto audience = in.u8();
-    if (!kind || !flags || !audience) {
-        return truncated("header");
+    auto body = readBody(in);
+    if (!body) {
+        return std::move(body).error();
     }
     ClusterEnvelope envelope;
-    switch (*kind) {
-    case 0:
-        envelope.kind = ClusterEnvelope::Kind::Push;
-        break;
-    case 1:
-        envelope.kind = ClusterEnvelope::Kind::UserBroadcast;
-        break;
-    default:
-        return error(EnvelopeError::Code::BadKind,
-                     QStringLiteral("unknown envelope kind %1").arg(*kind));
+    envelope.kind = header->kind;
+    envelope.audience = header->audience;
+    envelope.payloadIsJson = (header->flags & FlagPayloadIsJson) != 0;
+    envelope.countsAsBroadcast = (header->flags & FlagCountsAsBroadcast) != 0;
+    if (std::optional<EnvelopeError> bad = checkConsistency(envelope, *body)) {
+        return *std::move(bad);
     }
-    if ((*flags & ~KnownFlags) != 0) {
-        return error(
-                EnvelopeError::Code::BadFlags,
-                QStringLiteral("unknown envelope flags 0x%1").arg(*flags, 2, 16, QLatin1Char('0')));
-    }
-    switch (*audience) {
-    case AudienceBroadcastReaders:
-        envelope.audience = Audience::BroadcastReaders;
-        break;
-    case AudiencePresenceReaders:
-        envelope.audience = Audience::PresenceReaders;
-        break;
-    case AudienceEveryone:
-        envelope.audience = Audience::Everyone;
-        break;
-    default:
-        return error(EnvelopeError::Code::BadAudience,
-                     QStringLiteral("unknown envelope audience %1").arg(*audience));
-    }
-    envelope.payloadIsJson = (*flags & FlagPayloadIsJson) != 0;
-    envelope.countsAsBroadcast = (*flags & FlagCountsAsBroadcast) != 0;
-
-    auto tenant = in.bytes();
-    if (!tenant) {
-        return truncated("tenant");
-    }
-    auto subTopic = in.bytes();
-    if (!subTopic) {
-        return truncated("sub-topic");
-    }
-    auto event = in.bytes();
-    if (!event) {
-        return truncated("event");
-    }
-    auto metadata = in.bytes();
-    if (!metadata) {
-        return truncated("metadata");
-    }
-    auto payload = in.bytes();
-    if (!payload) {
-        return truncated("payload");
-    }
-    if (!in.atEnd()) {
-        return error(EnvelopeError::Code::TrailingBytes,
-                     QStringLiteral("%1 bytes after the envelope payload").arg(in.remaining()));
-    }
-    if (tenant->isEmpty()) {
-        return error(EnvelopeError::Code::EmptyTenant, QStringLiteral("envelope without tenant"));
-    }
-    // The factories cannot make these combinations: a peer that sends them is confused, and
-    // what it meant cannot be guessed.
-    if (envelope.kind == ClusterEnvelope::Kind::UserBroadcast
-        && envelope.audience != Audience::BroadcastReaders) {
-        return error(EnvelopeError::Code::Inconsistent,
-                     QStringLiteral("user broadcast for an audience other than broadcast readers"));
-    }
-    if (envelope.kind == ClusterEnvelope::Kind::Push
-        && (!envelope.payloadIsJson || !metadata->isEmpty())) {
-        return error(EnvelopeError::Code::Inconsistent,
-                     QStringLiteral("push with a raw payload or metadata"));
-    }
-    envelope.topic = TopicKey(*tenant, (*flags & FlagPrivate) != 0, *subTopic);
-    envelope.event = std::move(*event);
-    envelope.metadata = std::move(*metadata);
-    envelope.payload = std::move(*payload);
+    envelope.topic = TopicKey(body->tenant, (header->flags & FlagPrivate) != 0, body->subTopic);
+    envelope.event = std::move(body->event);
+    envelope.metadata = std::move(body->metadata);
+    envelope.payload = std::move(body->payload);
     return envelope;
 }
 

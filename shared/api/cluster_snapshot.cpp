@@ -16,9 +16,12 @@ QJsonValue optionalNumber(const std::optional<double> &value)
     return value ? QJsonValue(*value) : QJsonValue(QJsonValue::Null);
 }
 
-} // namespace
+QJsonValue textOrNull(const QString &text)
+{
+    return text.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(text);
+}
 
-QJsonObject ClusterSnapshot::toJson() const
+QJsonArray writeNodes(const QList<NodeSnapshot> &nodes)
 {
     QJsonArray nodesJson;
     for (const NodeSnapshot &node : nodes) {
@@ -42,6 +45,11 @@ QJsonObject ClusterSnapshot::toJson() const
                 { QStringLiteral("available"), node.available },
         });
     }
+    return nodesJson;
+}
+
+QJsonArray writeTenants(const QList<TenantPlacement> &tenants)
+{
     QJsonArray tenantsJson;
     for (const TenantPlacement &tenant : tenants) {
         QJsonObject users;
@@ -50,15 +58,16 @@ QJsonObject ClusterSnapshot::toJson() const
         }
         tenantsJson.append(QJsonObject{
                 { QStringLiteral("tenant"), tenant.tenant },
-                { QStringLiteral("stream_owner"),
-                  tenant.streamOwner.isEmpty() ? QJsonValue(QJsonValue::Null)
-                                               : QJsonValue(tenant.streamOwner) },
-                { QStringLiteral("stream_state"),
-                  tenant.streamState.isEmpty() ? QJsonValue(QJsonValue::Null)
-                                               : QJsonValue(tenant.streamState) },
+                { QStringLiteral("stream_owner"), textOrNull(tenant.streamOwner) },
+                { QStringLiteral("stream_state"), textOrNull(tenant.streamState) },
                 { QStringLiteral("users"), users },
         });
     }
+    return tenantsJson;
+}
+
+QJsonArray writeLinks(const QList<LinkFlow> &links)
+{
     QJsonArray linksJson;
     for (const LinkFlow &link : links) {
         linksJson.append(QJsonObject{ { QStringLiteral("from"), link.from },
@@ -66,6 +75,11 @@ QJsonObject ClusterSnapshot::toJson() const
                                       { QStringLiteral("messages_per_s"), link.messagesPerSecond },
                                       { QStringLiteral("bytes_per_s"), link.bytesPerSecond } });
     }
+    return linksJson;
+}
+
+QJsonArray writeTenantFlows(const QList<TenantFlow> &tenantFlows)
+{
     QJsonArray flowsJson;
     for (const TenantFlow &flow : tenantFlows) {
         flowsJson.append(
@@ -74,6 +88,11 @@ QJsonObject ClusterSnapshot::toJson() const
                              { QStringLiteral("messages_in_per_s"), flow.messagesInPerSecond },
                              { QStringLiteral("messages_out_per_s"), flow.messagesOutPerSecond } });
     }
+    return flowsJson;
+}
+
+QJsonObject writeConfig(qint64 configRevision, const QList<ConfigValue> &config)
+{
     QJsonArray entries;
     for (const ConfigValue &entry : config) {
         entries.append(QJsonObject{
@@ -84,17 +103,111 @@ QJsonObject ClusterSnapshot::toJson() const
                 { QStringLiteral("expires_at"),
                   entry.expiresAtMs ? QJsonValue(double(*entry.expiresAtMs)) : QJsonValue() } });
     }
+    return QJsonObject{ { QStringLiteral("revision"), double(configRevision) },
+                        { QStringLiteral("entries"), entries } };
+}
+
+NodeSnapshot readNode(const QJsonObject &item, const QString &path, std::optional<QString> &error)
+{
+    const JsonReader r(item, path, error);
+    NodeSnapshot node;
+    r.text("id", node.id);
+    r.text("region", node.region);
+    r.text("client_address", node.clientAddress);
+    r.text("link_address", node.linkAddress);
+    r.integer("started_at", node.startedAtMs);
+    r.optionalNumber("load", node.load);
+    r.objects("load_history", [&](const QJsonObject &sampleJson, const QString &samplePath) {
+        const JsonReader s(sampleJson, samplePath, error);
+        LoadSample sample;
+        s.integer("at", sample.atMs);
+        s.number("load", sample.load);
+        node.loadHistory.append(sample);
+    });
+    r.integer("connections", node.connections);
+    r.integer("channels", node.channels);
+    r.number("messages_in_per_s", node.messagesInPerSecond);
+    r.number("messages_out_per_s", node.messagesOutPerSecond);
+    r.boolean("available", node.available);
+    if (node.id.isEmpty() && !error) {
+        error = path + QStringLiteral(".id must be a non-empty string");
+    }
+    return node;
+}
+
+TenantPlacement readTenant(const QJsonObject &item, const QString &path,
+                           std::optional<QString> &error)
+{
+    const JsonReader r(item, path, error);
+    TenantPlacement tenant;
+    r.text("tenant", tenant.tenant);
+    r.text("stream_owner", tenant.streamOwner);
+    r.text("stream_state", tenant.streamState);
+    const QJsonObject users = r.object("users");
+    for (auto it = users.constBegin(); it != users.constEnd() && !error; ++it) {
+        if (!it.value().isDouble()) {
+            error = r.field("users") + u'.' + it.key() + QStringLiteral(" must be a number");
+            break;
+        }
+        tenant.usersByNode.insert(it.key(), static_cast<qint64>(it.value().toDouble()));
+    }
+    if (tenant.tenant.isEmpty() && !error) {
+        error = path + QStringLiteral(".tenant must be a non-empty string");
+    }
+    return tenant;
+}
+
+LinkFlow readLink(const QJsonObject &item, const QString &path, std::optional<QString> &error)
+{
+    const JsonReader r(item, path, error);
+    LinkFlow link;
+    r.text("from", link.from);
+    r.text("to", link.to);
+    r.number("messages_per_s", link.messagesPerSecond);
+    r.number("bytes_per_s", link.bytesPerSecond);
+    return link;
+}
+
+TenantFlow readTenantFlow(const QJsonObject &item, const QString &path,
+                          std::optional<QString> &error)
+{
+    const JsonReader r(item, path, error);
+    TenantFlow flow;
+    r.text("tenant", flow.tenant);
+    r.text("node", flow.node);
+    r.number("messages_in_per_s", flow.messagesInPerSecond);
+    r.number("messages_out_per_s", flow.messagesOutPerSecond);
+    return flow;
+}
+
+ConfigValue readConfigEntry(const QJsonObject &item, const QString &path,
+                            std::optional<QString> &error)
+{
+    const JsonReader r(item, path, error);
+    ConfigValue entry;
+    QString value;
+    r.text("key", entry.key);
+    r.text("value", value);
+    entry.value = value.toUtf8();
+    r.integer("revision", entry.modRevision);
+    r.boolean("temporary", entry.temporary);
+    r.optionalInteger("expires_at", entry.expiresAtMs);
+    return entry;
+}
+
+} // namespace
+
+QJsonObject ClusterSnapshot::toJson() const
+{
     return QJsonObject{
         { QStringLiteral("taken_at"), double(takenAtMs) },
         { QStringLiteral("answered_by"), answeredBy },
         { QStringLiteral("available"), available },
-        { QStringLiteral("nodes"), nodesJson },
-        { QStringLiteral("tenants"), tenantsJson },
-        { QStringLiteral("links"), linksJson },
-        { QStringLiteral("tenant_flows"), flowsJson },
-        { QStringLiteral("config"),
-          QJsonObject{ { QStringLiteral("revision"), double(configRevision) },
-                       { QStringLiteral("entries"), entries } } },
+        { QStringLiteral("nodes"), writeNodes(nodes) },
+        { QStringLiteral("tenants"), writeTenants(tenants) },
+        { QStringLiteral("links"), writeLinks(links) },
+        { QStringLiteral("tenant_flows"), writeTenantFlows(tenantFlows) },
+        { QStringLiteral("config"), writeConfig(configRevision, config) },
     };
 }
 
@@ -107,82 +220,22 @@ Result<ClusterSnapshot> ClusterSnapshot::fromJson(const QJsonObject &object)
     top.text("answered_by", snapshot.answeredBy);
     top.boolean("available", snapshot.available);
     top.objects("nodes", [&](const QJsonObject &item, const QString &path) {
-        const JsonReader r(item, path, error);
-        NodeSnapshot node;
-        r.text("id", node.id);
-        r.text("region", node.region);
-        r.text("client_address", node.clientAddress);
-        r.text("link_address", node.linkAddress);
-        r.integer("started_at", node.startedAtMs);
-        r.optionalNumber("load", node.load);
-        r.objects("load_history", [&](const QJsonObject &sampleJson, const QString &samplePath) {
-            const JsonReader s(sampleJson, samplePath, error);
-            LoadSample sample;
-            s.integer("at", sample.atMs);
-            s.number("load", sample.load);
-            node.loadHistory.append(sample);
-        });
-        r.integer("connections", node.connections);
-        r.integer("channels", node.channels);
-        r.number("messages_in_per_s", node.messagesInPerSecond);
-        r.number("messages_out_per_s", node.messagesOutPerSecond);
-        r.boolean("available", node.available);
-        if (node.id.isEmpty() && !error) {
-            error = path + QStringLiteral(".id must be a non-empty string");
-        }
-        snapshot.nodes.append(std::move(node));
+        snapshot.nodes.append(readNode(item, path, error));
     });
     top.objects("tenants", [&](const QJsonObject &item, const QString &path) {
-        const JsonReader r(item, path, error);
-        TenantPlacement tenant;
-        r.text("tenant", tenant.tenant);
-        r.text("stream_owner", tenant.streamOwner);
-        r.text("stream_state", tenant.streamState);
-        const QJsonObject users = r.object("users");
-        for (auto it = users.constBegin(); it != users.constEnd() && !error; ++it) {
-            if (!it.value().isDouble()) {
-                error = r.field("users") + u'.' + it.key() + QStringLiteral(" must be a number");
-                break;
-            }
-            tenant.usersByNode.insert(it.key(), static_cast<qint64>(it.value().toDouble()));
-        }
-        if (tenant.tenant.isEmpty() && !error) {
-            error = path + QStringLiteral(".tenant must be a non-empty string");
-        }
-        snapshot.tenants.append(std::move(tenant));
+        snapshot.tenants.append(readTenant(item, path, error));
     });
     top.objects("links", [&](const QJsonObject &item, const QString &path) {
-        const JsonReader r(item, path, error);
-        LinkFlow link;
-        r.text("from", link.from);
-        r.text("to", link.to);
-        r.number("messages_per_s", link.messagesPerSecond);
-        r.number("bytes_per_s", link.bytesPerSecond);
-        snapshot.links.append(std::move(link));
+        snapshot.links.append(readLink(item, path, error));
     });
     top.objects("tenant_flows", [&](const QJsonObject &item, const QString &path) {
-        const JsonReader r(item, path, error);
-        TenantFlow flow;
-        r.text("tenant", flow.tenant);
-        r.text("node", flow.node);
-        r.number("messages_in_per_s", flow.messagesInPerSecond);
-        r.number("messages_out_per_s", flow.messagesOutPerSecond);
-        snapshot.tenantFlows.append(std::move(flow));
+        snapshot.tenantFlows.append(readTenantFlow(item, path, error));
     });
     const QJsonObject configJson = top.object("config");
     const JsonReader config(configJson, top.field("config"), error);
     config.integer("revision", snapshot.configRevision);
     config.objects("entries", [&](const QJsonObject &item, const QString &path) {
-        const JsonReader r(item, path, error);
-        ConfigValue entry;
-        QString value;
-        r.text("key", entry.key);
-        r.text("value", value);
-        entry.value = value.toUtf8();
-        r.integer("revision", entry.modRevision);
-        r.boolean("temporary", entry.temporary);
-        r.optionalInteger("expires_at", entry.expiresAtMs);
-        snapshot.config.append(std::move(entry));
+        snapshot.config.append(readConfigEntry(item, path, error));
     });
     if (error) {
         return Error{ *error };

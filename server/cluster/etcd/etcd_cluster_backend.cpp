@@ -426,59 +426,70 @@ int EtcdClusterBackend::applyKey(const KeyValue &kv, bool deleted)
     }
     const QByteArray rest = kv.key.sliced(m_root.size());
     if (rest.startsWith(NodesDir)) {
-        const QString id = QString::fromUtf8(rest.sliced(NodesDir.size()));
-        if (deleted) {
-            return m_members.remove(id) > 0 ? MembersChanged : Nothing;
-        }
-        auto node = NodeInfo::fromJson(kv.value);
-        if (!node || node->id != id) {
-            qCWarning(lcCluster).noquote()
-                    << "etcd: ignoring a malformed node record under" << QString::fromUtf8(kv.key)
-                    << (node ? QStringLiteral("(id mismatch)") : node.error().message);
-            return m_members.remove(id) > 0 ? MembersChanged : Nothing;
-        }
-        const auto it = m_members.constFind(id);
-        if (it != m_members.constEnd() && *it == *node) {
-            return Nothing;
-        }
-        m_members.insert(id, *node);
-        return MembersChanged;
+        return applyNodeKey(kv, QString::fromUtf8(rest.sliced(NodesDir.size())), deleted);
     }
     if (rest.startsWith(ClaimsDir)) {
-        const QString resource = QString::fromUtf8(rest.sliced(ClaimsDir.size()));
-        if (deleted) {
-            m_claimLeases.remove(resource);
-            setClaim(resource, std::nullopt);
-            return Nothing;
-        }
-        auto value = decodeClaimValue(kv.value);
-        if (!value) {
-            qCWarning(lcCluster).noquote() << "etcd: ignoring a malformed claim under"
-                                           << QString::fromUtf8(kv.key) << value.error().message;
-            return Nothing;
-        }
-        m_claimLeases.insert(resource, kv.lease);
-        setClaim(resource,
-                 Claim{ resource, value->owner, value->metadata, kv.createRevision,
-                        kv.modRevision });
-        return Nothing;
+        return applyClaimKey(kv, QString::fromUtf8(rest.sliced(ClaimsDir.size())), deleted);
     }
     if (rest.startsWith(ConfigDir)) {
-        const QString key = QString::fromUtf8(rest.sliced(ConfigDir.size()));
-        if (deleted) {
-            noteConfigLease(key, 0);
-            return m_config.entries.remove(key) > 0 ? ConfigChanged : Nothing;
-        }
-        noteConfigLease(key, kv.lease);
-        const ConfigEntry entry{ key, kv.value, kv.modRevision, kv.lease != 0 };
-        const auto it = m_config.entries.constFind(key);
-        if (it != m_config.entries.constEnd() && *it == entry) {
-            return Nothing;
-        }
-        m_config.entries.insert(key, entry);
-        return ConfigChanged;
+        return applyConfigKey(kv, QString::fromUtf8(rest.sliced(ConfigDir.size())), deleted);
     }
     return Nothing;
+}
+
+int EtcdClusterBackend::applyNodeKey(const KeyValue &kv, const QString &id, bool deleted)
+{
+    if (deleted) {
+        return m_members.remove(id) > 0 ? MembersChanged : Nothing;
+    }
+    auto node = NodeInfo::fromJson(kv.value);
+    if (!node || node->id != id) {
+        qCWarning(lcCluster).noquote()
+                << "etcd: ignoring a malformed node record under" << QString::fromUtf8(kv.key)
+                << (node ? QStringLiteral("(id mismatch)") : node.error().message);
+        return m_members.remove(id) > 0 ? MembersChanged : Nothing;
+    }
+    const auto it = m_members.constFind(id);
+    if (it != m_members.constEnd() && *it == *node) {
+        return Nothing;
+    }
+    m_members.insert(id, *node);
+    return MembersChanged;
+}
+
+int EtcdClusterBackend::applyClaimKey(const KeyValue &kv, const QString &resource, bool deleted)
+{
+    if (deleted) {
+        m_claimLeases.remove(resource);
+        setClaim(resource, std::nullopt);
+        return Nothing;
+    }
+    auto value = decodeClaimValue(kv.value);
+    if (!value) {
+        qCWarning(lcCluster).noquote() << "etcd: ignoring a malformed claim under"
+                                       << QString::fromUtf8(kv.key) << value.error().message;
+        return Nothing;
+    }
+    m_claimLeases.insert(resource, kv.lease);
+    setClaim(resource,
+             Claim{ resource, value->owner, value->metadata, kv.createRevision, kv.modRevision });
+    return Nothing;
+}
+
+int EtcdClusterBackend::applyConfigKey(const KeyValue &kv, const QString &key, bool deleted)
+{
+    if (deleted) {
+        noteConfigLease(key, 0);
+        return m_config.entries.remove(key) > 0 ? ConfigChanged : Nothing;
+    }
+    noteConfigLease(key, kv.lease);
+    const ConfigEntry entry{ key, kv.value, kv.modRevision, kv.lease != 0 };
+    const auto it = m_config.entries.constFind(key);
+    if (it != m_config.entries.constEnd() && *it == entry) {
+        return Nothing;
+    }
+    m_config.entries.insert(key, entry);
+    return ConfigChanged;
 }
 
 void EtcdClusterBackend::setClaim(const QString &resource, const std::optional<Claim> &claim)

@@ -103,6 +103,10 @@ private:
     // Applies one key's new state (value nullopt: deleted). Returns what changed.
     enum Changed { Nothing = 0, MembersChanged = 1, ConfigChanged = 2 };
     int applyKey(const etcd::KeyValue &kv, bool deleted);
+    // applyKey() for a key under nodes/, claims/ or config/, given the name after the directory.
+    int applyNodeKey(const etcd::KeyValue &kv, const QString &id, bool deleted);
+    int applyClaimKey(const etcd::KeyValue &kv, const QString &resource, bool deleted);
+    int applyConfigKey(const etcd::KeyValue &kv, const QString &key, bool deleted);
     void setClaim(const QString &resource, const std::optional<Claim> &claim);
     void updateAvailability(const QString &reasonIfDown);
     void failed(const etcd::EtcdError &error, const QString &what);

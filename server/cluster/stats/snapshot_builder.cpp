@@ -36,15 +36,9 @@ api::NodeSnapshot nodeSnapshot(const NodeInfo &node, const SnapshotInputs &input
     return out;
 }
 
-} // namespace
-
-api::ClusterSnapshot buildSnapshot(const SnapshotInputs &inputs, const LoadHistory &history)
+// The members plus the answering node (until its record is listed), sorted by id.
+QList<NodeInfo> sortedNodes(const SnapshotInputs &inputs)
 {
-    api::ClusterSnapshot snapshot;
-    snapshot.takenAtMs = inputs.takenAtMs;
-    snapshot.answeredBy = inputs.self.id;
-    snapshot.available = inputs.available;
-
     QList<NodeInfo> nodes = inputs.members;
     const bool selfListed = std::any_of(nodes.cbegin(), nodes.cend(), [&](const NodeInfo &node) {
         return node.id == inputs.self.id;
@@ -54,15 +48,28 @@ api::ClusterSnapshot buildSnapshot(const SnapshotInputs &inputs, const LoadHisto
     }
     std::sort(nodes.begin(), nodes.end(),
               [](const NodeInfo &a, const NodeInfo &b) { return a.id < b.id; });
+    return nodes;
+}
+
+// Appends one NodeSnapshot per node id; returns the ids listed.
+QSet<QString> addNodes(api::ClusterSnapshot &snapshot, const SnapshotInputs &inputs,
+                       const LoadHistory &history)
+{
+    const QList<NodeInfo> nodes = sortedNodes(inputs);
     QSet<QString> nodeIds;
-    for (const NodeInfo &node : std::as_const(nodes)) {
+    for (const NodeInfo &node : nodes) {
         if (nodeIds.contains(node.id)) {
             continue;
         }
         nodeIds.insert(node.id);
         snapshot.nodes.append(nodeSnapshot(node, inputs, history));
     }
+    return nodeIds;
+}
 
+void addTenants(api::ClusterSnapshot &snapshot, const SnapshotInputs &inputs,
+                const QSet<QString> &nodeIds)
+{
     // Tenants with users anywhere or a stream.
     QSet<QByteArray> tenantIds;
     for (auto it = inputs.users.cbegin(); it != inputs.users.cend(); ++it) {
@@ -92,7 +99,12 @@ api::ClusterSnapshot buildSnapshot(const SnapshotInputs &inputs, const LoadHisto
         }
         snapshot.tenants.append(std::move(placement));
     }
+}
 
+// The link and tenant flows the listed nodes reported, sorted by their keys.
+void addFlows(api::ClusterSnapshot &snapshot, const SnapshotInputs &inputs,
+              const QSet<QString> &nodeIds)
+{
     for (const api::NodeSnapshot &node : std::as_const(snapshot.nodes)) {
         const auto stats = inputs.stats.constFind(node.id);
         if (stats == inputs.stats.cend()) {
@@ -118,7 +130,10 @@ api::ClusterSnapshot buildSnapshot(const SnapshotInputs &inputs, const LoadHisto
               [](const api::TenantFlow &a, const api::TenantFlow &b) {
                   return std::tie(a.tenant, a.node) < std::tie(b.tenant, b.node);
               });
+}
 
+void addConfig(api::ClusterSnapshot &snapshot, const SnapshotInputs &inputs)
+{
     snapshot.configRevision = inputs.config.revision;
     for (const ConfigEntry &entry : inputs.config.entries) {
         const auto expiry = inputs.configExpiries.constFind(entry.key);
@@ -128,6 +143,20 @@ api::ClusterSnapshot buildSnapshot(const SnapshotInputs &inputs, const LoadHisto
                                           ? std::optional<qint64>(*expiry)
                                           : std::nullopt });
     }
+}
+
+} // namespace
+
+api::ClusterSnapshot buildSnapshot(const SnapshotInputs &inputs, const LoadHistory &history)
+{
+    api::ClusterSnapshot snapshot;
+    snapshot.takenAtMs = inputs.takenAtMs;
+    snapshot.answeredBy = inputs.self.id;
+    snapshot.available = inputs.available;
+    const QSet<QString> nodeIds = addNodes(snapshot, inputs, history);
+    addTenants(snapshot, inputs, nodeIds);
+    addFlows(snapshot, inputs, nodeIds);
+    addConfig(snapshot, inputs);
     return snapshot;
 }
 

@@ -73,6 +73,94 @@ std::optional<QByteArray> readId(BigEndianReader &in)
     return bytes.toByteArray();
 }
 
+// Each reader below fills its part of the stats, or returns what is wrong with the bytes.
+std::optional<Error> readHeader(BigEndianReader &in, NodeStats &stats)
+{
+    const quint8 version = in.u8();
+    if (in.failed()) {
+        return malformed("empty payload");
+    }
+    if (version != Version) {
+        return Error{ QStringLiteral("node stats frame of unknown version %1").arg(version) };
+    }
+    const quint8 flags = in.u8();
+    if (in.failed() || (flags & ~KnownFlags) != 0) {
+        return malformed("unknown flags");
+    }
+    stats.available = (flags & FlagAvailable) != 0;
+    stats.connections = in.read<qint64>();
+    stats.channels = in.read<qint64>();
+    if (stats.connections < 0 || stats.connections > MaxCount || stats.channels < 0
+        || stats.channels > MaxCount) {
+        return malformed("count out of range");
+    }
+    const std::optional<double> in0 = readRate(in);
+    const std::optional<double> out0 = readRate(in);
+    if (in.failed()) {
+        return malformed("truncated header");
+    }
+    if (!in0 || !out0) {
+        return malformed("rate out of range");
+    }
+    stats.messagesInPerSecond = *in0;
+    stats.messagesOutPerSecond = *out0;
+    return std::nullopt;
+}
+
+std::optional<Error> readLinks(BigEndianReader &in, QList<LinkRate> &links)
+{
+    const quint32 linkCount = in.read<quint32>();
+    if (in.failed() || linkCount > static_cast<quint64>(in.remaining() / MinEntryBytes)) {
+        return malformed("link count past the end");
+    }
+    links.reserve(static_cast<qsizetype>(linkCount));
+    for (quint32 i = 0; i < linkCount; ++i) {
+        const std::optional<QByteArray> peer = readId(in);
+        if (!peer) {
+            return malformed("bad peer id");
+        }
+        const QString peerId = QString::fromUtf8(*peer);
+        if (peerId.toUtf8() != *peer) {
+            return malformed("peer id is not UTF-8");
+        }
+        const std::optional<double> messages = readRate(in);
+        const std::optional<double> bytes = readRate(in);
+        if (in.failed()) {
+            return malformed("truncated link");
+        }
+        if (!messages || !bytes) {
+            return malformed("rate out of range");
+        }
+        links.append(LinkRate{ peerId, *messages, *bytes });
+    }
+    return std::nullopt;
+}
+
+std::optional<Error> readTenants(BigEndianReader &in, QList<TenantRate> &tenants)
+{
+    const quint32 tenantCount = in.read<quint32>();
+    if (in.failed() || tenantCount > static_cast<quint64>(in.remaining() / MinEntryBytes)) {
+        return malformed("tenant count past the end");
+    }
+    tenants.reserve(static_cast<qsizetype>(tenantCount));
+    for (quint32 i = 0; i < tenantCount; ++i) {
+        const std::optional<QByteArray> tenant = readId(in);
+        if (!tenant) {
+            return malformed("bad tenant id");
+        }
+        const std::optional<double> messagesIn = readRate(in);
+        const std::optional<double> messagesOut = readRate(in);
+        if (in.failed()) {
+            return malformed("truncated tenant");
+        }
+        if (!messagesIn || !messagesOut) {
+            return malformed("rate out of range");
+        }
+        tenants.append(TenantRate{ *tenant, *messagesIn, *messagesOut });
+    }
+    return std::nullopt;
+}
+
 } // namespace
 
 QByteArray encode(const NodeStats &stats)
@@ -103,80 +191,15 @@ QByteArray encode(const NodeStats &stats)
 Result<NodeStats> decode(QByteArrayView payload)
 {
     BigEndianReader in(payload);
-    const quint8 version = in.u8();
-    if (in.failed()) {
-        return malformed("empty payload");
-    }
-    if (version != Version) {
-        return Error{ QStringLiteral("node stats frame of unknown version %1").arg(version) };
-    }
-    const quint8 flags = in.u8();
-    if (in.failed() || (flags & ~KnownFlags) != 0) {
-        return malformed("unknown flags");
-    }
     NodeStats stats;
-    stats.available = (flags & FlagAvailable) != 0;
-    stats.connections = in.read<qint64>();
-    stats.channels = in.read<qint64>();
-    if (stats.connections < 0 || stats.connections > MaxCount || stats.channels < 0
-        || stats.channels > MaxCount) {
-        return malformed("count out of range");
+    if (std::optional<Error> bad = readHeader(in, stats)) {
+        return *std::move(bad);
     }
-    const std::optional<double> in0 = readRate(in);
-    const std::optional<double> out0 = readRate(in);
-    if (in.failed()) {
-        return malformed("truncated header");
+    if (std::optional<Error> bad = readLinks(in, stats.links)) {
+        return *std::move(bad);
     }
-    if (!in0 || !out0) {
-        return malformed("rate out of range");
-    }
-    stats.messagesInPerSecond = *in0;
-    stats.messagesOutPerSecond = *out0;
-
-    const quint32 linkCount = in.read<quint32>();
-    if (in.failed() || linkCount > static_cast<quint64>(in.remaining() / MinEntryBytes)) {
-        return malformed("link count past the end");
-    }
-    stats.links.reserve(static_cast<qsizetype>(linkCount));
-    for (quint32 i = 0; i < linkCount; ++i) {
-        const std::optional<QByteArray> peer = readId(in);
-        if (!peer) {
-            return malformed("bad peer id");
-        }
-        const QString peerId = QString::fromUtf8(*peer);
-        if (peerId.toUtf8() != *peer) {
-            return malformed("peer id is not UTF-8");
-        }
-        const std::optional<double> messages = readRate(in);
-        const std::optional<double> bytes = readRate(in);
-        if (in.failed()) {
-            return malformed("truncated link");
-        }
-        if (!messages || !bytes) {
-            return malformed("rate out of range");
-        }
-        stats.links.append(LinkRate{ peerId, *messages, *bytes });
-    }
-
-    const quint32 tenantCount = in.read<quint32>();
-    if (in.failed() || tenantCount > static_cast<quint64>(in.remaining() / MinEntryBytes)) {
-        return malformed("tenant count past the end");
-    }
-    stats.tenants.reserve(static_cast<qsizetype>(tenantCount));
-    for (quint32 i = 0; i < tenantCount; ++i) {
-        const std::optional<QByteArray> tenant = readId(in);
-        if (!tenant) {
-            return malformed("bad tenant id");
-        }
-        const std::optional<double> messagesIn = readRate(in);
-        const std::optional<double> messagesOut = readRate(in);
-        if (in.failed()) {
-            return malformed("truncated tenant");
-        }
-        if (!messagesIn || !messagesOut) {
-            return malformed("rate out of range");
-        }
-        stats.tenants.append(TenantRate{ *tenant, *messagesIn, *messagesOut });
+    if (std::optional<Error> bad = readTenants(in, stats.tenants)) {
+        return *std::move(bad);
     }
     if (!in.atEnd()) {
         return malformed("trailing bytes");
