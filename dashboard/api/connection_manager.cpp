@@ -70,6 +70,11 @@ bool ConnectionManager::connectTo(const QString &operatorUrl, const QByteArray &
     return true;
 }
 
+bool ConnectionManager::isIdle() const
+{
+    return !m_retryTimer.isActive() && m_client->pendingRequests() == 0 && !m_feed->isOpen();
+}
+
 void ConnectionManager::disconnectFromCluster()
 {
     ++m_generation;

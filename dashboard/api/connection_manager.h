@@ -48,6 +48,9 @@ public:
     void disconnectFromCluster();
 
     const ConnectionState &state() const { return m_state; }
+    // Nothing can change the state by itself any more: no retry scheduled, no snapshot read in
+    // flight, no live feed open (after disconnectFromCluster(), or before the first connectTo()).
+    bool isIdle() const;
     QString stateText() const { return m_state.text(); }
     // The last snapshot of the cluster from any node, kept across failovers.
     const std::optional<api::ClusterSnapshot> &lastSnapshot() const { return m_lastSnapshot; }

@@ -58,6 +58,12 @@ QStringList PresenceReplicator::syncedOrigins() const
     return synced;
 }
 
+quint64 PresenceReplicator::markersReceivedFrom(const QString &nodeId) const
+{
+    const auto found = m_origins.constFind(nodeId);
+    return found == m_origins.cend() ? 0 : found->markersReceived;
+}
+
 void PresenceReplicator::publishLocalChange(const PresenceChange &change)
 {
     const PresenceRecord &record = change.record;
@@ -133,6 +139,7 @@ void PresenceReplicator::handleFrame(const QString &fromNodeId, quint8 kind,
     } else if (auto *chunk = std::get_if<wire::SyncChunk>(&*message)) {
         onSyncChunk(fromNodeId, from, std::move(*chunk));
     } else if (auto *marker = std::get_if<wire::Marker>(&*message)) {
+        ++from.markersReceived;
         onMarker(fromNodeId, from, *marker);
     } else {
         sendSync({ fromNodeId }); // ResyncRequest

@@ -75,6 +75,9 @@ public:
     quint64 sequence() const { return m_sequence; }
     // Peers whose presences we currently hold in sync (for diagnostics and tests).
     QStringList syncedOrigins() const;
+    // Markers received from `nodeId` since this replicator started. A marker follows every
+    // change its origin sent before it, so a count that moved is a sentinel for "caught up".
+    quint64 markersReceivedFrom(const QString &nodeId) const;
 
 public Q_SLOTS:
     // One of this node's presences changed (from PresenceStore::localChanged, in order).
@@ -113,6 +116,7 @@ private:
         quint32 nextChunk = 0;
         QList<PresenceRecord> pending;
         bool resyncRequested = false;
+        quint64 markersReceived = 0;
         QElapsedTimer resyncRequestedAt;
         QTimer *graceTimer = nullptr; // child of the replicator; running while links are down
     };

@@ -523,6 +523,7 @@ void ReplicationStream::readCopyData()
         if (const auto *data = std::get_if<XLogData>(&*parsed)) {
             batch.append(WalMessage{ data->walStart, data->walEnd, data->payload.toByteArray() });
             m_receivedLsn = std::max({ m_receivedLsn, data->walStart, data->walEnd });
+            m_serverWalEnd = std::max(m_serverWalEnd, data->walEnd);
         } else if (const auto *keepalive = std::get_if<PrimaryKeepalive>(&*parsed)) {
             handleKeepalive(*keepalive);
         }
@@ -548,6 +549,7 @@ void ReplicationStream::handleKeepalive(const PrimaryKeepalive &keepalive)
     // any transaction committing before walEnd was sent (or had nothing for our publications),
     // so the slot may advance there. A transaction still open commits later and is resent
     // after a reconnect. Without this, writes to unpublished tables would pin WAL forever.
+    m_serverWalEnd = std::max(m_serverWalEnd, keepalive.walEnd);
     bool advanced = false;
     if (m_confirmedLsn >= m_receivedLsn && keepalive.walEnd > m_confirmedLsn) {
         m_confirmedLsn = keepalive.walEnd;

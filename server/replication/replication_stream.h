@@ -86,6 +86,9 @@ public:
     void stop();
 
     quint64 confirmedLsn() const { return m_confirmedLsn; }
+    // The highest WAL end the server has reported on any connection (keepalives included): how
+    // far the server has decoded; minus confirmedLsn() it is the stream's lag in bytes.
+    quint64 serverWalEnd() const { return m_serverWalEnd; }
     State state() const { return m_state; }
 
 Q_SIGNALS:
@@ -153,6 +156,7 @@ private:
     quint64 m_confirmedLsn = 0; // resume position, reported as write/flush/apply
     quint64 m_sentLsn = 0; // the last position sent in a status update on this connection
     quint64 m_receivedLsn = 0; // highest XLogData position delivered on this connection
+    quint64 m_serverWalEnd = 0; // highest walEnd of any keepalive or XLogData
     QElapsedTimer m_sinceStatus; // since the last status update (coalescing)
 
     QTimer *m_connectTimer = nullptr; // connect_timeout: PQconnectPoll does not enforce it

@@ -73,6 +73,7 @@ struct PeerCounters
     quint64 framesDropped = 0; // refused by send(): queue full or frame too large
     quint64 bytesDropped = 0;
     quint64 connectsSucceeded = 0; // outgoing handshakes completed (first connect included)
+    quint64 connectsFailed = 0; // outgoing dials that closed before their handshake completed
     qint64 queuedFrames = 0; // waiting in our queues now
     qint64 queuedBytes = 0;
     QList<quint64> framesOutPerLink; // index = link number

@@ -136,6 +136,7 @@ void PeerLinks::onLinkClosed(int index, LinkConnection *connection, CloseCause c
     }
     if (!link.ready) {
         ++link.failedAttempts;
+        ++m_connectsFailed;
     }
     const bool wasReady = link.ready;
     link.ready = false;
@@ -227,6 +228,7 @@ PeerCounters PeerLinks::counters() const
     counters.framesDropped = m_framesDropped;
     counters.bytesDropped = m_bytesDropped;
     counters.connectsSucceeded = m_connectsSucceeded;
+    counters.connectsFailed = m_connectsFailed;
     counters.queuedFrames = m_queuedFrames;
     counters.queuedBytes = m_queuedBytes;
     for (const Link &link : m_links) {

@@ -90,6 +90,7 @@ private:
     quint64 m_framesDropped = 0;
     quint64 m_bytesDropped = 0;
     quint64 m_connectsSucceeded = 0;
+    quint64 m_connectsFailed = 0;
     quint64 m_authFailures = 0;
     quint64 m_protocolErrors = 0;
 };

@@ -453,7 +453,11 @@ void TstClusterBackend::claimUpdateWakesWaiters()
     // Only the owner may update; anyone else learns it does not hold the claim.
     b->updateClaim(resource, meta("ready", QStringLiteral("node-b")));
     QTRY_COMPARE_WITH_TIMEOUT(seen(b).lost, QStringList{ resource }, Timeout);
-    QTest::qWait(200);
+    // The sentinel: a claim a makes now reaches c after anything written before it (one
+    // revision order for every watcher), so b's refused write cannot still be on its way.
+    const QString sentinel = QStringLiteral("db/tenant-update-sentinel");
+    a->claim(sentinel, meta("starting", QStringLiteral("node-a")));
+    QTRY_VERIFY_WITH_TIMEOUT(c->claimOf(sentinel), Timeout);
     QCOMPARE(c->claimOf(resource)->metadata, meta("ready", QStringLiteral("node-a")));
     QVERIFY(seen(a).lost.isEmpty());
 }

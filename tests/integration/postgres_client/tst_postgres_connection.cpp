@@ -10,6 +10,7 @@
 #include "server/postgres/sql_text.h"
 #include "tests/support/postgres/pg_env.h"
 
+#include <QCoreApplication>
 #include <QCryptographicHash>
 #include <QElapsedTimer>
 #include <QSignalSpy>
@@ -126,10 +127,27 @@ private:
     bool openConnection(Connection &connection);
     bool exec(Connection &connection, const char *text);
     static QList<Migration> threeMigrations();
+    bool waitUntilRunning(const char *query) const;
 
     PgEnv m_env;
     std::unique_ptr<ScratchDatabase> m_db;
 };
+
+// The server is executing `query` now (pg_stat_activity says so): the sentinel for "the work
+// has reached the server", instead of a guess at how long that takes.
+bool TestPostgresConnection::waitUntilRunning(const char *query) const
+{
+    PgSession super(m_env, m_db->name());
+    return QTest::qWaitFor(
+            [&] {
+                return super.scalar(QStringLiteral("SELECT count(*) FROM pg_stat_activity "
+                                                   "WHERE state = 'active' AND query = ?"),
+                                    { QString::fromUtf8(query) })
+                               .toInt()
+                        == 1;
+            },
+            kWait);
+}
 
 void TestPostgresConnection::initTestCase()
 {
@@ -702,9 +720,10 @@ void TestPostgresConnection::destructorDropsCallbacks()
         Connection connection;
         QVERIFY(openConnection(connection));
         connection.run(sql("SELECT pg_sleep(2)"), [&called](StatementResult) { called = true; });
-        QTest::qWait(100);
+        QVERIFY(waitUntilRunning("SELECT pg_sleep(2)"));
     }
-    QTest::qWait(300);
+    // Gone with the connection: nothing left that could call it, nothing queued that does.
+    QCoreApplication::sendPostedEvents();
     QVERIFY(!called);
 }
 
@@ -753,7 +772,9 @@ void TestPostgresConnection::poolFailsWhenEveryConnectionFails()
     pool.open(s, 3);
     pool.run(sql("SELECT 1"), backlog.callback());
     QVERIFY(failed.wait(kWait));
-    QTest::qWait(200); // no second failed() from the other connections
+    // failed() comes once every connection has failed, so none is left to report again;
+    // what was already queued is delivered before counting.
+    QCoreApplication::sendPostedEvents();
     QCOMPARE(failed.count(), 1);
     QCOMPARE(ready.count(), 0);
     QVERIFY(!pool.isReady());
@@ -777,7 +798,7 @@ void TestPostgresConnection::terminatedBackendFailsPendingWork()
         failedSeenByCallbacks = int(failed.count());
         collector.segment(2)(std::move(result));
     });
-    QTest::qWait(300); // the sleep is running on the server
+    QVERIFY(waitUntilRunning("SELECT pg_sleep(30)"));
     PgSession super(m_env, m_db->name());
     QVERIFY2(super.scalar(QStringLiteral("SELECT pg_terminate_backend(%1)").arg(pid)).toBool(),
              qPrintable(super.lastError()));

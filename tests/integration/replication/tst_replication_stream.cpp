@@ -13,10 +13,12 @@
 #include <QCoreApplication>
 #include <QElapsedTimer>
 #include <QSignalSpy>
+#include <QSocketNotifier>
 #include <QTcpServer>
 #include <QTest>
 #include <QTimer>
 
+#include <algorithm>
 #include <memory>
 
 using rt::replication::ReplicationStream;
@@ -111,6 +113,17 @@ struct Received
     int batches = 0;
 };
 
+// Nothing of `stream` can fire any more: none of its timers runs and it watches no socket. What
+// it already queued is flushed by the caller (sendPostedEvents) before counting signals.
+bool nothingScheduled(const ReplicationStream &stream)
+{
+    const QList<QTimer *> timers = stream.findChildren<QTimer *>();
+    const QList<QSocketNotifier *> notifiers = stream.findChildren<QSocketNotifier *>();
+    return std::none_of(timers.cbegin(), timers.cend(),
+                        [](const QTimer *t) { return t->isActive(); })
+            && std::none_of(notifiers.cbegin(), notifiers.cend(),
+                            [](const QSocketNotifier *n) { return n->isEnabled(); });
+}
 } // namespace
 
 class ReplicationStreamTest : public QObject
@@ -373,9 +386,10 @@ void ReplicationStreamTest::idleWalAdvancesConfirmedPosition()
     QTRY_COMPARE_WITH_TIMEOUT(received.tags(), QByteArrayLiteral("BRIC"), TimeoutMs);
     const quint64 commit = received.messages.last().walEnd;
 
-    // While a delivered transaction is unconfirmed, keepalives do not move the position.
+    // While a delivered transaction is unconfirmed, keepalives do not move the position: the
+    // sentinel is a keepalive reporting WAL beyond the commit (the unpublished insert).
     QVERIFY(m_owner->exec(QStringLiteral("INSERT INTO unpublished VALUES (1)")));
-    QTest::qWait(300);
+    QTRY_VERIFY_WITH_TIMEOUT(stream.serverWalEnd() > commit, TimeoutMs);
     QVERIFY(stream.confirmedLsn() < commit);
 
     stream.confirm(commit);
@@ -437,7 +451,8 @@ void ReplicationStreamTest::wrongPasswordFails()
     // stop() ends the retries: no further signals after it.
     stream.stop();
     QCOMPARE(stream.state(), ReplicationStream::State::Stopped);
-    QTest::qWait(1500);
+    QVERIFY(nothingScheduled(stream));
+    QCoreApplication::sendPostedEvents();
     QCOMPARE(failed.count(), 1);
     QCOMPARE(streaming.count(), 0);
     QCOMPARE(slotColumn(slot.name(), QStringLiteral("slot_name")), QString());
@@ -479,7 +494,8 @@ void ReplicationStreamTest::invalidOptionsFailWithoutRetry()
     // A stop() before the event loop runs cancels the report.
     stream.start(options(QString(64, QLatin1Char('x')), { QByteArrayLiteral("rt_pub") }));
     stream.stop();
-    QTest::qWait(100);
+    QVERIFY(nothingScheduled(stream));
+    QCoreApplication::sendPostedEvents();
     QCOMPARE(failed.count(), 2);
 }
 

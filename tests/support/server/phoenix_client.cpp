@@ -1,6 +1,9 @@
 #include "tests/support/server/phoenix_client.h"
 
 #include <QTest>
+#include <QUrlQuery>
+
+#include <algorithm>
 
 namespace rt::testsupport {
 
@@ -65,14 +68,35 @@ QByteArray PhoenixClient::waitForBinary(int timeoutMs)
     return {};
 }
 
-bool PhoenixClient::staysSilent(const QByteArray &needle, int ms)
+bool PhoenixClient::staysSilent(const QByteArray &needle)
 {
-    QTest::qWait(ms);
+    const QByteArray ref = "silence-sentinel-" + QByteArray::number(++m_sentinels);
+    const bool v2 = QUrlQuery(m_url).queryItemValue(QStringLiteral("vsn")).startsWith(u'2');
+    const QByteArray heartbeat = v2
+            ? QByteArray("[null,\"" + ref + "\",\"phoenix\",\"heartbeat\",{}]")
+            : QByteArray("{\"topic\":\"phoenix\",\"event\":\"heartbeat\","
+                         "\"payload\":{},\"ref\":\""
+                         + ref + "\"}");
+    sendText(heartbeat);
+    const QByteArray quoted = QByteArray('"' + ref + '"');
+    if (!QTest::qWaitFor(
+                [&] {
+                    return std::any_of(texts.cbegin(), texts.cend(), [&](const QByteArray &text) {
+                        return text.contains(quoted);
+                    });
+                },
+                5000)) {
+        return false;
+    }
     for (const QByteArray &text : std::as_const(texts)) {
+        if (text.contains(quoted)) {
+            break; // what came after the sentinel is not this question's
+        }
         if (text.contains(needle)) {
             return false;
         }
     }
+    texts.removeIf([&](const QByteArray &text) { return text.contains(quoted); });
     return true;
 }
 

@@ -31,8 +31,12 @@ public:
     // Convenience: the next text frame containing `needle`.
     QByteArray waitForText(const QByteArray &needle, int timeoutMs = 3000);
     QByteArray waitForBinary(int timeoutMs = 3000);
-    // True if no text frame containing `needle` arrives within `ms`.
-    bool staysSilent(const QByteArray &needle, int ms = 300);
+    // True if no text frame containing `needle` arrived before the reply to a heartbeat sent
+    // now. The server answers one socket's messages in order, so whatever the messages sent
+    // before would cause is on the wire ahead of that reply: the sentinel, not a quiet period.
+    // False also when the reply does not come. (Pushes driven by the server's own timers need
+    // a sentinel of their own.)
+    bool staysSilent(const QByteArray &needle);
 
     bool isConnected() const { return m_socket.state() == QAbstractSocket::ConnectedState; }
     bool waitForDisconnect(int timeoutMs = 3000);
@@ -44,6 +48,7 @@ public:
 private:
     QUrl m_url;
     QWebSocket m_socket;
+    int m_sentinels = 0;
 };
 
 } // namespace rt::testsupport

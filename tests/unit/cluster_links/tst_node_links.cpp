@@ -210,7 +210,9 @@ void NodeLinksTest::wrongSecretIsRefused()
     // Each side refuses the other's dial (acceptor: bad proof; dialer: Reject received).
     QTRY_VERIFY_WITH_TIMEOUT(a.links->totals().authFailures >= 2, WaitMs);
     QTRY_VERIFY_WITH_TIMEOUT(x.links->totals().authFailures >= 2, WaitMs);
-    QTest::qWait(300); // a few reconnect rounds
+    // A few more reconnect rounds, each refused again.
+    QTRY_VERIFY_WITH_TIMEOUT(a.links->totals().authFailures >= 6, WaitMs);
+    QTRY_VERIFY_WITH_TIMEOUT(x.links->totals().authFailures >= 6, WaitMs);
     QCOMPARE(aConnected.size(), 0);
     QCOMPARE(xConnected.size(), 0);
     QVERIFY(a.received.isEmpty());
@@ -287,7 +289,11 @@ void NodeLinksTest::restartedPeerIsReconnected()
         QVERIFY(a.links->send(QStringLiteral("node-b"), KindData, QByteArray::number(i), u"key"));
     }
     QCOMPARE(a.links->counters(QStringLiteral("node-b")).queuedFrames, 10);
-    QTest::qWait(150); // a few failed reconnects
+    // A few failed reconnects (the queue waits through them).
+    const quint64 failedBefore = a.links->counters(QStringLiteral("node-b")).connectsFailed;
+    QTRY_VERIFY_WITH_TIMEOUT(
+            a.links->counters(QStringLiteral("node-b")).connectsFailed >= failedBefore + 2, WaitMs);
+    QCOMPARE(a.links->counters(QStringLiteral("node-b")).queuedFrames, 10);
 
     b = std::make_unique<Node>(testSettings(QStringLiteral("node-b")));
     QVERIFY(b->listen(bAddress.port)); // restarted on the same port
@@ -330,8 +336,9 @@ void NodeLinksTest::boundedQueueDropsWhileDown()
     QCOMPARE(counters.bytesDropped, 200U * 55);
     QVERIFY(!counters.connected);
 
-    // The byte bound holds too, while time passes and reconnects fail.
-    QTest::qWait(300);
+    // The byte bound holds too, while reconnects fail.
+    QTRY_VERIFY_WITH_TIMEOUT(a.links->counters(QStringLiteral("node-b")).connectsFailed >= 3,
+                             WaitMs);
     QVERIFY(!a.links->send(QStringLiteral("node-b"), KindData, QByteArray(5000, 'x')));
     QCOMPARE(a.links->counters(QStringLiteral("node-b")).queuedBytes, 100 * 55);
     QCOMPARE(a.links->counters(QStringLiteral("node-b")).framesDropped, 201U);
@@ -344,8 +351,10 @@ void NodeLinksTest::boundedQueueDropsWhileDown()
         QCOMPARE(b.received[i].payload, QByteArray::number(i).leftJustified(50, '.'));
     }
     QCOMPARE(a.links->counters(QStringLiteral("node-b")).queuedFrames, 0);
-    QTest::qWait(100);
-    QCOMPARE(b.received.size(), 100);
+    // The sentinel: a frame sent now on the same ordering key arrives right after them.
+    QVERIFY(a.links->send(QStringLiteral("node-b"), KindData, QByteArray("sentinel"), u"k"));
+    QTRY_COMPARE_WITH_TIMEOUT(b.received.size(), 101, WaitMs);
+    QCOMPARE(b.received.last().payload, QByteArray("sentinel"));
 }
 
 void NodeLinksTest::largeFramesArriveIntact()
@@ -387,8 +396,18 @@ void NodeLinksTest::oversizedAndReservedFramesAreRefused()
     QVERIFY(!a.links->send(QStringLiteral("node-b"), quint8(ControlKind::Reject), QByteArray()));
     QVERIFY(!a.links->send(QStringLiteral("node-b"), 0, QByteArray()));
     QTRY_COMPARE_WITH_TIMEOUT(b.received.size(), 1, WaitMs);
-    QTest::qWait(50);
-    QCOMPARE(b.received.size(), 1);
+    QCOMPARE(b.received[0].payload, QByteArray(4096, 'x'));
+    // The sentinels: frames without an ordering key go round-robin over the links, so one
+    // sentinel per link, sent last, arrives after anything sent before it on that link; once all
+    // are in, nothing refused came in between.
+    const int links = a.links->settings().linksPerPeer;
+    for (int i = 0; i < links; ++i) {
+        QVERIFY(a.links->send(QStringLiteral("node-b"), KindData, QByteArray("sentinel")));
+    }
+    QTRY_COMPARE_WITH_TIMEOUT(b.received.size(), 1 + links, WaitMs);
+    for (int i = 1; i <= links; ++i) {
+        QCOMPARE(b.received[i].payload, QByteArray("sentinel"));
+    }
     QVERIFY(a.links->isConnected(QStringLiteral("node-b")));
 }
 

@@ -318,7 +318,7 @@ private Q_SLOTS:
         QVERIFY(client);
         QVERIFY(joinV2(*client, "realtime:late", "1", "{\"presence\":{\"key\":\"k\"}}")
                         .contains("\"ok\""));
-        QVERIFY(client->staysSilent("presence_state", 200));
+        QVERIFY(client->staysSilent("presence_state"));
         client->sendText("[\"1\",\"2\",\"realtime:late\",\"presence\",{\"type\":\"presence\","
                          "\"event\":\"track\",\"payload\":{\"a\":1}}]");
         QVERIFY(client->waitForText("phx_reply").contains("\"ok\""));

@@ -115,14 +115,17 @@ void RateCounterTickerTest::timerTicksCountersWhenTheClockSaysSo()
     RateCounterRegistry registry(clock);
     const std::shared_ptr<RateCounter> counter =
             registry.obtain(requestsKey(QStringLiteral("a")), requestsOptions());
+    ObservedPasses observed;
     RateCounterTicker ticker(registry, 5ms);
+    ticker.setObserver(observed.observer());
     ticker.start();
     QCOMPARE(counter->state().samples, 1);
 
     // Requests tick every second of the registry's clock: however often the timer fires, no
-    // tick happens while the clock stands still.
+    // tick happens while the clock stands still (the sentinel: five timer passes went by).
     counter->add(10);
-    QTest::qWait(50);
+    const int passes = observed.passes.load();
+    QVERIFY(QTest::qWaitFor([&] { return observed.passes.load() >= passes + 5; }, 5000));
     QCOMPARE(counter->state().samples, 1);
     QCOMPARE(counter->pendingCount(), 10);
 
@@ -163,13 +166,23 @@ void RateCounterTickerTest::stopHaltsTicking()
     RateCounterRegistry registry(clock);
     const std::shared_ptr<RateCounter> counter =
             registry.obtain(requestsKey(QStringLiteral("a")), requestsOptions());
+    ObservedPasses observed;
     RateCounterTicker ticker(registry, 5ms);
+    ticker.setObserver(observed.observer());
     ticker.start();
     ticker.stop();
     QCOMPARE(counter->state().samples, 1);
 
+    // A second ticker on the same registry's clock is the sentinel: once its timer has passed
+    // five times, the stopped one's (same interval, started earlier) would have passed as well.
     clock.advance(10'000);
-    QTest::qWait(50);
+    RateCounterRegistry otherRegistry(clock);
+    ObservedPasses sentinel;
+    RateCounterTicker running(otherRegistry, 5ms);
+    running.setObserver(sentinel.observer());
+    running.start();
+    QVERIFY(QTest::qWaitFor([&] { return sentinel.passes.load() >= 5; }, 5000));
+    QCOMPARE(observed.passes.load(), 1); // the pass start() ran, none after stop()
     QCOMPARE(counter->state().samples, 1);
     QVERIFY(counter->isTickDue(clock.monotonicMs()));
 
@@ -276,7 +289,13 @@ void RateCounterTickerTest::tickerRunsOnItsOwnThread()
     QVERIFY(!isActive);
     const int passes = observed.passes.load();
     clock.advance(1000);
-    QTest::qWait(50);
+    // The sentinel: a second ticker with the same interval on this thread passes five times.
+    RateCounterRegistry otherRegistry(clock);
+    ObservedPasses sentinel;
+    RateCounterTicker running(otherRegistry, 5ms);
+    running.setObserver(sentinel.observer());
+    running.start();
+    QVERIFY(QTest::qWaitFor([&] { return sentinel.passes.load() >= 5; }, 5000));
     QCOMPARE(observed.passes.load(), passes);
     QCOMPARE(counter->state().samples, 6);
 

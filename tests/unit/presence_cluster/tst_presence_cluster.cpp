@@ -13,6 +13,7 @@
 #include "server/pubsub/hub.h"
 #include "server/pubsub/local_pubsub.h"
 
+#include <QCoreApplication>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -216,6 +217,12 @@ struct Node
         return origins;
     }
     QByteArray state(const TopicKey &topic = Room) const { return store->stateJson(topic); }
+    quint64 markersFrom(const Node &origin) const
+    {
+        quint64 count = 0;
+        onThread(context, [&] { count = replicator->markersReceivedFrom(origin.id); });
+        return count;
+    }
 
     QString id;
     QObject *context;
@@ -257,6 +264,7 @@ private:
     void startNodes(int count, const ReplicatorSettings &settings);
     void linkAll(const QList<Node *> &nodes);
     bool waitSynced(const QList<Node *> &nodes);
+    bool waitMarkerRounds(Node &at, const QList<Node *> &origins, int rounds);
 
     QThread m_clusterThread;
     QObject *m_clusterContext = nullptr;
@@ -337,6 +345,30 @@ bool PresenceClusterTest::waitSynced(const QList<Node *> &nodes)
                 return true;
             },
             WaitMs);
+}
+
+// The sentinel for "nothing more arrives": `rounds` more markers from each of `origins` reached
+// `at`, each after every change its origin sent before it (one ordering key per link), and what
+// they queued to this thread (the store's side) has run. A marker that reveals a gap makes `at`
+// ask for a sync, which the next round's marker follows.
+bool PresenceClusterTest::waitMarkerRounds(Node &at, const QList<Node *> &origins, int rounds)
+{
+    QList<quint64> targets;
+    for (const Node *origin : origins) {
+        targets.append(at.markersFrom(*origin) + static_cast<quint64>(rounds));
+    }
+    const bool reached = QTest::qWaitFor(
+            [&] {
+                for (qsizetype i = 0; i < origins.size(); ++i) {
+                    if (at.markersFrom(*origins[i]) < targets[i]) {
+                        return false;
+                    }
+                }
+                return true;
+            },
+            WaitMs + rounds * static_cast<int>(m_settings.markerInterval.count()));
+    QCoreApplication::sendPostedEvents();
+    return reached;
 }
 
 void PresenceClusterTest::trackAppearsOnEveryNode()
@@ -452,7 +484,7 @@ void PresenceClusterTest::lateNodeGetsAFullSyncWithoutDuplicates()
     QTRY_COMPARE_WITH_TIMEOUT(c.store->presenceCount(Room), 2, WaitMs);
     QTRY_COMPARE_WITH_TIMEOUT(c.store->presenceCount(Lobby), 1, WaitMs);
     // A few marker rounds: nothing more arrives.
-    QTest::qWait(3 * static_cast<int>(m_settings.markerInterval.count()));
+    QVERIFY(waitMarkerRounds(c, { &a, &b }, 3));
     QCOMPARE(normalized(c.state(Room)), normalized(a.state(Room)));
     QCOMPARE(normalized(c.state(Lobby)), normalized(a.state(Lobby)));
     for (const QString &key : { QStringLiteral("user-a1"), QStringLiteral("user-b1") }) {
@@ -560,14 +592,23 @@ void PresenceClusterTest::linkFlapNeitherDuplicatesNorLoses()
     const QString a2Ref = refOf(a.state(), QStringLiteral("user-a2"));
     QTRY_COMPARE_WITH_TIMEOUT(c.store->presenceCount(Room), 2, WaitMs);
     QTRY_COMPARE_WITH_TIMEOUT(countRef(c.room.diffs(), "joins", a2Ref), 1, WaitMs);
-    QTest::qWait(100);
-    QCOMPARE(countRef(b.room.diffs(), "leaves", a1Ref), 0); // B is behind
+    // B is behind: C, which has A's change, does not pass it on (a marker round from C).
+    QVERIFY(waitMarkerRounds(b, { &c }, 1));
+    QCOMPARE(countRef(b.room.diffs(), "leaves", a1Ref), 0);
 
     // The links come back: each side sends its full state, and B catches up exactly.
     linkAll({ &a, &b, &c });
     QVERIFY(waitSynced({ &a, &b, &c }));
     QTRY_COMPARE_WITH_TIMEOUT(countRef(b.room.diffs(), "joins", a2Ref), 1, WaitMs);
-    QTest::qWait(3 * static_cast<int>(m_settings.markerInterval.count()));
+    for (Node *n : { &a, &b, &c }) {
+        QList<Node *> others;
+        for (Node *other : { &a, &b, &c }) {
+            if (other != n) {
+                others.append(other);
+            }
+        }
+        QVERIFY(waitMarkerRounds(*n, others, 3));
+    }
     for (Node *n : { &a, &b, &c }) {
         QCOMPARE(normalized(n->state()), normalized(a.state()));
         const QList<QJsonObject> diffs = n->room.diffs();
@@ -645,7 +686,7 @@ void PresenceClusterTest::gapTriggersResync()
     a.store->track(Room, 2, "user-a2", {});
     QTRY_COMPARE_WITH_TIMEOUT(b.store->presenceCount(Room), 2, WaitMs);
     QTRY_VERIFY_WITH_TIMEOUT(b.synced() == QStringList{ a.id }, WaitMs);
-    QTest::qWait(3 * static_cast<int>(m_settings.markerInterval.count()));
+    QVERIFY(waitMarkerRounds(b, { &a }, 3));
     QCOMPARE(normalized(b.state()), normalized(a.state()));
     QCOMPARE(countSide(b.room.diffs(), "leaves"), 0); // the skipped untrack never applied
     QCOMPARE(countSide(b.room.diffs(), "joins"), 2);
