@@ -26,6 +26,8 @@ export const SELF_HOST_TENANT = 'realtime-dev';
 /** Delays the tests configure; assertions about the backoff use these. */
 export const CONNECT_ERROR_BACKOFF_MS = 100;
 export const CHANNEL_ERROR_BACKOFF_MS = 100;
+/** I/O loops of a test server (WORKERS); the listener hands accepted connections to them in turn. */
+export const WORKERS = 2;
 
 async function freePort() {
     return await new Promise((resolve, reject) => {
@@ -66,7 +68,7 @@ async function spawnOnce({ tenants, env, jwks }) {
         SELF_HOST_TENANT_NAME: SELF_HOST_TENANT,
         CONNECT_ERROR_BACKOFF_MS: String(CONNECT_ERROR_BACKOFF_MS),
         CHANNEL_ERROR_BACKOFF_MS: String(CHANNEL_ERROR_BACKOFF_MS),
-        WORKERS: '2',
+        WORKERS: String(WORKERS),
         LOG_LEVEL: process.env.RT_E2E_LOG_LEVEL || 'warning',
         ...env,
     };

@@ -119,10 +119,11 @@ export class Recorder {
 }
 
 /**
- * Plain HTTP request with node:http (lets tests set Host).
- * Resolves { status, headers, body (string), json (parsed or undefined), buffer }.
+ * Plain HTTP request with node:http (lets tests set Host; `agent` picks the connection pool, see
+ * sentinel.mjs httpConnection). Resolves { status, headers, body (string), json (parsed or
+ * undefined), buffer, localPort (the client side of the TCP connection used) }.
  */
-export function httpRequest(server, { method = 'GET', path, headers = {}, body, host } = {}) {
+export function httpRequest(server, { method = 'GET', path, headers = {}, body, host, agent } = {}) {
     return new Promise((resolve, reject) => {
         const h = { ...headers };
         if (host) h.Host = host;
@@ -134,7 +135,8 @@ export function httpRequest(server, { method = 'GET', path, headers = {}, body, 
             }
         }
         if (data !== undefined) h['Content-Length'] = Buffer.byteLength(data);
-        const req = http.request({ host: '127.0.0.1', port: server.port, method, path, headers: h }, (res) => {
+        const req = http.request({ host: '127.0.0.1', port: server.port, method, path, headers: h, ...(agent ? { agent } : {}) }, (res) => {
+            const localPort = res.socket?.localPort;
             const chunks = [];
             res.on('data', (c) => chunks.push(c));
             res.on('end', () => {
@@ -146,7 +148,7 @@ export function httpRequest(server, { method = 'GET', path, headers = {}, body, 
                 } catch {
                     json = undefined;
                 }
-                resolve({ status: res.statusCode, headers: res.headers, body: text, json, buffer });
+                resolve({ status: res.statusCode, headers: res.headers, body: text, json, buffer, localPort });
             });
         });
         req.setTimeout(5000, () => req.destroy(new Error(`HTTP ${method} ${path} timed out`)));

@@ -63,11 +63,11 @@ describe('admin API on a three-node cluster', () => {
             await joinChannel(ch);
             members.push({ ch, got });
         }
-        await sleep(200);
+        // Traffic until the end of the file (the waits below are for its first deliveries).
         traffic = (async () => {
             for (let i = 0; trafficRunning; ++i) {
                 members[i % 2].ch.send({ type: 'broadcast', event: 'tick', payload: { i } });
-                await sleep(20);
+                await sleep(20); // the traffic's pace, not a wait for anything
             }
         })();
         await members[1].got.next((m) => m.event === 'tick', 3000, 'node-b receives node-a');

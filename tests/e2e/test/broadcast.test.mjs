@@ -6,12 +6,11 @@ import { startServer } from '../lib/server.mjs';
 import { token } from '../lib/jwt.mjs';
 import { ClientPool, joinChannel, selfHostToken } from '../lib/clients.mjs';
 import { encodeKind3, RawClient } from '../lib/raw.mjs';
-import { httpRequest, Recorder, sleep, VSNS } from '../lib/util.mjs';
+import { httpConnection, rawHeartbeat, sentinelBroadcast, withoutSentinels } from '../lib/sentinel.mjs';
+import { Recorder, VSNS } from '../lib/util.mjs';
 
 const OTHER_SECRET = 'other-tenant-secret-0123456789abcdefghijkl';
 const SMALL_SECRET = 'small-payload-tenant-secret-0123456789abcd';
-/** Quiet period used only to assert that something did NOT arrive, after a positive barrier. */
-const QUIET_MS = 150;
 
 let server;
 let pool;
@@ -62,10 +61,14 @@ for (const vsn of VSNS) {
             assert.equal(await b.ch.send({ type: 'broadcast', event: 'from-b', payload: { n: 2 } }), 'ok');
             assert.deepEqual(await a.got.next((m) => m.event === 'from-b', 2000, 'a receives b'),
                 { type: 'broadcast', event: 'from-b', payload: { n: 2 } });
-            await sleep(QUIET_MS);
+            // b cannot receive its own sentinel (self:false): an echo of from-b would go out on b's
+            // socket before the ack of from-b, which b already has.
+            // Sentinels from each sender: whatever it sent before has reached the other by then.
+            await sentinelBroadcast(b.ch, [a.got]);
+            await sentinelBroadcast(a.ch, [b.got, a.got]);
             assert.deepEqual(b.got.filter((m) => m.event === 'from-b'), [], 'self:false: no echo to the sender');
-            assert.equal(a.got.items.length, 2);
-            assert.equal(b.got.items.length, 1);
+            assert.equal(withoutSentinels(a.got.items).length, 2);
+            assert.equal(withoutSentinels(b.got.items).length, 1);
         });
 
         test('ack:true → send() resolves ok after the server reply; raw reply is {"status":"ok","response":{}}', async () => {
@@ -97,8 +100,9 @@ for (const vsn of VSNS) {
             }
             for (const { ch, sub } of recs) assert.equal(await ch.send({ type: 'broadcast', event: 'e', payload: { sub } }), 'ok');
             for (const { got, sub } of recs) await got.next((m) => m.payload.sub === sub, 2000, `own message on ${sub}`);
-            await sleep(QUIET_MS);
-            for (const { got, sub } of recs) assert.deepEqual(got.items.map((m) => m.payload.sub), [sub]);
+            // A sentinel on each channel, from the same socket that sent the three messages.
+            for (const { ch, got } of recs) await sentinelBroadcast(ch, [got]);
+            for (const { got, sub } of recs) assert.deepEqual(withoutSentinels(got.items).map((m) => m.payload.sub), [sub]);
         });
 
         test('a removed channel can be subscribed again with a new instance', async () => {
@@ -122,7 +126,8 @@ for (const vsn of VSNS) {
             const join = await c.join(topic, { config: { broadcast: { ack: false, self: true } } });
             const ref = c.push(topic, 'broadcast', { type: 'broadcast', event: 'e', payload: { q: 1 } }, { joinRef: join.joinRef });
             await c.frames.next((f) => f.event === 'broadcast', 2000, 'self echo');
-            await sleep(QUIET_MS);
+            // Replies go out in the order of the pushes: one to the broadcast would precede this one.
+            await rawHeartbeat(c);
             assert.deepEqual(c.frames.items.filter((f) => f.ref === ref), []);
         });
 
@@ -134,9 +139,9 @@ for (const vsn of VSNS) {
             const big = 'x'.repeat(2000); // limit is 1 KB → 1000 * 1 + 500 bytes
             assert.equal(await sender.ch.send({ type: 'broadcast', event: 'big', payload: { big } }), 'error');
             assert.equal(await sender.ch.send({ type: 'broadcast', event: 'small', payload: { s: 'y'.repeat(900) } }), 'ok');
+            // The small message, sent after the big one by the same sender, is the sentinel.
             await other.got.next((m) => m.event === 'small', 2000, 'the small message');
             await sender.got.next((m) => m.event === 'small', 2000, 'self echo of the small message');
-            await sleep(QUIET_MS);
             assert.deepEqual(other.got.filter((m) => m.event === 'big'), [], 'oversized message not delivered');
             assert.deepEqual(sender.got.filter((m) => m.event === 'big'), [], 'oversized message not echoed');
 
@@ -175,31 +180,41 @@ for (const vsn of VSNS) {
                 status: 'error',
                 response: { reason: 'UnableToConnectToProject: Realtime was unable to connect to the project database' },
             });
-            // A private HTTP broadcast to x reaches neither public channel.
-            const auth = { apikey: selfHostToken(), Authorization: `Bearer ${selfHostToken()}` };
-            const res = await httpRequest(server, {
-                method: 'POST', path: '/realtime/v1/api/broadcast', headers: auth,
-                body: { messages: [{ topic: x, event: 'secret', payload: { p: 1 }, private: true }] },
-            });
-            assert.equal(res.status, 202);
-            const single = await httpRequest(server, {
-                method: 'POST', path: `/realtime/v1/api/broadcast/${encodeURIComponent(x)}/events/secret2?private=true`, headers: auth,
-                body: { p: 2 },
-            });
-            assert.notEqual(single.status, 202, 'a private single broadcast without write permission is refused');
-            // Public barrier messages on both topics.
-            for (const topic of [x, `private:${x}`]) {
-                const pub = await httpRequest(server, {
+            // A private HTTP broadcast to x reaches neither public channel. Every request goes over
+            // one connection, so the server handles them, and delivers what they publish, in order.
+            const conn = httpConnection(server);
+            try {
+                const auth = { apikey: selfHostToken(), Authorization: `Bearer ${selfHostToken()}` };
+                const res = await conn.request({
                     method: 'POST', path: '/realtime/v1/api/broadcast', headers: auth,
-                    body: { messages: [{ topic, event: 'public', payload: { topic } }] },
+                    body: { messages: [{ topic: x, event: 'secret', payload: { p: 1 }, private: true }] },
                 });
-                assert.equal(pub.status, 202);
+                assert.equal(res.status, 202);
+                const single = await conn.request({
+                    method: 'POST', path: `/realtime/v1/api/broadcast/${encodeURIComponent(x)}/events/secret2?private=true`, headers: auth,
+                    body: { p: 2 },
+                });
+                assert.notEqual(single.status, 202, 'a private single broadcast without write permission is refused');
+                // Public messages on both topics, then a sentinel on both.
+                for (const topic of [x, `private:${x}`]) {
+                    const pub = await conn.request({
+                        method: 'POST', path: '/realtime/v1/api/broadcast', headers: auth,
+                        body: { messages: [{ topic, event: 'public', payload: { topic } }] },
+                    });
+                    assert.equal(pub.status, 202);
+                }
+                const sentinel = await conn.request({
+                    method: 'POST', path: '/realtime/v1/api/broadcast', headers: auth,
+                    body: { messages: [x, `private:${x}`].map((topic) => ({ topic, event: 'sentinel', payload: { sentinel: 'ns' } })) },
+                });
+                assert.equal(sentinel.status, 202);
+            } finally {
+                conn.close();
             }
-            await publicX.got.next((m) => m.event === 'public', 2000, 'public barrier on x');
-            await publicPrivX.got.next((m) => m.event === 'public', 2000, 'public barrier on private:x');
-            await sleep(QUIET_MS);
-            assert.deepEqual(publicX.got.items.map((m) => m.payload), [{ topic: x }]);
-            assert.deepEqual(publicPrivX.got.items.map((m) => m.payload), [{ topic: `private:${x}` }]);
+            await publicX.got.next((m) => m.event === 'sentinel', 2000, 'the sentinel on x');
+            await publicPrivX.got.next((m) => m.event === 'sentinel', 2000, 'the sentinel on private:x');
+            assert.deepEqual(withoutSentinels(publicX.got.items).map((m) => m.payload), [{ topic: x }]);
+            assert.deepEqual(withoutSentinels(publicPrivX.got.items).map((m) => m.payload), [{ topic: `private:${x}` }]);
         });
 
         test('tenants never see each other (same topic on realtime-dev and other)', async () => {
@@ -210,22 +225,35 @@ for (const vsn of VSNS) {
             assert.equal(await other.ch.send({ type: 'broadcast', event: 'other', payload: {} }), 'ok');
             await dev.got.next((m) => m.event === 'dev', 2000, 'dev self echo');
             await other.got.next((m) => m.event === 'other', 2000, 'other self echo');
-            // HTTP broadcasts stay in their tenant too.
-            const devHttp = await httpRequest(server, {
+            // HTTP broadcasts stay in their tenant too. All requests go over one connection (the
+            // Host header names the tenant), so they are handled and delivered in order: the last
+            // two are sentinels for each tenant.
+            const conn = httpConnection(server);
+            const devHttp = (event, payload = {}) => conn.request({
                 method: 'POST', path: '/api/broadcast', headers: { apikey: selfHostToken() },
-                body: { messages: [{ topic: sub, event: 'dev-http', payload: {} }] },
+                body: { messages: [{ topic: sub, event, payload }] },
             });
-            assert.equal(devHttp.status, 202);
-            const otherHttp = await httpRequest(server, {
+            const otherHttp = (event, payload = {}) => conn.request({
                 method: 'POST', path: '/api/broadcast', host: server.hostFor('other'), headers: { apikey: token(OTHER_SECRET) },
-                body: { messages: [{ topic: sub, event: 'other-http', payload: {} }] },
+                body: { messages: [{ topic: sub, event, payload }] },
             });
-            assert.equal(otherHttp.status, 202);
-            await dev.got.next((m) => m.event === 'dev-http', 2000, 'dev http');
-            await other.got.next((m) => m.event === 'other-http', 2000, 'other http');
-            await sleep(QUIET_MS);
-            assert.deepEqual(dev.got.items.map((m) => m.event), ['dev', 'dev-http']);
-            assert.deepEqual(other.got.items.map((m) => m.event), ['other', 'other-http']);
+            try {
+                assert.equal((await devHttp('dev-http')).status, 202);
+                assert.equal((await otherHttp('other-http')).status, 202);
+                assert.equal((await devHttp('sentinel', { sentinel: 'dev' })).status, 202);
+                assert.equal((await otherHttp('sentinel', { sentinel: 'other' })).status, 202);
+            } finally {
+                conn.close();
+            }
+            await dev.got.next((m) => m.event === 'sentinel', 2000, 'dev http sentinel');
+            await other.got.next((m) => m.event === 'sentinel', 2000, 'other http sentinel');
+            // The socket paths: the other tenant's sender cannot reach dev at all, so each socket's
+            // own self echo is its sentinel. The other's send was handled, and anything it published
+            // queued, before it was acked; the sentinel is sent after that ack.
+            await sentinelBroadcast(dev.ch, [dev.got]);
+            await sentinelBroadcast(other.ch, [other.got]);
+            assert.deepEqual(withoutSentinels(dev.got.items).map((m) => m.event), ['dev', 'dev-http']);
+            assert.deepEqual(withoutSentinels(other.got.items).map((m) => m.event), ['other', 'other-http']);
         });
 
         test('httpSend() → {success:true} and reaches v1 and v2 subscribers', async () => {
@@ -373,10 +401,9 @@ describe('broadcast across vsn', () => {
             assert.deepEqual(bytes(m.payload), [0, 1, 2, 253, 254, 255]);
             assert.equal(m.type, 'broadcast');
         }
-        // Barrier: a JSON broadcast afterwards reaches v1; the binary one never does.
+        // Sentinel: a JSON broadcast afterwards from the same sender reaches v1; the binary one never does.
         assert.equal(await sender.ch.send({ type: 'broadcast', event: 'json-after', payload: { j: 1 } }), 'ok');
-        await v1.got.next((m) => m.event === 'json-after', 2000, 'JSON barrier to v1');
-        await sleep(QUIET_MS);
+        await v1.got.next((m) => m.event === 'json-after', 2000, 'JSON sentinel to v1');
         assert.deepEqual(v1.got.items.map((m) => m.event), ['json-after']);
         assert.ok(v1.client.wire.items.every((f) => typeof f.data === 'string'), 'a v1 socket never receives binary frames');
     });

@@ -14,6 +14,7 @@ import { ClientPool, subscribe } from '../lib/clients.mjs';
 import { clusterView, LEASE_TTL_S, memberIds, startEtcd, startNode } from '../lib/cluster.mjs';
 import { token } from '../lib/jwt.mjs';
 import { createDatabase, PG_BIN, pgBinariesPresent, psqlAs, tenantSeed } from '../lib/pg.mjs';
+import { dbSentinelBroadcast, newSentinelId, sentinelRows, withoutSentinels } from '../lib/sentinel.mjs';
 import { SELF_HOST_SECRET } from '../lib/server.mjs';
 import { httpRequest, Recorder, sleep, waitFor } from '../lib/util.mjs';
 
@@ -122,11 +123,14 @@ describe('postgres_changes across the nodes of a cluster', { skip }, () => {
             await waitFor(() => s.changes.items.length >= 20, 10_000, `20 changes at ${name}`,
                 () => [...ids(s.changes)]);
         }
-        await sleep(300);
+        // Sentinel: a later row, waited for on every node (the owner relays changes in commit order).
+        await sentinelRows(db, "INSERT INTO items VALUES (900, 'sentinel')",
+            Object.values(subs).map((s) => [s.changes, (c) => c.new.id === 900]), { timeoutMs: 10_000 });
         for (const [name, s] of Object.entries(subs)) {
-            assert.deepEqual(s.changes.items.map((c) => c.new.id), Array.from({ length: 20 }, (_, k) => k + 1),
+            const rows = s.changes.items.filter((c) => c.new.id !== 900);
+            assert.deepEqual(rows.map((c) => c.new.id), Array.from({ length: 20 }, (_, k) => k + 1),
                 `${name} gets the 20 rows once each, in commit order`);
-            assert.ok(s.changes.items.every((c) => c.eventType === 'INSERT' && c.new.v === `v${c.new.id}`));
+            assert.ok(rows.every((c) => c.eventType === 'INSERT' && c.new.v === `v${c.new.id}`));
         }
         assert.deepEqual(await owners(), await owners(), 'ownership is stable');
     });
@@ -139,21 +143,28 @@ describe('postgres_changes across the nodes of a cluster', { skip }, () => {
             pools.push(pool);
             const ch = pool.client({ tenant: TENANT, token: token(SECRET, {}) }).channel(topic);
             recs[name] = new Recorder(`database broadcasts at ${name}`);
-            ch.on('broadcast', { event: 'ev' }, recs[name].fn);
+            ch.on('broadcast', { event: '*' }, recs[name].fn);
             const statuses = subscribe(ch, 10_000);
             await statuses.next((s) => s.status === 'SUBSCRIBED', 15_000, `${name} SUBSCRIBED`);
         }
         await waitFor(async () => (await owners()).length === 1, 10_000, 'one owner of the stream');
-        await sleep(300); // every node's interest in the tenant has reached the owner
+        // Every node's interest in the tenant reaches the owner after a moment: send probes until
+        // a probe has arrived on every node.
+        const probe = newSentinelId();
+        const deadline = Date.now() + 10_000;
+        while (!Object.values(recs).every((rec) => rec.items.some((m) => m.payload?.probe === probe))) {
+            assert.ok(Date.now() < deadline, `no probe on every node: ${JSON.stringify(Object.values(recs).map((r) => r.items.length))}`);
+            await db.exec(`SELECT realtime.send('{"probe":"${probe}"}'::jsonb, 'probe', '${topic}', false)`);
+            await sleep(300); // resend interval, not a quiet period
+        }
         for (let seq = 1; seq <= 5; seq++) {
             await db.exec(`SELECT realtime.send('{"seq":${seq}}'::jsonb, 'ev', '${topic}', false)`);
         }
+        // Sentinel: a later database broadcast, waited for on every node.
+        await dbSentinelBroadcast(db, topic, false, Object.values(recs), { timeoutMs: 10_000 });
         for (const [name, rec] of Object.entries(recs)) {
-            await waitFor(() => rec.items.length >= 5, 10_000, `5 database broadcasts at ${name}`);
-        }
-        await sleep(300);
-        for (const [name, rec] of Object.entries(recs)) {
-            assert.deepEqual(rec.items.map((m) => m.payload.seq), [1, 2, 3, 4, 5], `${name}: each once, in order`);
+            assert.deepEqual(withoutSentinels(rec.items).filter((m) => m.event === 'ev').map((m) => m.payload.seq), [1, 2, 3, 4, 5],
+                `${name}: each once, in order`);
         }
     });
 
@@ -172,10 +183,11 @@ describe('postgres_changes across the nodes of a cluster', { skip }, () => {
             while (writing) {
                 await db.exec(`INSERT INTO items VALUES (${next}, 'v${next}')`);
                 next += 1;
-                await sleep(20);
+                await sleep(20); // the writer's pace, not a wait for anything
             }
         })();
-        await sleep(1500);
+        // Under load: the writer has committed 50 rows.
+        await waitFor(() => next >= first + 50, 20_000, 'the writer under way');
         const killedAt = Date.now();
         await nodes[owner].kill('SIGKILL');
         await waitFor(async () => (await owners()).length === 1, (LEASE_TTL_S + 8) * 1000,
@@ -183,7 +195,9 @@ describe('postgres_changes across the nodes of a cluster', { skip }, () => {
         const tookOverMs = Date.now() - killedAt;
         const [newOwner] = await owners();
         assert.ok(survivors.includes(newOwner), `new owner ${newOwner} is a survivor`);
-        await sleep(1500);
+        // More rows through the new owner before the writer stops.
+        const atTakeover = next;
+        await waitFor(() => next >= atTakeover + 50, 20_000, 'the writer going on after the takeover');
         writing = false;
         await writer;
         const last = next - 1;

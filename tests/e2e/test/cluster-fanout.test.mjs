@@ -8,9 +8,9 @@ import path from 'node:path';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { ClientPool, joinChannel, selfHostToken } from '../lib/clients.mjs';
 import { clusterView, LEASE_TTL_S, memberIds, startEtcd, startNode } from '../lib/cluster.mjs';
-import { httpRequest, Recorder, sleep, waitFor } from '../lib/util.mjs';
+import { sentinelBroadcast, withoutSentinels } from '../lib/sentinel.mjs';
+import { httpRequest, Recorder, waitFor } from '../lib/util.mjs';
 
-const QUIET_MS = 300;
 let counter = 0;
 const unique = (name) => `${name}-${process.pid}-${++counter}`;
 
@@ -63,13 +63,24 @@ describe('broadcast and presence across nodes', () => {
         return { client, ch, got, joins, leaves };
     }
 
+    /** Until every node knows that no other node holds clients of the tenant. */
+    async function nobodyHoldsTheTenant() {
+        for (const [name, node] of Object.entries(nodes)) {
+            let links;
+            await waitFor(async () => {
+                links = Object.values((await clusterView(node)).links ?? {});
+                return links.length === 2 && links.every((l) => l.interest_known && l.tenants === 0);
+            }, 5000, `${name} knows that the others hold no clients`, () => links);
+        }
+    }
+
+    // A join is answered once the peers have acknowledged the node's interest in the tenant (see
+    // the next test), so a broadcast right after SUBSCRIBED reaches every node's clients.
     test('a broadcast from a client on one node reaches clients of the topic on the others, once', async () => {
         const sub = unique('room');
         const a = await member(nodes['node-a'], sub);
         const b = await member(nodes['node-b'], sub);
         const c = await member(nodes['node-c'], sub);
-        // The interest of a node in the tenant spreads with its first client; give it a moment.
-        await sleep(200);
         assert.equal(await a.ch.send({ type: 'broadcast', event: 'hello', payload: { from: 'a' } }), 'ok');
         assert.deepEqual(await b.got.next((m) => m.event === 'hello', 3000, 'b receives a'),
             { type: 'broadcast', event: 'hello', payload: { from: 'a' } });
@@ -77,7 +88,10 @@ describe('broadcast and presence across nodes', () => {
         assert.equal(await c.ch.send({ type: 'broadcast', event: 'back', payload: { from: 'c' } }), 'ok');
         await a.got.next((m) => m.event === 'back', 3000, 'a receives c');
         await b.got.next((m) => m.event === 'back', 3000, 'b receives c');
-        await sleep(QUIET_MS);
+        // Sentinels from both senders, waited for on every node. (An echo of a's own message would
+        // have gone out on a's socket before the ack a already has.)
+        await sentinelBroadcast(a.ch, [b.got, c.got]);
+        await sentinelBroadcast(c.ch, [a.got, b.got]);
         // Exactly once each, and no echo to the sender (self: false).
         assert.equal(b.got.filter((m) => m.event === 'hello').length, 1);
         assert.equal(c.got.filter((m) => m.event === 'hello').length, 1);
@@ -91,7 +105,7 @@ describe('broadcast and presence across nodes', () => {
         // not lost. Each round starts from no client of the tenant anywhere.
         for (let round = 0; round < 10; ++round) {
             await Promise.all(pools.splice(0).map((p) => p.cleanup()));
-            await sleep(400); // every node has announced that it holds nobody
+            await nobodyHoldsTheTenant();
             const sub = unique('right-away');
             const a = await member(nodes['node-a'], sub);
             const b = await member(nodes['node-b'], sub);
@@ -106,21 +120,22 @@ describe('broadcast and presence across nodes', () => {
         const a = await member(nodes['node-a'], sub);
         const b = await member(nodes['node-b'], sub);
         const bOther = await member(nodes['node-b'], other);
-        await sleep(200);
+        // A's socket also joins the other topic, for a sentinel to bOther from the same sender.
+        const aOther = a.client.channel(other, { config: { broadcast: { self: false, ack: true } } });
+        await joinChannel(aOther);
         for (let i = 0; i < 50; ++i) {
             a.ch.send({ type: 'broadcast', event: 'n', payload: { i } });
         }
         await waitFor(() => b.got.items.length === 50, 5000, '50 broadcasts at b');
         assert.deepEqual(b.got.items.map((m) => m.payload.i), [...Array(50).keys()]);
-        await sleep(QUIET_MS);
-        assert.equal(bOther.got.items.length, 0);
+        await sentinelBroadcast(aOther, [bOther.got]);
+        assert.equal(withoutSentinels(bOther.got.items).length, 0);
     });
 
     test('the HTTP broadcast API on one node reaches clients on the others', async () => {
         const sub = unique('http');
         const a = await member(nodes['node-a'], sub);
         const b = await member(nodes['node-b'], sub);
-        await sleep(200);
         const res = await httpRequest(nodes['node-c'], {
             method: 'POST',
             path: '/api/broadcast',

@@ -100,12 +100,16 @@ describe('cluster membership through etcd', () => {
             const channel = client.channel('outage');
             await joinChannel(channel);
 
+            const haltedAt = Date.now();
             await etcd.halt();
             try {
                 await waitFor(async () => (await clusterView(a)).available === false, 8000, 'a reports etcd unavailable');
                 // Degraded, not down: the members stay as last known, sockets stay open, joins work.
                 assert.deepEqual(await memberIds(a), ['node-a', 'node-b']);
-                await sleep((LEASE_TTL_S + 1) * 1000);
+                // Time passing is the behaviour here: the outage outlasts the lease TTL.
+                await sleep(Math.max(0, haltedAt + (LEASE_TTL_S + 1) * 1000 - Date.now()));
+                assert.ok(Date.now() - haltedAt > LEASE_TTL_S * 1000, 'the outage lasted longer than the lease TTL');
+                assert.deepEqual(await memberIds(a), ['node-a', 'node-b'], 'members as last known after the lease TTL');
                 assert.equal(client.isConnected(), true, 'the socket survived the outage');
                 const second = client.channel('during-outage');
                 await joinChannel(second);
@@ -125,11 +129,21 @@ describe('cluster membership through etcd', () => {
     });
 
     test('clusters under different prefixes do not mix', async () => {
-        const one = await start('node-x', prefix());
-        const two = await start('node-y', prefix());
-        await sleep(500);
-        assert.deepEqual(await memberIds(one), ['node-x']);
-        assert.deepEqual(await memberIds(two), ['node-y']);
+        const p1 = prefix();
+        const p2 = prefix();
+        const one = await start('node-x', p1);
+        const two = await start('node-y', p2);
+        for (const [node, name] of [[one, 'node-x'], [two, 'node-y']]) {
+            await waitFor(async () => (await memberIds(node)).includes(name), 5000, `${name} registered`);
+        }
+        // Sentinels: a second node in each cluster, registered after the other cluster's node.
+        // Once a node lists its sentinel, it has read etcd past the other node's registration.
+        await start('node-x2', p1);
+        await waitFor(async () => (await memberIds(one)).includes('node-x2'), 5000, 'node-x sees node-x2');
+        assert.deepEqual(await memberIds(one), ['node-x', 'node-x2']);
+        await start('node-y2', p2);
+        await waitFor(async () => (await memberIds(two)).includes('node-y2'), 5000, 'node-y sees node-y2');
+        assert.deepEqual(await memberIds(two), ['node-y', 'node-y2']);
     });
 });
 

@@ -6,12 +6,12 @@ import { startServer, SELF_HOST_SECRET } from '../lib/server.mjs';
 import { expiredClaims, sign, token } from '../lib/jwt.mjs';
 import { ClientPool, joinChannel, selfHostToken } from '../lib/clients.mjs';
 import { RawClient } from '../lib/raw.mjs';
-import { httpRequest, Recorder, sleep } from '../lib/util.mjs';
+import { httpConnection, withoutSentinels } from '../lib/sentinel.mjs';
+import { httpRequest, Recorder } from '../lib/util.mjs';
 
 const OTHER_SECRET = 'other-tenant-secret-0123456789abcdefghijkl';
 const SUSPENDED_SECRET = 'suspended-tenant-secret-0123456789abcdef';
 const SMALL_SECRET = 'small-payload-tenant-secret-0123456789abcd';
-const QUIET_MS = 150;
 
 let server;
 let pool;
@@ -44,8 +44,11 @@ async function member(vsn, sub, { tenant, token: tok } = {}) {
 }
 
 const bearer = (tok = selfHostToken()) => ({ Authorization: `Bearer ${tok}` });
-const batch = (body, { headers = bearer(), host, path = '/realtime/v1/api/broadcast' } = {}) =>
-    httpRequest(server, { method: 'POST', path, headers, host, body });
+/** POST of a batch; `conn` (an httpConnection) sends it over that connection. */
+const batch = (body, { headers = bearer(), host, path = '/realtime/v1/api/broadcast', conn } = {}) =>
+    (conn ? conn.request.bind(conn) : (opts) => httpRequest(server, opts))({ method: 'POST', path, headers, host, body });
+/** A sentinel message on `topic` for a batch. */
+const sentinelMessage = (topic) => ({ topic, event: 'sentinel', payload: { sentinel: topic } });
 
 function assertJsonBody(res, status, body) {
     assert.equal(res.status, status, `status; body ${res.body}`);
@@ -58,13 +61,21 @@ describe('batch POST /api/broadcast', () => {
         const sub = unique('batch');
         const v1 = await member('1.0.0', sub);
         const v2 = await member('2.0.0', sub);
-        const res = await batch({
-            messages: [
-                { topic: sub, event: 'one', payload: { n: 1 } },
-                { topic: sub, event: 'two', payload: { n: 2 }, id: 'msg-2' },
-                { topic: unique('elsewhere'), event: 'three', payload: {} },
-            ],
-        });
+        const conn = httpConnection(server);
+        let res;
+        try {
+            res = await batch({
+                messages: [
+                    { topic: sub, event: 'one', payload: { n: 1 } },
+                    { topic: sub, event: 'two', payload: { n: 2 }, id: 'msg-2' },
+                    { topic: unique('elsewhere'), event: 'three', payload: {} },
+                ],
+            }, { conn });
+            // A sentinel batch over the same connection: delivered after the batch under test.
+            assert.equal((await batch({ messages: [sentinelMessage(sub)] }, { conn })).status, 202);
+        } finally {
+            conn.close();
+        }
         assert.equal(res.status, 202);
         assert.equal(res.body, '');
         assert.equal(res.headers['access-control-allow-origin'], '*', 'CORS is open');
@@ -72,10 +83,10 @@ describe('batch POST /api/broadcast', () => {
             assert.deepEqual(await m.got.next((x) => x.event === 'one', 2000, 'one'), { type: 'broadcast', event: 'one', payload: { n: 1 } });
             assert.deepEqual(await m.got.next((x) => x.event === 'two', 2000, 'two'),
                 { type: 'broadcast', event: 'two', payload: { n: 2 }, meta: { id: 'msg-2' } });
+            await m.got.next((x) => x.event === 'sentinel', 2000, 'the sentinel');
         }
-        await sleep(QUIET_MS);
-        assert.deepEqual(v1.got.items.map((m) => m.event), ['one', 'two']);
-        assert.deepEqual(v2.got.items.map((m) => m.event), ['one', 'two']);
+        assert.deepEqual(withoutSentinels(v1.got.items).map((m) => m.event), ['one', 'two']);
+        assert.deepEqual(withoutSentinels(v2.got.items).map((m) => m.event), ['one', 'two']);
     });
 
     test('works without the /realtime/v1 prefix, with the apikey header, and with the URL query kept', async () => {
@@ -105,9 +116,15 @@ describe('batch POST /api/broadcast', () => {
     test('an invalid batch delivers nothing', async () => {
         const sub = unique('batch-invalid');
         const v2 = await member('2.0.0', sub);
-        const res = await batch({ messages: [{ topic: sub, event: 'valid', payload: {} }, { topic: sub, payload: {} }] });
-        assert.equal(res.status, 422);
-        assert.equal((await batch({ messages: [{ topic: sub, event: 'barrier', payload: {} }] })).status, 202);
+        // The barrier goes over the same connection, so it is delivered after anything the invalid batch published.
+        const conn = httpConnection(server);
+        try {
+            const res = await batch({ messages: [{ topic: sub, event: 'valid', payload: {} }, { topic: sub, payload: {} }] }, { conn });
+            assert.equal(res.status, 422);
+            assert.equal((await batch({ messages: [{ topic: sub, event: 'barrier', payload: {} }] }, { conn })).status, 202);
+        } finally {
+            conn.close();
+        }
         await v2.got.next((m) => m.event === 'barrier', 2000, 'barrier');
         assert.deepEqual(v2.got.items.map((m) => m.event), ['barrier']);
     });
@@ -148,8 +165,8 @@ describe('batch POST /api/broadcast', () => {
 });
 
 describe('single POST /api/broadcast/:topic/events/:event', () => {
-    const single = (topic, event, { body, contentType = 'application/json', headers = bearer(), host, query = '' } = {}) =>
-        httpRequest(server, {
+    const single = (topic, event, { body, contentType = 'application/json', headers = bearer(), host, query = '', conn } = {}) =>
+        (conn ? conn.request.bind(conn) : (opts) => httpRequest(server, opts))({
             method: 'POST',
             path: `/realtime/v1/api/broadcast/${encodeURIComponent(topic)}/events/${encodeURIComponent(event)}${query}`,
             headers: { ...(contentType ? { 'Content-Type': contentType } : {}), ...headers },
@@ -207,14 +224,19 @@ describe('single POST /api/broadcast/:topic/events/:event', () => {
         const sub = unique('single-bin');
         const v1 = await member('1.0.0', sub);
         const v2 = await member('2.0.0', sub);
-        const res = await single(sub, 'raw', { body: Buffer.from([9, 8, 7, 0, 255]), contentType: 'application/octet-stream' });
-        assert.equal(res.status, 202, res.body);
-        const got = await v2.got.next((m) => m.event === 'raw', 2000, 'binary to v2');
-        assert.ok(got.payload instanceof ArrayBuffer, 'payload must be an ArrayBuffer');
-        assert.deepEqual([...new Uint8Array(got.payload)], [9, 8, 7, 0, 255]);
-        assert.equal((await single(sub, 'json-after', { body: {} })).status, 202);
-        await v1.got.next((m) => m.event === 'json-after', 2000, 'JSON barrier to v1');
-        await sleep(QUIET_MS);
+        // Both requests over one connection: the JSON one after it is the sentinel for v1.
+        const conn = httpConnection(server);
+        try {
+            const res = await single(sub, 'raw', { body: Buffer.from([9, 8, 7, 0, 255]), contentType: 'application/octet-stream', conn });
+            assert.equal(res.status, 202, res.body);
+            const got = await v2.got.next((m) => m.event === 'raw', 2000, 'binary to v2');
+            assert.ok(got.payload instanceof ArrayBuffer, 'payload must be an ArrayBuffer');
+            assert.deepEqual([...new Uint8Array(got.payload)], [9, 8, 7, 0, 255]);
+            assert.equal((await single(sub, 'json-after', { body: {}, conn })).status, 202);
+        } finally {
+            conn.close();
+        }
+        await v1.got.next((m) => m.event === 'json-after', 2000, 'JSON sentinel to v1');
         assert.deepEqual(v1.got.items.map((m) => m.event), ['json-after']);
     });
 

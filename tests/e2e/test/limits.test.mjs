@@ -19,6 +19,7 @@ import { startServer, SELF_HOST_SECRET, CHANNEL_ERROR_BACKOFF_MS } from '../lib/
 import { token } from '../lib/jwt.mjs';
 import { adminApi, operatorToken } from '../lib/admin.mjs';
 import { RawClient } from '../lib/raw.mjs';
+import { heartbeatBarrier, rawHeartbeat } from '../lib/sentinel.mjs';
 import { httpRequest, show, sleep, upgradeRequest, waitFor } from '../lib/util.mjs';
 import {
     assertRateHeaders, assertSubscribeError, channelLog, closeRecorder, pollUntil, rateHeaders, subscribed, testPool,
@@ -166,15 +167,16 @@ describe('limits', { concurrency: true }, () => {
             assert.equal((await a.join(`realtime:${unique('a')}`)).payload.status, 'ok', 'first join (counter starts untriggered)');
             // With 0 the counter is triggered by its first tick, due within 100 ms of its creation
             // by the join above; nothing observable marks it here (connect reports users first).
+            // Time passing is the behaviour here: too short a wait fails a's join check below.
             await sleep(400);
 
             // b is not a counted user and the tenant is full: users (step 4) wins over joins (step 5).
             const rb = await b.join(`realtime:${unique('b')}`);
             assert.deepEqual(rb.payload, { status: 'error', response: { reason: 'ConnectionRateLimitReached: Too many connected users' } });
-            await sleep(200);
+            // A join error's close follows its reply at once (a's below): a heartbeat answered
+            // after the reply shows that this one closes nothing.
+            await rawHeartbeat(b);
             assert.equal(b.closed, null, 'ConnectionRateLimitReached does not close the socket');
-            b.push('phoenix', 'heartbeat', {}, { ref: 'hb' });
-            assert.equal((await b.reply('hb')).payload.status, 'ok');
 
             // a is counted and already has max_channels_per_client channels: joins (5) before channels (6).
             const ra = await a.join(`realtime:${unique('a2')}`);
@@ -334,14 +336,16 @@ describe('limits', { concurrency: true }, () => {
             const pool = testPool(t, server);
             const tenant = 'http-events';
             const sub = unique('http');
-            const watcher = (await jsClient(pool, tenant)).channel(sub);
+            const watcherClient = await jsClient(pool, tenant);
+            const watcher = watcherClient.channel(sub);
             const watched = channelLog(watcher);
 
             // avg 0: the batch length alone decides (these create the events counter).
             assertJson(await privateProbe(tenant, 5), 429, { message: 'Too many messages to broadcast, please reduce the batch size' }, 'batch of 5 > 4');
             assert.equal((await privateProbe(tenant, 4)).status, 202, 'batch of 4 = max');
             // After the counter's first tick (an empty sample; within 100 ms of its creation),
-            // exactly 40 events in this window: avg at the 5 s tick = 40/2/5 = 4 = max.
+            // exactly 40 events in this window: avg at the 5 s tick = 40/2/5 = 4 = max. Time
+            // passing is the behaviour here (too short: avg 8 at the tick, the checks below fail).
             await sleep(300);
             const pump = await rawClient(pool, tenant, '1.0.0');
             const j = await pump.join(`realtime:${unique('pump')}`, { config: { broadcast: { ack: true, self: false } } });
@@ -373,7 +377,11 @@ describe('limits', { concurrency: true }, () => {
             });
             assertJson(over, 429, { message: 'You have exceeded your rate limit' }, 'batch at avg > max');
             assertJson(await single(tenant, sub, 'e', { via: 'single' }), 429, { message: 'You have exceeded your rate limit' }, 'single at avg > max');
-            await sleep(150);
+            // Sentinel: a heartbeat round trip on the watcher's socket. A refused request was
+            // answered after anything it published had been queued for the watcher's I/O loop,
+            // which hands queued deliveries to the socket before it reads the heartbeat sent after
+            // that answer. (No broadcast can be the sentinel: the tenant is over its limit.)
+            await heartbeatBarrier(watcherClient);
             assert.equal(watched.filter((e) => e.kind === 'broadcast').length, 0, 'refused HTTP messages are not delivered');
         });
     });
@@ -442,12 +450,13 @@ describe('limits', { concurrency: true }, () => {
             const members = [];
             for (let i = 0; i < 4; ++i) {
                 // One client per member: realtime-js keeps one channel object per topic.
-                const ch = (await jsClient(pool, tenant)).channel(sub, { config: { presence: { key: `k${i}` } } });
+                const client = await jsClient(pool, tenant);
+                const ch = client.channel(sub, { config: { presence: { key: `k${i}` } } });
                 const log = channelLog(ch);
                 ch.on('presence', { event: 'join' }, ({ key }) => log.push({ kind: 'join', key }));
                 ch.on('presence', { event: 'leave' }, ({ key }) => log.push({ kind: 'leave', key }));
                 await subscribed(ch, log);
-                members.push({ ch, log });
+                members.push({ client, ch, log });
             }
             // presence_state, tracks and diffs fanned out to 4 members: far more than 11 events
             // in the first window, so avg at the 5 s tick > 1.
@@ -467,14 +476,24 @@ describe('limits', { concurrency: true }, () => {
 
             // The others get the leave diff of the closed channel and are not shut down by it.
             for (const m of others) await m.log.next((e) => e.kind === 'leave' && e.key === 'k0', 2000, 'leave of k0');
-            await sleep(200);
+            // A shutdown caused by delivering that diff would be queued on the receiver's own I/O
+            // loop at delivery and run before the loop reads more frames: a heartbeat round trip
+            // on each receiver's socket is the sentinel.
+            for (const m of others) await heartbeatBarrier(m.client);
             for (const m of others) {
                 assert.equal(m.log.filter((e) => e.kind === 'system').length, 0, 'diff receivers are not shut down');
                 assert.equal(m.ch.state, 'joined');
             }
 
-            // A presence join: the reply is ok, then presence_state is refused with the shutdown.
+            // A channel without presence is not affected (checked below, once the presence join
+            // after it on the same socket has been shut down: the presence store answers the
+            // joins' presence_state requests in order, and their shutdowns follow in that order).
             const client = await jsClient(pool, tenant);
+            const plain = client.channel(unique('no-presence'));
+            const plainLog = channelLog(plain);
+            await subscribed(plain, plainLog);
+
+            // A presence join: the reply is ok, then presence_state is refused with the shutdown.
             const late = client.channel(unique('presence-late'));
             const lateLog = channelLog(late);
             late.on('presence', { event: 'sync' }, () => lateLog.push({ kind: 'sync' }));
@@ -483,12 +502,7 @@ describe('limits', { concurrency: true }, () => {
             assert.deepEqual(kinds(lateLog), ['status:SUBSCRIBED', 'system', 'status:CLOSED'], 'no presence_state before the shutdown');
             assert.deepEqual(lateLog.items[1].payload, systemError('Too many presence messages per second', late.subTopic));
 
-            // A channel without presence is not affected.
-            const plain = client.channel(unique('no-presence'));
-            const plainLog = channelLog(plain);
-            await subscribed(plain, plainLog);
-            await sleep(200);
-            assert.deepEqual(kinds(plainLog), ['status:SUBSCRIBED']);
+            assert.deepEqual(kinds(plainLog), ['status:SUBSCRIBED'], 'the channel without presence');
             assert.equal(client.closes.items.length, 0, 'the socket stays open');
         });
     });
@@ -507,7 +521,7 @@ describe('limits', { concurrency: true }, () => {
         /** Pushes `count` presence events (tracks) on m.ch that must be accepted, `gapMs` apart. */
         async function accepted(m, count, gapMs = 0, label = '') {
             for (let i = 0; i < count; ++i) {
-                if (i > 0 && gapMs) await sleep(gapMs);
+                if (i > 0 && gapMs) await sleep(gapMs); // time passing is the behaviour here (pushes spread over the window)
                 const status = await m.ch.track({ label, i });
                 assert.equal(status, 'ok', `presence push ${i + 1} ${label}; channel saw ${show(m.log.items)}`);
             }
@@ -533,7 +547,7 @@ describe('limits', { concurrency: true }, () => {
             const pool = testPool(t, server);
             const m = await presenceChannel(pool, 'presence-window');
             await accepted(m, 2, 0, 'first window');
-            await sleep(1100);
+            await sleep(1100); // time passing is the behaviour here: too short, and the next pushes are refused
             await accepted(m, 2, 0, 'second window');
             await refused(m, 'third push of the second window');
         });
@@ -550,8 +564,10 @@ describe('limits', { concurrency: true }, () => {
         test('client_presence_window_ms 0 means the default window (30 s)', async (t) => {
             const pool = testPool(t, server);
             const m = await presenceChannel(pool, 'presence-window-zero-ms');
+            const started = Date.now();
             await accepted(m, 2, 30, 'spaced pushes');
-            await sleep(30);
+            await sleep(30); // time passing is the behaviour here: a 0 ms window would have restarted
+            assert.ok(Date.now() - started >= 60, 'the third push comes at least 60 ms after the first');
             await refused(m, 'third push 60 ms later');
         });
 

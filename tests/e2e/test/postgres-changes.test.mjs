@@ -21,6 +21,7 @@ import { ClientPool, subscribe } from '../lib/clients.mjs';
 import { token } from '../lib/jwt.mjs';
 import { createDatabase, PG_BIN, pgBinariesPresent, psqlAs, tenantSeed } from '../lib/pg.mjs';
 import { RawClient } from '../lib/raw.mjs';
+import { dbSentinelBroadcast, sentinelRows, withoutSentinels } from '../lib/sentinel.mjs';
 import { startServer } from '../lib/server.mjs';
 import { Recorder, show, sleep, VSNS, waitFor } from '../lib/util.mjs';
 
@@ -37,8 +38,6 @@ const RESTART_DB = 'rt_pgrs';
 const SUBSCRIBED_TIMEOUT_MS = 20_000;
 /** How long a change that was written may take to arrive. */
 const DELIVERY_MS = 8_000;
-/** After a later write arrived, how long an earlier one that must not arrive gets to show up. */
-const SETTLE_MS = 400;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** Spec §6.5: `YYYY-MM-DDTHH:MI:SS.mmmZ`. */
 const COMMIT_TS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -127,7 +126,12 @@ function brief(change) {
     return { eventType: change?.eventType, table: change?.table, id: change?.new?.id ?? change?.old?.id };
 }
 
-const idsOf = (rec) => rec.items.map((c) => c.new?.id ?? c.old?.id);
+const idOf = (change) => change?.new?.id ?? change?.old?.id;
+const idsOf = (rec) => rec.items.map(idOf);
+/** A predicate for sentinelRows: a change of the row `id` (of `eventType` if given). */
+const rowChange = (id, eventType) => (c) => idOf(c) === id && (eventType === undefined || c.eventType === eventType);
+/** `rec`'s changes without those of the sentinel rows `ids`. */
+const except = (rec, ...ids) => rec.items.filter((c) => !ids.includes(idOf(c)));
 
 describe('postgres_changes and broadcast from the database (realtime-js)', { skip }, () => {
     let pgDir;
@@ -207,14 +211,21 @@ describe('postgres_changes and broadcast from the database (realtime-js)', { ski
             await collect(ins, 1);
             await collect(upd, 1);
             await collect(del, 1);
-            await sleep(SETTLE_MS);
-            assert.deepEqual(all.items.map(brief), [
+            // Sentinel: a later transaction with one change for each binding.
+            const sentinel = id + 5000;
+            await sentinelRows(db, `BEGIN; INSERT INTO items (id, n) VALUES (${sentinel}, 0);
+                                   UPDATE items SET n = 1 WHERE id = ${sentinel}; DELETE FROM items WHERE id = ${sentinel}; COMMIT;`, [
+                [ins, rowChange(sentinel, 'INSERT')], [upd, rowChange(sentinel, 'UPDATE')], [del, rowChange(sentinel, 'DELETE')],
+                [all, rowChange(sentinel, 'DELETE')],
+            ]);
+            const [allOf, insOf, updOf, delOf] = [all, ins, upd, del].map((rec) => except(rec, sentinel));
+            assert.deepEqual(allOf.map(brief), [
                 { eventType: 'INSERT', table: 'items', id }, { eventType: 'UPDATE', table: 'items', id }, { eventType: 'DELETE', table: 'items', id },
             ], "the '*' binding gets all three, in commit order");
-            assert.equal(ins.items.length, 1, `INSERT binding: ${show(ins.items.map(brief))}`);
-            assert.equal(upd.items.length, 1, `UPDATE binding: ${show(upd.items.map(brief))}`);
-            assert.equal(del.items.length, 1, `DELETE binding: ${show(del.items.map(brief))}`);
-            assert.deepEqual(ins.items[0], all.items[0], 'one frame with both ids fires both bindings with the same payload');
+            assert.equal(insOf.length, 1, `INSERT binding: ${show(insOf.map(brief))}`);
+            assert.equal(updOf.length, 1, `UPDATE binding: ${show(updOf.map(brief))}`);
+            assert.equal(delOf.length, 1, `DELETE binding: ${show(delOf.map(brief))}`);
+            assert.deepEqual(insOf[0], allOf[0], 'one frame with both ids fires both bindings with the same payload');
 
             const row = {
                 id, n: 1, flag: true, doc: { a: 1, b: [1, 2], c: { d: 'x' } }, tags: ['a', 'b c', 'q"t'],
@@ -236,7 +247,7 @@ describe('postgres_changes and broadcast from the database (realtime-js)', { ski
                 const ts = Date.parse(change.commit_timestamp);
                 assert.ok(ts >= before - 5000 && ts <= Date.now() + 5000, `commit_timestamp ${change.commit_timestamp} is about now`);
             };
-            const [i, u, d] = all.items;
+            const [i, u, d] = allOf;
             checkCommon(i, 'INSERT');
             assert.deepEqual(checkAt(i.new, 'INSERT new'), row);
             assert.deepEqual(i.old, {});
@@ -246,8 +257,8 @@ describe('postgres_changes and broadcast from the database (realtime-js)', { ski
             checkCommon(d, 'DELETE');
             assert.deepEqual(d.new, {});
             assert.deepEqual(d.old, { id }, 'default replica identity: old holds the primary key only');
-            assert.deepEqual(upd.items[0], u);
-            assert.deepEqual(del.items[0], d);
+            assert.deepEqual(updOf[0], u);
+            assert.deepEqual(delOf[0], d);
         });
     }
 
@@ -295,9 +306,11 @@ describe('postgres_changes and broadcast from the database (realtime-js)', { ski
         await db.exec(values.map((v) => `INSERT INTO filt VALUES ${v};`).join('\n'));
         await collect(unfiltered, rows.length);
         assert.deepEqual(idsOf(unfiltered), [1, 2, 3, 4, 5]);
-        await Promise.all(cases.map(([, expected], k) => collect(channels[k].recs[0], expected.length).catch(() => {})));
-        await sleep(SETTLE_MS);
-        const got = cases.map(([filter], k) => [filter, idsOf(channels[k].recs[0])]);
+        // Sentinel: one later transaction whose rows match every filter (each at least one of them).
+        const sentinels = [101, 102, 103];
+        await sentinelRows(db, "BEGIN; INSERT INTO filt VALUES (101, 5, 'alpha', NULL), (102, 10, 'alpha', NULL), (103, 1, 'alpha', NULL); COMMIT;",
+            [unfiltered, ...channels.map((c) => c.recs[0])].map((rec) => [rec, (c) => sentinels.includes(idOf(c))]));
+        const got = cases.map(([filter], k) => [filter, except(channels[k].recs[0], ...sentinels).map(idOf)]);
         assert.deepEqual(got, cases, 'per filter: the ids delivered (in commit order)');
         assert.deepEqual(channels[0].recs[0].items[0].new, { id: 2, n: 5, s: 'Beta', x: 3 });
     });
@@ -312,9 +325,11 @@ describe('postgres_changes and broadcast from the database (realtime-js)', { ski
                        INSERT INTO other.b VALUES (1, 'b1');`);
         await collect(star, 2);
         await collect(schemaOnly, 2);
-        await sleep(SETTLE_MS);
+        // Sentinel: a later row both bindings get.
+        await sentinelRows(db, "INSERT INTO other.a VALUES (2, 'sentinel')",
+            [star, schemaOnly].map((rec) => [rec, (c) => c.new?.v === 'sentinel']));
         for (const rec of [star, schemaOnly]) {
-            assert.deepEqual(rec.items.map((ch) => [ch.schema, ch.table, ch.eventType, ch.new]),
+            assert.deepEqual(rec.items.filter((c) => c.new?.v !== 'sentinel').map((ch) => [ch.schema, ch.table, ch.eventType, ch.new]),
                 [['other', 'a', 'INSERT', { id: 1, v: 'a1' }], ['other', 'b', 'INSERT', { id: 1, v: 'b1' }]], rec.name);
         }
     });
@@ -351,17 +366,23 @@ describe('postgres_changes and broadcast from the database (realtime-js)', { ski
         const binding = { event: 'INSERT', schema: 'public', table: 'notes' };
         const { recs: [a] } = await pgChannel(client('2.0.0', { role: 'authenticated', sub: 'user-a' }), unique('rls-a'), [binding]);
         const { recs: [b] } = await pgChannel(client('1.0.0', { role: 'authenticated', sub: 'user-b' }), unique('rls-b'), [binding]);
-        const { recs: [anon] } = await pgChannel(client('2.0.0', { role: 'anon' }), unique('rls-anon'), [binding]);
+        // anon sees no row of notes: a second binding on the same channel, on items (no RLS), sees
+        // the sentinel row for it.
+        const { recs: [anon, anonItems] } = await pgChannel(client('2.0.0', { role: 'anon' }), unique('rls-anon'),
+            [binding, { event: 'INSERT', schema: 'public', table: 'items' }]);
         await db.exec(`INSERT INTO notes VALUES (1, 'user-a', 'a1', 's1');
                        INSERT INTO notes VALUES (2, 'user-b', 'b1', 's2');
                        INSERT INTO notes VALUES (3, 'user-a', 'a2', 's3');
                        INSERT INTO notes VALUES (4, 'user-c', 'c1', 's4');`);
         await collect(a, 2);
         await collect(b, 1);
-        await sleep(SETTLE_MS * 2);
-        assert.deepEqual(a.items.map((c) => c.new), [{ id: 1, owner: 'user-a', body: 'a1' }, { id: 3, owner: 'user-a', body: 'a2' }],
+        // Sentinel: one later transaction with a row for each subscriber.
+        await sentinelRows(db, `BEGIN; INSERT INTO notes VALUES (5, 'user-a', 'sentinel', 's5'), (6, 'user-b', 'sentinel', 's6');
+                                INSERT INTO items (id, n) VALUES (9001, 0); COMMIT;`,
+        [[a, rowChange(5)], [b, rowChange(6)], [anonItems, rowChange(9001)]]);
+        assert.deepEqual(except(a, 5).map((c) => c.new), [{ id: 1, owner: 'user-a', body: 'a1' }, { id: 3, owner: 'user-a', body: 'a2' }],
             'user-a: its rows, without the column `secret` it may not SELECT');
-        assert.deepEqual(b.items.map((c) => c.new), [{ id: 2, owner: 'user-b', body: 'b1' }], 'user-b: its row only');
+        assert.deepEqual(except(b, 6).map((c) => c.new), [{ id: 2, owner: 'user-b', body: 'b1' }], 'user-b: its row only');
         assert.ok(a.items.every((c) => c.errors === null));
         assert.deepEqual(anon.items.map(brief), [], 'anon has no policy: no rows');
     });
@@ -377,8 +398,9 @@ describe('postgres_changes and broadcast from the database (realtime-js)', { ski
                        UPDATE multi SET v = 'c' WHERE id = 2; UPDATE multi SET v = 'd' WHERE id = 1;
                        INSERT INTO items (id, n) VALUES (900, 9);`);
         await collect(other, 1);
-        await sleep(SETTLE_MS);
-        const seen = (rec) => rec.items.map((c) => `${c.eventType} ${c.table} ${c.new.id ?? c.old.id}`);
+        // Sentinel: a later row for one binding; the channel's changes reach its bindings in order.
+        await sentinelRows(db, 'INSERT INTO items (id, n) VALUES (901, 9)', [[other, rowChange(901)]]);
+        const seen = (rec) => except(rec, 901).map((c) => `${c.eventType} ${c.table} ${c.new.id ?? c.old.id}`);
         assert.deepEqual(seen(ins), ['INSERT multi 1', 'INSERT multi 2']);
         assert.deepEqual(seen(upd), ['UPDATE multi 2', 'UPDATE multi 1']);
         assert.deepEqual(seen(one), ['INSERT multi 1', 'UPDATE multi 1']);
@@ -417,7 +439,7 @@ describe('postgres_changes and broadcast from the database (realtime-js)', { ski
             const deadline = Date.now() + 15_000;
             while (rec.items.length === 0 && Date.now() < deadline) {
                 await db.exec(`SELECT realtime.send('{"a":1,"seq":${++sent}}'::jsonb, 'ev', '${topic}', false)`);
-                await sleep(300);
+                await sleep(300); // resend interval, not a quiet period
             }
             const msg = await rec.next(() => true, 2000, 'a broadcast from realtime.send');
             assert.equal(msg.type, 'broadcast');
@@ -431,11 +453,12 @@ describe('postgres_changes and broadcast from the database (realtime-js)', { ski
             await db.exec(`SELECT realtime.send('{"b":2}'::jsonb, 'ev', '${topic}', true);
                            SELECT realtime.send('{"c":3}'::jsonb, 'other', '${topic}', false);
                            SELECT realtime.send('{"d":4}'::jsonb, 'ev', '${topic}', false);`);
+            // The last message, committed after the others, is the sentinel.
             const last = await rec.next((m) => m.payload?.d === 4, DELIVERY_MS, 'the last public message', mark);
             assert.equal(last.event, 'ev');
-            await sleep(SETTLE_MS);
-            assert.deepEqual(rec.items.slice(mark).map((m) => Object.keys(m.payload).filter((k) => k !== 'id' && k !== 'seq')), [['d']],
-                'only the public `ev` message after the first');
+            // (Without the first loop's later probes, which may still arrive after the mark.)
+            assert.deepEqual(rec.items.slice(mark).filter((m) => m.payload.seq === undefined).map((m) => Object.keys(m.payload).filter((k) => k !== 'id')),
+                [['d']], 'only the public `ev` message after the first');
         });
     }
 
@@ -480,7 +503,7 @@ describe('postgres_changes and broadcast from the database (realtime-js)', { ski
         const deadline = Date.now() + 15_000;
         while (rec.items.length === 0 && Date.now() < deadline) {
             await db.exec(`INSERT INTO tracked VALUES (${++id}, 'v${id}')`);
-            await sleep(300);
+            await sleep(300); // resend interval, not a quiet period
         }
         const ins = await rec.next((m) => m.event === 'INSERT', 2000, 'the INSERT broadcast');
         const insId = ins.payload.record.id;
@@ -496,8 +519,9 @@ describe('postgres_changes and broadcast from the database (realtime-js)', { ski
         const del = await rec.next((m) => m.event === 'DELETE', DELIVERY_MS, 'the DELETE broadcast', mark);
         assert.equal(del.payload.record, null);
         assert.deepEqual(del.payload.old_record, { id: insId, v: 'changed' });
-        await sleep(SETTLE_MS);
-        assert.deepEqual(pubRec.items, [], 'private messages never reach the public channel of the same name');
+        // Sentinel: a public broadcast to the same name, committed after the trigger's messages.
+        await dbSentinelBroadcast(db, topic, false, [pubRec], { timeoutMs: DELIVERY_MS });
+        assert.deepEqual(withoutSentinels(pubRec.items), [], 'private messages never reach the public channel of the same name');
     });
 
     test('bulk: one UPDATE of 10,000 rows delivers 10,000 events', { timeout: 120_000 }, async () => {
@@ -506,11 +530,14 @@ describe('postgres_changes and broadcast from the database (realtime-js)', { ski
         await db.exec('UPDATE bulk SET v = v + 1');
         await waitFor(() => upd.items.length >= 10_000, 60_000, '10,000 UPDATE events',
             () => ({ received: upd.items.length, afterMs: Date.now() - started }));
-        await sleep(SETTLE_MS);
-        const ids = new Set(upd.items.map((c) => c.new.id));
-        assert.equal(upd.items.length, 10_000, 'no duplicates');
+        // Sentinel: a later UPDATE (v = -1 marks it).
+        const isSentinelRow = (c) => c.new.v === -1;
+        await sentinelRows(db, 'UPDATE bulk SET v = -1 WHERE id = 1', [[upd, isSentinelRow]], { timeoutMs: 30_000 });
+        const changes = upd.items.filter((c) => !isSentinelRow(c));
+        const ids = new Set(changes.map((c) => c.new.id));
+        assert.equal(changes.length, 10_000, 'no duplicates');
         assert.equal(ids.size, 10_000);
-        assert.ok(upd.items.every((c) => c.new.v === 1 && c.old.id === c.new.id));
+        assert.ok(changes.every((c) => c.new.v === 1 && c.old.id === c.new.id));
         t0Log(`bulk: 10,000 events in ${Date.now() - started} ms`);
     });
 });
@@ -695,14 +722,16 @@ describe('postgres_changes: select, legacy joins, regex/distinct filters, token 
                            DELETE FROM sel WHERE id = ${base + 2};`);
             await collect(all, 4);
             await collect(gt1, 1);
-            await sleep(SETTLE_MS);
-            assert.deepEqual(all.items.map((ch) => [ch.eventType, ch.new, ch.old]), [
+            // Sentinel: a later row both bindings get.
+            const sentinel = base + 50;
+            await sentinelRows(db, `INSERT INTO sel VALUES (${sentinel}, 'sentinel', 's', 5)`, [[all, rowChange(sentinel)], [gt1, rowChange(sentinel)]]);
+            assert.deepEqual(except(all, sentinel).map((ch) => [ch.eventType, ch.new, ch.old]), [
                 ['INSERT', { id: base + 1, label: 'one' }, {}],
                 ['INSERT', { id: base + 2, label: 'two' }, {}],
                 ['UPDATE', { id: base + 1, label: 'uno' }, { id: base + 1 }],
                 ['DELETE', {}, { id: base + 2 }],
             ]);
-            assert.deepEqual(gt1.items.map((ch) => ch.new), [{ id: base + 2, n: 2, label: 'two' }], 'filter and select together');
+            assert.deepEqual(except(gt1, sentinel).map((ch) => ch.new), [{ id: base + 2, n: 2, label: 'two' }], 'filter and select together');
             assert.ok(all.items.every((ch) => ch.errors === null));
         });
     }
@@ -717,9 +746,10 @@ describe('postgres_changes: select, legacy joins, regex/distinct filters, token 
         await db.exec(`INSERT INTO sel VALUES (300, 'three', 's3', 3)`);
         await collect(label, 1);
         await collect(n, 1);
-        await sleep(SETTLE_MS);
-        assert.deepEqual(label.items.map((ch) => ch.new), [{ id: 300, label: 'three' }], 'the select [label] binding');
-        assert.deepEqual(n.items.map((ch) => ch.new), [{ id: 300, n: 3 }], 'the select [n] binding');
+        // Sentinel: a later row both bindings get.
+        await sentinelRows(db, "INSERT INTO sel VALUES (301, 'sentinel', 's', 0)", [[label, rowChange(301)], [n, rowChange(301)]]);
+        assert.deepEqual(except(label, 301).map((ch) => ch.new), [{ id: 300, label: 'three' }], 'the select [label] binding');
+        assert.deepEqual(except(n, 301).map((ch) => ch.new), [{ id: 300, n: 3 }], 'the select [n] binding');
     });
 
     for (const vsn of VSNS) {
@@ -742,10 +772,14 @@ describe('postgres_changes: select, legacy joins, regex/distinct filters, token 
             }
             await db.exec(`INSERT INTO legacy VALUES (${base + 1}, 'a'); INSERT INTO legacy VALUES (${base + 2}, 'b');
                            UPDATE legacy SET v = 'c' WHERE id = ${base + 1}; DELETE FROM legacy WHERE id = ${base + 1};`);
-            const changes = (topic) => r.frames.items.filter((f) => f.topic === topic && ['INSERT', 'UPDATE', 'DELETE', 'postgres_changes'].includes(f.event));
+            const sentinel = base + 50;
+            const isSentinelRow = (f) => f.payload?.record?.id === sentinel;
+            const changes = (topic) => r.frames.items.filter((f) => f.topic === topic && !isSentinelRow(f)
+                && ['INSERT', 'UPDATE', 'DELETE', 'postgres_changes'].includes(f.event));
             await waitFor(() => changes(joins[0][0]).length >= 4 && changes(joins[1][0]).length >= 1, DELIVERY_MS, 'the legacy change events',
                 () => r.frames.items.slice(-10).map((f) => f.text));
-            await sleep(SETTLE_MS);
+            // Sentinel: a later row for the unfiltered topic; both topics' changes come over this socket in commit order.
+            await sentinelRows(db, `INSERT INTO legacy VALUES (${sentinel}, 'sentinel')`, [[r.frames, (f) => f.topic === joins[0][0] && isSentinelRow(f)]]);
             const all = changes(joins[0][0]);
             assert.deepEqual(all.map((f) => f.event), ['INSERT', 'INSERT', 'UPDATE', 'DELETE'], 'event name = change type');
             const [i1, , u1, d1] = all;
@@ -790,9 +824,11 @@ describe('postgres_changes: select, legacy joins, regex/distinct filters, token 
         const { recs: [unfiltered] } = await pgChannel(client('2.0.0'), unique('rx-all'), [{ event: 'INSERT', schema: 'public', table: 'rx' }]);
         await db.exec(rows.map(([id, s, n]) => `INSERT INTO rx VALUES (${id}, '${s}', ${n ?? 'NULL'});`).join('\n'));
         await collect(unfiltered, rows.length);
-        await Promise.all(cases.map(([, expected], k) => collect(channels[k].recs[0], expected.length).catch(() => {})));
-        await sleep(SETTLE_MS);
-        assert.deepEqual(cases.map(([filter], k) => [filter, idsOf(channels[k].recs[0])]), cases, 'per filter: the ids delivered');
+        // Sentinel: one later transaction whose rows match every filter (each at least one of them).
+        const sentinels = [101, 102];
+        await sentinelRows(db, "BEGIN; INSERT INTO rx VALUES (101, 'ab', 5), (102, 'zz', NULL); COMMIT;",
+            [unfiltered, ...channels.map((c) => c.recs[0])].map((rec) => [rec, (c) => sentinels.includes(idOf(c))]));
+        assert.deepEqual(cases.map(([filter], k) => [filter, except(channels[k].recs[0], ...sentinels).map(idOf)]), cases, 'per filter: the ids delivered');
 
         const name = unique('rx-bad');
         const { system } = await pgChannel(c, name, [{ event: 'INSERT', schema: 'public', table: 'rx', filter: 's=match.(' }], { waitSubscribed: false });
@@ -820,8 +856,9 @@ describe('postgres_changes: select, legacy joins, regex/distinct filters, token 
         await waitFor(async () => (await subs('bob')) === '1' && (await subs('alice')) === '0', 5000, 'the subscription row carries the new claims');
         await db.exec(`INSERT INTO docs VALUES (3, 'alice', 'a2'); INSERT INTO docs VALUES (4, 'bob', 'b2');`);
         await rec.next((ch) => ch.new.id === 4, DELIVERY_MS, "bob's row after the refresh");
-        await sleep(SETTLE_MS);
-        assert.deepEqual(rec.items.map((ch) => ch.new), [{ id: 1, owner: 'alice', body: 'a1' }, { id: 4, owner: 'bob', body: 'b2' }],
+        // Sentinel: a later row of bob's.
+        await sentinelRows(db, "INSERT INTO docs VALUES (5, 'bob', 'sentinel')", [[rec, rowChange(5)]]);
+        assert.deepEqual(except(rec, 5).map((ch) => ch.new), [{ id: 1, owner: 'alice', body: 'a1' }, { id: 4, owner: 'bob', body: 'b2' }],
             "alice's rows before the refresh, bob's after");
         assert.deepEqual(system.filter((m) => m?.status === 'error'), [], 'no error system message');
     });
@@ -836,8 +873,11 @@ describe('postgres_changes: select, legacy joins, regex/distinct filters, token 
         await db.exec(`REVOKE SELECT ON colp FROM authenticated; GRANT SELECT (a, b) ON colp TO authenticated;
                        INSERT INTO colp VALUES (3, 'a3', 'b3');`);
         await collect(rec, 3);
+        // Sentinel: with the privileges back, a later row arrives whole; nothing else came before it.
         await db.exec('GRANT SELECT ON colp TO authenticated');
-        await sleep(SETTLE_MS);
+        await sentinelRows(db, "INSERT INTO colp VALUES (4, 'sentinel', 'b4')", [[rec, (ch) => ch.new?.a === 'sentinel']]);
+        assert.equal(rec.items.length, 4, `three changes, then the sentinel: ${show(rec.items)}`);
+        assert.deepEqual(rec.items[3].new, { id: 4, a: 'sentinel', b: 'b4' }, 'all columns again after the GRANT');
         assert.deepEqual(rec.items.slice(0, 2).map((ch) => [ch.new, ch.errors]), [
             [{ id: 1, a: 'a1', b: 'b1' }, null],
             [{ id: 2, a: 'a2' }, null],

@@ -8,7 +8,8 @@
 //   topic:%      authenticated may read (both extensions) and write, except topics topic:ro-% (no write)
 //   pres:%       authenticated may read presence only, and write both
 //   user:<sub>   authenticated may read broadcast only on its own topic (the JWT `sub` claim);
-//                any authenticated user may read presence on user:%
+//                any authenticated user may read presence on user:%; write broadcast on its own
+//                topic only with the claim refreshed = "true" (it marks a refreshed token)
 //
 // Role e2e_plain (no BYPASSRLS, SELECT/INSERT granted on realtime.messages, no policy) must be
 // refused; service_role (BYPASSRLS) passes every check.
@@ -22,6 +23,7 @@ import { ClientPool, subscribe } from '../lib/clients.mjs';
 import { token } from '../lib/jwt.mjs';
 import { createDatabase, literal, PG_BIN, pgBinariesPresent, psqlAs, tenantSeed } from '../lib/pg.mjs';
 import { RawClient } from '../lib/raw.mjs';
+import { dbSentinelBroadcast, heartbeatBarrier, sentinelBroadcast, sentinelMesh, withoutSentinels } from '../lib/sentinel.mjs';
 import { startServer } from '../lib/server.mjs';
 import { httpRequest, Recorder, show, sleep, VSNS, waitFor } from '../lib/util.mjs';
 
@@ -33,8 +35,6 @@ const TENANT = 'priv';
 const DB = 'rt_priv';
 /** A message that was sent may take this long to arrive (DB broadcast goes through WAL). */
 const DELIVERY_MS = 8_000;
-/** After a later message arrived, how long an earlier one that must not arrive gets to show up. */
-const SETTLE_MS = 400;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const denied = (topic) => `Unauthorized: You do not have permissions to read from this Channel topic: ${topic}`;
 
@@ -58,6 +58,9 @@ CREATE POLICY e2e_user_broadcast_read ON realtime.messages FOR SELECT TO authent
            AND realtime.messages.extension = 'broadcast');
 CREATE POLICY e2e_user_presence_read ON realtime.messages FOR SELECT TO authenticated
     USING (realtime.topic() LIKE 'user:%' AND realtime.messages.extension = 'presence');
+CREATE POLICY e2e_user_refreshed_write ON realtime.messages FOR INSERT TO authenticated
+    WITH CHECK (realtime.topic() = 'user:' || (current_setting('request.jwt.claims', true)::jsonb->>'sub')
+                AND current_setting('request.jwt.claims', true)::jsonb->>'refreshed' = 'true');
 GRANT USAGE ON SCHEMA realtime TO e2e_plain;
 GRANT SELECT, INSERT ON realtime.messages TO e2e_plain;
 `;
@@ -181,7 +184,7 @@ describe('private channels: RLS on realtime.messages (realtime-js)', { skip }, (
         const probe = (m) => m?.event === 'probe';
         while (!rec.items.some(probe) && Date.now() < deadline) {
             await su.exec(`SELECT realtime.send('{"probe":${++n}}'::jsonb, 'probe', ${literal(topic)}, ${isPrivate})`);
-            await sleep(300);
+            await sleep(300); // resend interval, not a quiet period
         }
         return rec.next(probe, 2000, `a realtime.send broadcast on ${topic}`);
     }
@@ -242,6 +245,8 @@ describe('private channels: RLS on realtime.messages (realtime-js)', { skip }, (
             const roNoAck = await channel(client(authed('user-c'), vsn), ro);
             const roReceiver = await channel(client(authed('user-b'), vsn), ro);
             const svc = await channel(client(serviceRole(), vsn), ro, { ack: true });
+            // Sentinel paths between the sockets of the ro members: a public topic they all join.
+            const mesh = await sentinelMesh([roSender.c, roNoAck.c, roReceiver.c], unique('ro-sentinels'));
             const started = Date.now();
             assert.equal(await roSender.ch.send({ type: 'broadcast', event: 'denied', payload: { n: 1 } }, { timeout: 1500 }), 'timed out',
                 'no reply at all for a private broadcast without write permission (spec §4.3)');
@@ -250,7 +255,13 @@ describe('private channels: RLS on realtime.messages (realtime-js)', { skip }, (
             // A message that is allowed, sent after the denied ones, arrives alone.
             assert.equal(await svc.ch.send({ type: 'broadcast', event: 'allowed', payload: { n: 3 } }), 'ok');
             await roReceiver.bc.next((m) => m.event === 'allowed', 2000, 'the service_role broadcast');
-            await sleep(SETTLE_MS);
+            await roSender.bc.next((m) => m.event === 'allowed', 2000, 'the service_role broadcast at the denied sender');
+            await roNoAck.bc.next((m) => m.event === 'allowed', 2000, 'the service_role broadcast at the denied sender without ack');
+            // Sentinels from the denied senders' sockets (their ro channels cannot carry one):
+            // whatever those sockets published before has reached the other members by then, and
+            // the sentinel's ack reaches roSender after any reply to its denied push.
+            await mesh.from(roSender.c);
+            await mesh.from(roNoAck.c);
             assert.deepEqual(roReceiver.bc.items.map((m) => m.event), ['allowed'], 'the denied broadcasts reached nobody');
             assert.deepEqual(roSender.bc.items.map((m) => m.event), ['allowed']);
             assert.deepEqual(roNoAck.bc.items.map((m) => m.event), ['allowed']);
@@ -273,9 +284,10 @@ describe('private channels: RLS on realtime.messages (realtime-js)', { skip }, (
         const watcher = await channel(client(authed('user-b')), ro, { presence: true, presenceKey: 'ro-b' });
         assert.equal(await denied1.ch.track({ name: 'alice' }), 'error', 'track without presence write replies error (spec §7.4)');
         const svc = await channel(client(serviceRole()), ro, { presence: true, presenceKey: 'svc' });
+        // Sentinel: svc's track, pushed after the refused one was answered. The presence store
+        // handles tracks in that order and sends its diffs in that order.
         assert.equal(await svc.ch.track({ name: 'svc' }), 'ok');
         await watcher.joins.next((j) => j.key === 'svc', 2000, 'presence join of svc');
-        await sleep(SETTLE_MS);
         assert.deepEqual(watcher.joins.items.map((j) => j.key), ['svc'], 'the refused track is not visible');
         assert.deepEqual(Object.keys(watcher.ch.presenceState()).sort(), ['svc']);
         const reply = wireFrames(denied1.c, `realtime:${ro}`).filter((f) => f.event === 'phx_reply' && f.payload?.status === 'error');
@@ -294,6 +306,11 @@ describe('private channels: RLS on realtime.messages (realtime-js)', { skip }, (
             'presence_state for the presence-only member', () => wireFrames(member.c, `realtime:${topic}`));
         const svc = await channel(client(serviceRole()), topic, { presence: true, presenceKey: 'svc', ack: true });
         const svc2 = await channel(client(serviceRole()), topic);
+        // Sentinel paths to the member's socket, which cannot receive a broadcast on the topic:
+        // a private topic it may read, joined by the member's and svc's clients.
+        const sentinelTopic = `topic:${unique('room-sentinels')}`;
+        const memberSentinels = await channel(member.c, sentinelTopic);
+        const svcSentinels = await channel(svc.c, sentinelTopic, { ack: true });
         assert.equal(await svc.ch.track({ name: 'svc' }), 'ok');
         const join = await member.joins.next((j) => j.key === 'svc', 2000, 'presence join of svc on the member');
         assert.equal(join.newPresences[0].name, 'svc');
@@ -305,7 +322,11 @@ describe('private channels: RLS on realtime.messages (realtime-js)', { skip }, (
         // The member may write (policy e2e_pres_write): its broadcast reaches svc2.
         assert.equal(await member.ch.send({ type: 'broadcast', event: 'from-member', payload: { n: 2 } }), 'ok');
         await svc2.bc.next((m) => m.event === 'from-member', 2000, 'the member broadcast on svc2');
-        await sleep(SETTLE_MS);
+        // A sentinel from svc's socket (after its broadcast) and one from the database (after the
+        // probes): each reaches the member's socket after anything its path sent before. (The
+        // member's own broadcast is not echoed: self is false, and an echo would have preceded its ack.)
+        await sentinelBroadcast(svcSentinels.ch, [memberSentinels.bc]);
+        await dbSentinelBroadcast(su, sentinelTopic, true, [memberSentinels.bc], { timeoutMs: DELIVERY_MS });
         assert.deepEqual(member.bc.items, [], 'no broadcast reaches a member without broadcast read');
     });
 
@@ -316,6 +337,10 @@ describe('private channels: RLS on realtime.messages (realtime-js)', { skip }, (
         const pub = await channel(client(authed('user-a')), topic, { isPrivate: false, ack: true });
         const pubRx = await channel(client(authed('user-b')), topic, { isPrivate: false });
         const spy = await channel(client(authed('user-c')), `private:${topic}`, { isPrivate: false });
+        // Sentinel paths between the five sockets (realtime-js keeps one channel per topic name, so
+        // a client cannot join the other namespace of its own topic): a public topic they all join.
+        const everyone = [priv, privRx, pub, pubRx, spy];
+        const mesh = await sentinelMesh(everyone.map((m) => m.c), unique('ns-sentinels'));
         assert.equal(await priv.ch.send({ type: 'broadcast', event: 'p', payload: { from: 'private' } }), 'ok');
         assert.equal(await pub.ch.send({ type: 'broadcast', event: 'q', payload: { from: 'public' } }), 'ok');
         await privRx.bc.next(() => true, 2000, 'the private broadcast');
@@ -325,12 +350,19 @@ describe('private channels: RLS on realtime.messages (realtime-js)', { skip }, (
                        SELECT realtime.send('{"db":"public"}'::jsonb, 'dbq', ${literal(topic)}, false);`);
         await privRx.bc.next((m) => m.event === 'dbp', DELIVERY_MS, 'the private DB broadcast');
         await pubRx.bc.next((m) => m.event === 'dbq', DELIVERY_MS, 'the public DB broadcast');
-        await sleep(SETTLE_MS);
-        assert.deepEqual(privRx.bc.items.map((m) => m.event), ['p', 'dbp']);
-        assert.deepEqual(pubRx.bc.items.map((m) => m.event), ['q', 'dbq']);
-        assert.deepEqual(pub.bc.items.map((m) => m.event), ['dbq'], 'the public sender gets only public messages (self false)');
-        assert.deepEqual(priv.bc.items.map((m) => m.event), ['dbp']);
-        assert.deepEqual(spy.bc.items, [], 'public realtime:private:<topic> is just another public topic');
+        // Sentinels on every path: from the two senders' sockets, and from the database to each of
+        // the three channels (committed after dbp and dbq, so delivered after them).
+        await mesh.from(priv.c);
+        await mesh.from(pub.c);
+        await dbSentinelBroadcast(su, topic, true, [privRx.bc, priv.bc], { timeoutMs: DELIVERY_MS });
+        await dbSentinelBroadcast(su, topic, false, [pubRx.bc, pub.bc], { timeoutMs: DELIVERY_MS });
+        await dbSentinelBroadcast(su, `private:${topic}`, false, [spy.bc], { timeoutMs: DELIVERY_MS });
+        const events = (m) => withoutSentinels(m.bc.items).map((x) => x.event);
+        assert.deepEqual(events(privRx), ['p', 'dbp']);
+        assert.deepEqual(events(pubRx), ['q', 'dbq']);
+        assert.deepEqual(events(pub), ['dbq'], 'the public sender gets only public messages (self false)');
+        assert.deepEqual(events(priv), ['dbp']);
+        assert.deepEqual(withoutSentinels(spy.bc.items), [], 'public realtime:private:<topic> is just another public topic');
     });
 
     test('policy on the sub claim: user:<sub> admits its owner only', async () => {
@@ -347,10 +379,22 @@ describe('private channels: RLS on realtime.messages (realtime-js)', { skip }, (
         const c = client(authed('alice', { n: 1 }));
         const ch = await channel(c, 'user:alice');
         const svc = await channel(client(serviceRole()), 'user:alice', { ack: true });
-        await c.setAuth(authed('alice', { n: 2 }));
+        // The refreshed token may also write (policy e2e_user_refreshed_write): its broadcasts get
+        // through once the server has evaluated the policies with the new claims. That marks the
+        // end of the check whose outcome (keep or shut down) is under test.
+        await c.setAuth(authed('alice', { n: 2, refreshed: 'true' }));
         await waitFor(() => c.wire.items.some((f) => f.dir === 'out' && typeof f.data === 'string' && f.data.includes('"access_token",{')),
             2000, 'the access_token push', () => c.wire.items.filter((f) => f.dir === 'out'));
-        await sleep(SETTLE_MS);
+        let k = 0;
+        const deadline = Date.now() + 5000;
+        while (!svc.bc.items.some((m) => m.event === 'refreshed')) {
+            assert.ok(Date.now() < deadline, `no broadcast of the refreshed token got through; system ${show(ch.system.items)}`);
+            assert.equal(await ch.ch.send({ type: 'broadcast', event: 'refreshed', payload: { k: ++k } }), 'ok');
+            await svc.bc.next((m) => m.event === 'refreshed', 200).catch(() => {});
+        }
+        // A shutdown decided by that check would have been written to c's socket before its next
+        // frames were handled: a heartbeat round trip brings everything in.
+        await heartbeatBarrier(c);
         assert.equal(await svc.ch.send({ type: 'broadcast', event: 'still', payload: {} }), 'ok');
         await ch.bc.next((m) => m.event === 'still', 2000, 'a broadcast after the refresh');
         assert.deepEqual(ch.system.items, [], 'no system message');
@@ -393,7 +437,7 @@ describe('private channels: RLS on realtime.messages (realtime-js)', { skip }, (
         await su.exec(`INSERT INTO realtime.messages (topic, extension, payload, event, private, inserted_at)
                        VALUES (${literal(topic)}, 'broadcast', '{"old":true}', 'rp', true, now() - interval '1 hour')`);
         const since = Date.now();
-        await sleep(20);
+        await sleep(20); // time passing is the behaviour here: the rows below are later than `since`
         for (let k = 1; k <= 5; ++k) {
             await su.exec(`SELECT realtime.send('{"k":${k}}'::jsonb, 'rp', ${literal(topic)}, true)`);
         }
@@ -414,10 +458,12 @@ describe('private channels: RLS on realtime.messages (realtime-js)', { skip }, (
         const v1 = await channel(client(authed('user-s'), '1.0.0'), topic, { replay: { since } });
         await waitFor(() => limited.bc.items.length >= 3 && v1.bc.items.length >= 5, 3000, 'the replayed rows',
             () => ({ limited: limited.bc.items, v1: v1.bc.items }));
-        await sleep(SETTLE_MS);
-        assert.equal(limited.bc.items.length, 3, `limit 3: ${show(limited.bc.items)}`);
+        // Sentinel: a row sent now arrives live after the replay and after anything committed before.
+        await dbSentinelBroadcast(su, topic, true, [limited.bc, v1.bc], { timeoutMs: DELIVERY_MS });
+        const replayedTo = (m) => withoutSentinels(m.bc.items);
+        assert.equal(replayedTo(limited).length, 3, `limit 3: ${show(limited.bc.items)}`);
         [3, 4, 5].forEach((k, i) => expectReplayed(limited.bc.items[i], k));
-        assert.equal(v1.bc.items.length, 5, `default limit, since excludes the old row, other topic and public excluded: ${show(v1.bc.items)}`);
+        assert.equal(replayedTo(v1).length, 5, `default limit, since excludes the old row, other topic and public excluded: ${show(v1.bc.items)}`);
         [1, 2, 3, 4, 5].forEach((k, i) => expectReplayed(v1.bc.items[i], k));
         // Replayed frames come right after the join reply, on the channel (join_ref set).
         const frames = wireFrames(limited.c, `realtime:${topic}`);
@@ -430,8 +476,8 @@ describe('private channels: RLS on realtime.messages (realtime-js)', { skip }, (
         await su.exec(`INSERT INTO realtime.messages (id, topic, extension, payload, event, private)
                        VALUES (${literal(ids[4])}, ${literal(topic)}, 'broadcast', '{"k":5,"again":true}', 'rp', true);
                        SELECT realtime.send('{"marker":true}'::jsonb, 'marker', ${literal(topic)}, true);`);
+        // The marker, committed after the repeated row, is the sentinel.
         for (const rec of [fresh.bc, limited.bc, v1.bc]) await rec.next((m) => m.event === 'marker', DELIVERY_MS, `the marker on ${rec.name}`);
-        await sleep(SETTLE_MS);
         assert.deepEqual(fresh.bc.items.map((m) => [m.event, m.meta?.id]), [['rp', ids[4]], ['marker', fresh.bc.items[1]?.meta?.id]],
             'a channel that did not replay gets the repeated id live');
         assert.equal(limited.bc.items.filter((m) => m.meta?.id === ids[4]).length, 1, `replayed id 5 not delivered again: ${show(limited.bc.items)}`);
@@ -464,8 +510,11 @@ describe('private channels: RLS on realtime.messages (realtime-js)', { skip }, (
         const anon = client(tokenFor({ role: 'anon' }), '2.0.0', { fetch: hostFetch(server, TENANT) });
         await assert.rejects(anon.channel(`topic:${unique('http')}`, { config: { private: true } }).httpSend('denied', { n: 2 }),
             (err) => err.message === 'Unauthorized');
-        await sleep(SETTLE_MS);
-        assert.deepEqual(rx.bc.items, []);
+        // Sentinel from the database: a private HTTP broadcast is published (or not) before its
+        // answer, from the thread that checked the policies, and reaches rx's socket through its
+        // I/O loop's queue, like the database broadcast sent after the answer.
+        await dbSentinelBroadcast(su, topic, true, [rx.bc], { timeoutMs: DELIVERY_MS });
+        assert.deepEqual(withoutSentinels(rx.bc.items), []);
     });
 
     test('HTTP private broadcast with write permission: httpSend → {success:true}, private subscribers receive it; batch API too',
@@ -497,9 +546,13 @@ describe('private channels: RLS on realtime.messages (realtime-js)', { skip }, (
             assert.equal(dropped.status, 202);
             assert.equal(dropped.body, '');
             await rx.bc.next((m) => m.event === 'batch-ok', 2000, 'the allowed message of the mixed batch');
-            await sleep(SETTLE_MS);
-            assert.deepEqual(pubRx.bc.items, [], 'nothing on the public channel of the same topic');
-            assert.deepEqual(roRx.bc.items, [], 'the message without write permission was dropped');
-            assert.deepEqual(rx.bc.items.map((m) => m.event), ['over-http', 'batch', 'batch-ok']);
+            // Sentinels from the database, after the batches were answered (and so after anything
+            // they published): each reaches its channel's socket after that.
+            await dbSentinelBroadcast(su, topic, false, [pubRx.bc], { timeoutMs: DELIVERY_MS });
+            await dbSentinelBroadcast(su, ro, true, [roRx.bc], { timeoutMs: DELIVERY_MS });
+            await dbSentinelBroadcast(su, topic, true, [rx.bc], { timeoutMs: DELIVERY_MS });
+            assert.deepEqual(withoutSentinels(pubRx.bc.items), [], 'nothing on the public channel of the same topic');
+            assert.deepEqual(withoutSentinels(roRx.bc.items), [], 'the message without write permission was dropped');
+            assert.deepEqual(withoutSentinels(rx.bc.items).map((m) => m.event), ['over-http', 'batch', 'batch-ok']);
         });
 });

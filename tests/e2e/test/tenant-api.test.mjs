@@ -9,11 +9,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, afterEach, before, describe, test } from 'node:test';
-import { startServer, SELF_HOST_SECRET, SELF_HOST_TENANT } from '../lib/server.mjs';
+import { startServer, SELF_HOST_SECRET, SELF_HOST_TENANT, WORKERS } from '../lib/server.mjs';
 import { token } from '../lib/jwt.mjs';
 import { ClientPool, joinChannel } from '../lib/clients.mjs';
 import { RawClient } from '../lib/raw.mjs';
-import { Recorder, sleep, upgradeRequest, waitFor } from '../lib/util.mjs';
+import { rawHeartbeat } from '../lib/sentinel.mjs';
+import { Recorder, upgradeRequest, waitFor } from '../lib/util.mjs';
 import { adminApi, expiredOperatorToken, operatorToken, pgClusterScript, rawHttp, startPgCluster } from '../lib/admin.mjs';
 
 const API_SECRET = SELF_HOST_SECRET; // startServer sets API_JWT_SECRET to it
@@ -24,7 +25,6 @@ const BLOCKED = operatorToken(API_SECRET, { sub: 'blocked-operator' });
 const REGION = 'e2e-region';
 const NODE_NAME = 'e2e-node-1';
 const DISCONNECT = { extension: 'system', status: 'ok', message: 'Server requested disconnect' };
-const QUIET_MS = 300;
 
 const TENANT_KEYS = [
     'client_presence_window_ms', 'extensions', 'external_id', 'id', 'inserted_at', 'max_channels_per_client',
@@ -163,6 +163,32 @@ async function rawMember(tenant, secret) {
     const reply = await raw.join(topic);
     assert.equal(reply.payload.status, 'ok', JSON.stringify(reply.payload));
     return { raw, topic };
+}
+
+/**
+ * Sentinel for "a tenant change disconnected nobody (else)". The server posts a change's
+ * disconnects to every I/O loop before it answers the API request, and each loop runs its posts in
+ * order. So a later disconnecting change of a fresh sentinel tenant that has a socket on every loop
+ * (the listener hands connections to the loops in turn: WORKERS connections in a row cover them
+ * all) is handled after it on each loop; once all its sockets are closed, every loop has handled
+ * the change under test. Callers then check their sockets with a round trip on each.
+ */
+async function tenantChangeSentinel() {
+    const s = await createTenant('sentinel');
+    const sockets = [];
+    for (let i = 0; i < WORKERS; ++i) sockets.push(await rawMember(s.id, s.secret));
+    assertJson(await api.patch(s.id, { jwt_secret: `${s.secret}-rotated` }), 200, undefined, 'the sentinel change');
+    for (const { raw } of sockets) {
+        await waitFor(() => raw.closed, 3000, 'a socket of the sentinel tenant closed');
+        assert.equal(raw.closed.code, 1012, 'the sentinel change disconnected its tenant');
+    }
+}
+
+/** assertAlive for a rawMember: a heartbeat round trip, no system message, not closed. */
+async function assertRawAlive(r, what) {
+    await rawHeartbeat(r.raw);
+    assert.equal(r.raw.closed, null, `${what}: raw socket still open`);
+    assert.deepEqual(r.raw.frames.filter((f) => f.event === 'system'), [], `${what}: no system message on the raw socket`);
 }
 
 /** Asserts the §1.6 sequence on a realtime-js member and a raw v1 member. */
@@ -600,7 +626,7 @@ describe('tenant changes and sockets (spec §1.6, upstream §8)', () => {
             const res = await change(t);
             assert.equal(res.status, status, res.body);
             await assertDisconnected(m, r, what);
-            await sleep(50);
+            await tenantChangeSentinel();
             await assertAlive(bystander, `bystander after ${what}`);
             await assertAlive(selfHost, `self-host tenant after ${what}`);
         });
@@ -641,10 +667,9 @@ describe('tenant changes and sockets (spec §1.6, upstream §8)', () => {
             for (const [k, v] of Object.entries(body)) {
                 if (k in res.json.data) assert.equal(res.json.data[k], v, k);
             }
-            await sleep(QUIET_MS);
+            await tenantChangeSentinel();
             await assertAlive(m, `after changing ${what}`);
-            assert.equal(r.raw.closed, null, 'raw socket still open');
-            assert.deepEqual(r.raw.frames.filter((f) => f.event === 'system'), []);
+            await assertRawAlive(r, `after changing ${what}`);
         });
     }
 
@@ -661,7 +686,7 @@ describe('tenant changes and sockets (spec §1.6, upstream §8)', () => {
         const t = await createTenant('shut');
         const m = await member(t.id, t.secret, { channels: 1 });
         assertNoContent(await api.shutdown(t.id));
-        await sleep(QUIET_MS);
+        await tenantChangeSentinel();
         await assertAlive(m, 'after shutdown');
     });
 });
@@ -681,7 +706,9 @@ describe('GET /api/tenants/:id/health', () => {
 
         // A socket that has not joined anything is not counted.
         const raw = pool.track(await RawClient.connect(server, { vsn: '2.0.0', token: token(t.secret), host: server.hostFor(t.id) }));
-        await sleep(100);
+        // A heartbeat round trip: the server has done what it does for a new socket (counting a
+        // user included) before it answers the socket's frames.
+        await rawHeartbeat(raw);
         assert.equal((await health()).connected_cluster, 0, 'an unjoined socket is not a user');
         await raw.join(`realtime:${uniqueId('h')}`);
         await waitFor(async () => (await health()).connected_cluster === 1, 2000, 'connected_cluster 1 after a join');

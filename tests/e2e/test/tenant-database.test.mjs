@@ -306,7 +306,8 @@ describe('the tenant database connection', { skip }, () => {
             assert.equal(listener.accepted, attempts, 'no connect attempt inside the retry window');
             await assertAlive(r, 'after the failed joins');
 
-            // After the window, a join connects again (and fails again, after the hold).
+            // After the window, a join connects again (and fails again, after the hold). Time
+            // passing is the behaviour here: inside the window the join below makes no attempt.
             const wait = failedAt + CONNECT_RETRY_MS + 300 - Date.now();
             if (wait > 0) await sleep(wait);
             const thirdMs = await rawJoinError(r, `realtime:${unique('slow')}`, UNABLE, SLOW_MS * 4 + 10_000);
@@ -441,8 +442,11 @@ describe('the tenant database connection', { skip }, () => {
             const c = client();
             const first = await itemsChannel(c, unique('idle-a'));
             await insertArrives(dbOk, first.changes, 1);
-            // A joined client keeps the connection open well past the idle timeout.
+            // A joined client keeps the connection open well past the idle timeout (time passing is
+            // the behaviour here).
+            const joinedAt = Date.now();
             await sleep(IDLE_TIMEOUT_MS * 2 + 500);
+            assert.ok(Date.now() - joinedAt > IDLE_TIMEOUT_MS * 2, 'checked after twice the idle timeout');
             const busy = await serverConnections(su, DB_OK);
             assert.ok(busy.client > 0 && busy.walsender === 1, `connections while a client is joined: ${show(busy)}`);
             assert.equal((await health(api, 'tdb-ok')).db_connected, true);
