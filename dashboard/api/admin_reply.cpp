@@ -134,7 +134,7 @@ void SnapshotReply::interpret(int status, const QByteArray &body)
         ApiError error;
     };
     deferFinish();
-    auto *watcher = new QFutureWatcher<Parsed>(this); // NOLINT: child, dies with the reply
+    auto *watcher = new QFutureWatcher<Parsed>(this); // child, dies with the reply
     connect(watcher, &QFutureWatcher<Parsed>::finished, this, [this, watcher] {
         watcher->deleteLater();
         if (isFinished()) {

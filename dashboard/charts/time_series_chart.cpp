@@ -19,10 +19,10 @@ TimeSeriesChart::TimeSeriesChart(const QString &title, const QString &valueTitle
     m_chart->setTitle(title);
     m_chart->legend()->setAlignment(Qt::AlignBottom);
     m_chart->setAnimationOptions(QChart::NoAnimation); // live data: animations only lag
-    m_timeAxis = new QDateTimeAxis(m_chart); // NOLINT: owned by the chart once added
+    m_timeAxis = new QDateTimeAxis(m_chart); // owned by the chart once added
     m_timeAxis->setFormat(QStringLiteral("HH:mm:ss"));
     m_timeAxis->setTitleText(tr("Time"));
-    m_valueAxis = new QValueAxis(m_chart); // NOLINT: owned by the chart once added
+    m_valueAxis = new QValueAxis(m_chart); // owned by the chart once added
     m_valueAxis->setTitleText(valueTitle);
     m_valueAxis->setLabelFormat(QStringLiteral("%.2f"));
     m_valueAxis->setMin(0);
@@ -31,7 +31,7 @@ TimeSeriesChart::TimeSeriesChart(const QString &title, const QString &valueTitle
 
     m_view = new QChartView(m_chart, this); // takes the chart
     m_view->setRenderHint(QPainter::Antialiasing);
-    auto *layout = new QVBoxLayout(this); // NOLINT: owned by this widget
+    auto *layout = new QVBoxLayout(this); // owned by this widget
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_view);
     rescale();
@@ -62,7 +62,7 @@ void TimeSeriesChart::replaceLine(const QString &name, const MetricSeries &serie
 {
     QLineSeries *line = m_lines.value(name);
     if (line == nullptr) {
-        line = new QLineSeries(m_chart); // NOLINT: owned by the chart
+        line = new QLineSeries(m_chart); // owned by the chart
         line->setName(name);
         m_chart->addSeries(line);
         line->attachAxis(m_timeAxis);

@@ -52,7 +52,8 @@ public:
     }
     // A random-access iterator over the rows as the views see them (valid in both states, so
     // std::lower_bound by key works even from a slot connected to a row signal).
-    class const_iterator
+    // Named as the standard containers name theirs, so that generic code finds it.
+    class const_iterator // NOLINT(readability-identifier-naming)
     {
     public:
         using iterator_category = std::random_access_iterator_tag;

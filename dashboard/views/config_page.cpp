@@ -63,16 +63,16 @@ ConfigEditDialog::ConfigEditDialog(const QString &key, const QByteArray &value, 
     m_problem->setWordWrap(true);
     m_problem->setForegroundRole(QPalette::BrightText);
     auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel,
-                                         this); // NOLINT: child
+                                         this); // child
     m_ok = buttons->button(QDialogButtonBox::Ok);
     m_ok->setText(tr("Save"));
 
-    auto *form = new QFormLayout; // NOLINT: owned by the dialog's layout
+    auto *form = new QFormLayout; // owned by the dialog's layout
     form->addRow(tr("Key:"), m_key);
     form->addRow(tr("Value (JSON):"), m_value);
     form->addRow(QString(), m_temporary);
     form->addRow(tr("Expires after:"), m_ttl);
-    auto *layout = new QVBoxLayout(this); // NOLINT: owned by the dialog
+    auto *layout = new QVBoxLayout(this); // owned by the dialog
     layout->addLayout(form);
     layout->addWidget(m_problem);
     layout->addWidget(buttons);
@@ -139,21 +139,21 @@ ConfigPage::ConfigPage(ConfigModel *model, QWidget *parent)
     m_conflict->setBackgroundRole(QPalette::ToolTipBase);
     m_conflictText->setWordWrap(true);
     m_conflictText->setTextFormat(Qt::PlainText);
-    auto *dismiss = new QPushButton(tr("&Keep the current value"), m_conflict); // NOLINT
-    auto *conflictLayout = new QHBoxLayout(m_conflict); // NOLINT: owned by the banner
+    auto *dismiss = new QPushButton(tr("&Keep the current value"), m_conflict);
+    auto *conflictLayout = new QHBoxLayout(m_conflict); // owned by the banner
     conflictLayout->addWidget(m_conflictText, 1);
     conflictLayout->addWidget(m_reapply);
     conflictLayout->addWidget(dismiss);
     m_conflict->hide();
 
-    auto *buttons = new QHBoxLayout; // NOLINT: owned by the page's layout
+    auto *buttons = new QHBoxLayout; // owned by the page's layout
     buttons->addWidget(m_add);
     buttons->addWidget(m_edit);
     buttons->addWidget(m_override);
     buttons->addWidget(m_delete);
     buttons->addStretch();
     buttons->addWidget(m_status);
-    auto *layout = new QVBoxLayout(this); // NOLINT: owned by this widget
+    auto *layout = new QVBoxLayout(this); // owned by this widget
     layout->addLayout(buttons);
     layout->addWidget(m_conflict);
     layout->addWidget(m_table);
@@ -193,7 +193,7 @@ ConfigEditDialog *ConfigPage::openEditor(bool newKey, bool temporary)
     } else {
         value = QByteArrayLiteral("{}");
     }
-    auto *dialog = new ConfigEditDialog(key, value, revision, temporary, this); // NOLINT
+    auto *dialog = new ConfigEditDialog(key, value, revision, temporary, this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     connect(dialog, &QDialog::accepted, this, [this, dialog] {
         m_conflict->hide();

@@ -87,7 +87,7 @@ public:
     // Opens the edit dialog for the selected key (or a new one), without blocking.
     ConfigEditDialog *openEditor(bool newKey, bool temporary);
 
-public Q_SLOTS:
+public Q_SLOTS: // NOLINT(readability-redundant-access-specifiers): moc reads the slots section
     // The cluster refused `mine`: the key is at `currentRevision` with `currentValue`.
     void showConflict(const rt::dashboard::ConfigEdit &mine, const QByteArray &currentValue,
                       qint64 currentRevision);

@@ -22,7 +22,7 @@ namespace {
 
 QTableView *sortedTable(QAbstractItemModel *model, QWidget *parent)
 {
-    auto *table = new QTableView(parent); // NOLINT: owned by parent
+    auto *table = new QTableView(parent); // owned by parent
     table->setModel(model);
     table->setSortingEnabled(true);
     table->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -43,7 +43,7 @@ FlowPage::FlowPage(SnapshotModels *models, QWidget *parent)
       m_tenantRowsNote(new QLabel(this)),
       m_rateChart(new TimeSeriesChart(tr("Busiest tenants"), tr("messages/s"), this))
 {
-    auto *linkRows = new KeyedSortProxy(this); // NOLINT: child
+    auto *linkRows = new KeyedSortProxy(this); // child
     linkRows->setSourceModel(m_models->links());
     linkRows->setSortRole(KeyedTableModel::SortRole);
     m_linkTable = sortedTable(linkRows, this);
@@ -58,23 +58,23 @@ FlowPage::FlowPage(SnapshotModels *models, QWidget *parent)
     m_tenantFilter->setClearButtonEnabled(true);
     m_rateChart->setWindowMs(m_models->nodes()->seriesWindowMs());
 
-    auto *tenantSide = new QWidget(this); // NOLINT: owned by the splitter
-    auto *tenantLayout = new QVBoxLayout(tenantSide); // NOLINT: owned by tenantSide
+    auto *tenantSide = new QWidget(this); // owned by the splitter
+    auto *tenantLayout = new QVBoxLayout(tenantSide); // owned by tenantSide
     tenantLayout->setContentsMargins(0, 0, 0, 0);
     tenantLayout->addWidget(m_tenantFilter);
     tenantLayout->addWidget(m_tenantTable);
     tenantLayout->addWidget(m_tenantRowsNote);
 
-    auto *top = new QSplitter(Qt::Horizontal, this); // NOLINT: owned by the outer splitter
+    auto *top = new QSplitter(Qt::Horizontal, this); // owned by the outer splitter
     top->addWidget(m_graph);
     top->addWidget(m_linkTable);
-    auto *bottom = new QSplitter(Qt::Horizontal, this); // NOLINT: owned by the outer splitter
+    auto *bottom = new QSplitter(Qt::Horizontal, this); // owned by the outer splitter
     bottom->addWidget(tenantSide);
     bottom->addWidget(m_rateChart);
-    auto *outer = new QSplitter(Qt::Vertical, this); // NOLINT: owned by the layout's widget
+    auto *outer = new QSplitter(Qt::Vertical, this); // owned by the layout's widget
     outer->addWidget(top);
     outer->addWidget(bottom);
-    auto *layout = new QVBoxLayout(this); // NOLINT: owned by this widget
+    auto *layout = new QVBoxLayout(this); // owned by this widget
     layout->addWidget(outer);
 
     connect(m_tenantFilter, &QLineEdit::textChanged, this, [this](const QString &text) {

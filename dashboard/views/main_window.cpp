@@ -35,12 +35,12 @@ ConnectDialog::ConnectDialog(const QString &url, const QByteArray &token, QWidge
     m_token->setEchoMode(QLineEdit::Password);
     m_token->setPlaceholderText(tr("a JWT signed with API_JWT_SECRET"));
     auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel,
-                                         this); // NOLINT: child
+                                         this); // child
     buttons->button(QDialogButtonBox::Ok)->setText(tr("Connect"));
-    auto *form = new QFormLayout; // NOLINT: owned by the layout
+    auto *form = new QFormLayout; // owned by the layout
     form->addRow(tr("Node URL:"), m_url);
     form->addRow(tr("Operator token:"), m_token);
-    auto *layout = new QVBoxLayout(this); // NOLINT: owned by the dialog
+    auto *layout = new QVBoxLayout(this); // owned by the dialog
     layout->addLayout(form);
     layout->addWidget(buttons);
     connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
@@ -61,9 +61,9 @@ QByteArray ConnectDialog::token() const
 MainWindow::MainWindow(SnapshotModels *models, QWidget *parent) : QMainWindow(parent)
 {
     setWindowTitle(tr("qtrealtime dashboard"));
-    m_tabs = new QTabWidget(this); // NOLINT: the central widget
+    m_tabs = new QTabWidget(this); // the central widget
     if (models != nullptr) {
-        m_nodesPage = new NodesPage(models->nodes(), m_tabs); // NOLINT: owned by the tabs
+        m_nodesPage = new NodesPage(models->nodes(), m_tabs); // owned by the tabs
         m_placementPage = new PlacementPage(models->placement(), models->nodes(), m_tabs);
         m_flowPage = new FlowPage(models, m_tabs);
         m_configPage = new ConfigPage(models->config(), m_tabs);
@@ -76,16 +76,16 @@ MainWindow::MainWindow(SnapshotModels *models, QWidget *parent) : QMainWindow(pa
     } else {
         auto *placeholder = new QLabel(tr("Connect to a node to see its cluster: nodes and their "
                                           "CPU load, tenant placement and message flow."),
-                                       m_tabs); // NOLINT: owned by the tabs
+                                       m_tabs); // owned by the tabs
         placeholder->setWordWrap(true);
         placeholder->setAlignment(Qt::AlignCenter);
         m_tabs->addTab(placeholder, tr("Cluster overview"));
     }
     setCentralWidget(m_tabs);
 
-    m_connectionState = new QLabel(tr("Not connected"), this); // NOLINT: status bar child
-    m_snapshotTime = new QLabel(this); // NOLINT: status bar child
-    m_busy = new QProgressBar(this); // NOLINT: status bar child
+    m_connectionState = new QLabel(tr("Not connected"), this); // status bar child
+    m_snapshotTime = new QLabel(this); // status bar child
+    m_busy = new QProgressBar(this); // status bar child
     m_busy->setRange(0, 0); // an activity indicator: calls in flight have no known length
     m_busy->setMaximumWidth(120);
     m_busy->setTextVisible(false);
@@ -103,7 +103,7 @@ MainWindow::MainWindow(SnapshotModels *models, QWidget *parent) : QMainWindow(pa
 
     QMenu *viewMenu = menuBar()->addMenu(tr("&View"));
     m_languageMenu = viewMenu->addMenu(tr("&Language"));
-    auto *languages = new QActionGroup(this); // NOLINT: child
+    auto *languages = new QActionGroup(this); // child
     const QList<std::pair<QString, QString>> choices{
         { QString(), tr("System language") },
         { QStringLiteral("en"), QStringLiteral("English") }, // names in their own language
@@ -143,7 +143,7 @@ QStringList MainWindow::languageChoices() const
 
 ConnectDialog *MainWindow::openConnectDialog(const QString &url, const QByteArray &token)
 {
-    auto *dialog = new ConnectDialog(url, token, this); // NOLINT: child
+    auto *dialog = new ConnectDialog(url, token, this); // child
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     connect(dialog, &QDialog::accepted, this, [this, dialog] {
         m_lastUrl = dialog->url();

@@ -58,7 +58,6 @@ public:
     // Opens the connect dialog (non-blocking); connectRequested() follows its acceptance.
     ConnectDialog *openConnectDialog(const QString &url, const QByteArray &token);
 
-public Q_SLOTS:
     // `healthy`: connected (false: connecting, reconnecting, failed or disconnected).
     void setConnectionState(const QString &text, bool healthy);
     void setPendingRequests(int pending);

@@ -37,12 +37,12 @@ NodesPage::NodesPage(NodesModel *model, QWidget *parent)
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_chart->setWindowMs(m_model->seriesWindowMs());
 
-    auto *splitter = new QSplitter(Qt::Vertical, this); // NOLINT: owned by the layout's widget
+    auto *splitter = new QSplitter(Qt::Vertical, this); // owned by the layout's widget
     splitter->addWidget(m_table);
     splitter->addWidget(m_chart);
     splitter->setStretchFactor(0, 1);
     splitter->setStretchFactor(1, 2);
-    auto *layout = new QVBoxLayout(this); // NOLINT: owned by this widget
+    auto *layout = new QVBoxLayout(this); // owned by this widget
     layout->addWidget(splitter);
 
     connect(m_model, &NodesModel::seriesChanged, this, &NodesPage::noteChanged);

@@ -87,23 +87,23 @@ PlacementPage::PlacementPage(PlacementModel *placement, NodesModel *nodes, QWidg
     m_table->verticalHeader()->hide();
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->setItemDelegateForColumn(PlacementModel::StreamOwnerColumn,
-                                      new OwnerHighlight(m_table)); // NOLINT: owned by table
+                                      new OwnerHighlight(m_table)); // owned by table
     m_tenantFilter->setPlaceholderText(tr("Filter tenants"));
     m_tenantFilter->setClearButtonEnabled(true);
     updateRegions(m_placement->regions());
     updateNodes();
 
-    auto *filters = new QHBoxLayout; // NOLINT: owned by the page's layout
+    auto *filters = new QHBoxLayout; // owned by the page's layout
     filters->addWidget(m_tenantFilter, 2);
-    filters->addWidget(new QLabel(tr("Region:"), this)); // NOLINT: child
+    filters->addWidget(new QLabel(tr("Region:"), this)); // child
     filters->addWidget(m_regionFilter, 1);
-    filters->addWidget(new QLabel(tr("Node:"), this)); // NOLINT: child
+    filters->addWidget(new QLabel(tr("Node:"), this)); // child
     filters->addWidget(m_nodeFilter, 1);
     auto *legend = new QLabel(tr("Highlighted: the node that runs the tenant's change stream "
                                  "(its per-tenant singleton)."),
-                              this); // NOLINT: child
+                              this); // child
     legend->setWordWrap(true);
-    auto *layout = new QVBoxLayout(this); // NOLINT: owned by this widget
+    auto *layout = new QVBoxLayout(this); // owned by this widget
     layout->addLayout(filters);
     layout->addWidget(m_table);
     layout->addWidget(legend);

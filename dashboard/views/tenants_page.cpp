@@ -23,7 +23,7 @@ namespace {
 
 QSpinBox *limitBox(qint64 value, QWidget *parent)
 {
-    auto *box = new QSpinBox(parent); // NOLINT: owned by parent
+    auto *box = new QSpinBox(parent); // owned by parent
     box->setRange(0, 1'000'000'000);
     box->setValue(static_cast<int>(value));
     return box;
@@ -45,7 +45,8 @@ TenantDialog::TenantDialog(const api::TenantSummary *existing, QWidget *parent)
       m_presence(new QCheckBox(tr("Presence enabled for every channel"), this)),
       m_problem(new QLabel(this))
 {
-    setWindowTitle(m_new ? tr("New tenant") : tr("Edit tenant %1").arg(existing->externalId));
+    setWindowTitle(existing == nullptr ? tr("New tenant")
+                                       : tr("Edit tenant %1").arg(existing->externalId));
     if (existing != nullptr) {
         m_externalId->setText(existing->externalId);
         m_externalId->setReadOnly(true);
@@ -67,11 +68,11 @@ TenantDialog::TenantDialog(const api::TenantSummary *existing, QWidget *parent)
     m_secret->setEchoMode(QLineEdit::Password);
     m_problem->setWordWrap(true);
     auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel,
-                                         this); // NOLINT: child
+                                         this); // child
     m_ok = buttons->button(QDialogButtonBox::Ok);
     m_ok->setText(m_new ? tr("Create") : tr("Save"));
 
-    auto *form = new QFormLayout; // NOLINT: owned by the dialog's layout
+    auto *form = new QFormLayout; // owned by the dialog's layout
     form->addRow(tr("External id:"), m_externalId);
     form->addRow(tr("Name:"), m_name);
     form->addRow(tr("JWT secret:"), m_secret);
@@ -81,7 +82,7 @@ TenantDialog::TenantDialog(const api::TenantSummary *existing, QWidget *parent)
     form->addRow(tr("Max joins per second:"), m_maxJoins);
     form->addRow(QString(), m_privateOnly);
     form->addRow(QString(), m_presence);
-    auto *layout = new QVBoxLayout(this); // NOLINT: owned by the dialog
+    auto *layout = new QVBoxLayout(this); // owned by the dialog
     layout->addLayout(form);
     layout->addWidget(m_problem);
     layout->addWidget(buttons);
@@ -175,12 +176,12 @@ TenantsPage::TenantsPage(TenantsModel *model, QWidget *parent)
     m_filter->setClearButtonEnabled(true);
     m_suspend->setToolTip(tr("Disconnects the tenant's clients and refuses new ones."));
 
-    auto *buttons = new QHBoxLayout; // NOLINT: owned by the page's layout
+    auto *buttons = new QHBoxLayout; // owned by the page's layout
     buttons->addWidget(m_filter, 1);
     for (QPushButton *button : { m_refresh, m_create, m_edit, m_suspend, m_resume }) {
         buttons->addWidget(button);
     }
-    auto *layout = new QVBoxLayout(this); // NOLINT: owned by this widget
+    auto *layout = new QVBoxLayout(this); // owned by this widget
     layout->addLayout(buttons);
     layout->addWidget(m_table);
     layout->addWidget(m_status);
@@ -213,7 +214,7 @@ TenantDialog *TenantsPage::openEditor(bool newTenant)
         }
         existing = m_model->tenant(row);
     }
-    auto *dialog = new TenantDialog(existing ? &*existing : nullptr, this); // NOLINT: child
+    auto *dialog = new TenantDialog(existing ? &*existing : nullptr, this); // child
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     connect(dialog, &QDialog::accepted, this, [this, dialog] {
         if (dialog->isNew()) {

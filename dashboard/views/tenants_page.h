@@ -76,7 +76,6 @@ public:
     QString selectedTenant() const; // external id; empty when none
     TenantDialog *openEditor(bool newTenant);
 
-public Q_SLOTS:
     void showDone(const QString &text);
     void showError(const QString &text);
     void setBusy(bool busy);

@@ -59,7 +59,7 @@ void readSeedTenants(Reader &read, const OptionSpec &option, ServerConfig &confi
         return;
     }
     int index = 0;
-    for (const QJsonValue &entry : list.toArray()) {
+    for (const QJsonValue entry : list.toArray()) {
         tenants::TenantInputResult parsed = tenants::tenantInputFromJson(entry.toObject());
         if (!parsed.input) {
             read.fail(
@@ -380,7 +380,7 @@ const OptionSpec Options[] = {
           c.channelErrorBackoffMs = r.integer(o, 0, 600'000);
       } },
     { "jwt-claim-validators", "JWT_CLAIM_VALIDATORS", "json",
-      "JSON object of claims that must have the given values when present, e.g. {\"iss\":\"x\"}.",
+      R"(JSON object of claims that must have the given values when present, e.g. {"iss":"x"}.)",
       "", [](Reader &r, const OptionSpec &o, ServerConfig &c) { readClaimValidators(r, o, c); } },
     { "workers", "WORKERS", "n", "Worker threads for connections; 0 means one per available CPU.",
       "0",

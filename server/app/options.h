@@ -66,7 +66,7 @@ public:
     // One of `choices` (compared trimmed and in lower case), else an error listing them.
     QString choice(const OptionSpec &spec, const QStringList &choices)
     {
-        const QString value = text(spec).trimmed().toLower();
+        QString value = text(spec).trimmed().toLower();
         if (!choices.contains(value)) {
             fail(spec, value,
                  choices.size() < 2 ? choices.value(0)

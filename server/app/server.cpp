@@ -62,7 +62,7 @@ clusterBackendFactory(const node::ClusterConfig &config)
 {
     if (!config.usesEtcd()) {
         return [] {
-            auto *inProcess = new cluster::InProcessCluster; // NOLINT: owned by the backend
+            auto *inProcess = new cluster::InProcessCluster; // owned by the backend
             auto backend = std::make_unique<cluster::InProcessClusterBackend>(*inProcess);
             // Deleted after the backend's own destructor ran, which still unregisters from it.
             inProcess->setParent(backend.get());
@@ -197,8 +197,7 @@ QList<tenants::TenantInput> seedTenants(const ServerConfig &config)
 void Server::start()
 {
     m_controlPlane =
-            new tenants::ControlPlane(m_config.controlPlane, m_config.tenantDefaults, // NOLINT
-                                      m_tenants);
+            new tenants::ControlPlane(m_config.controlPlane, m_config.tenantDefaults, m_tenants);
     m_controlPlane->setRoutingCounters(&m_metrics->controlPlaneRouting);
     m_controlPlane->moveToThread(&m_dbThread);
     m_controlPlaneMailbox = std::make_shared<runtime::Mailbox>(m_controlPlane);
@@ -228,7 +227,7 @@ void Server::start()
         // The tenant cache's TTL: changes other nodes (or other tools) made to the control plane
         // become visible within one interval; writes through any node's tenant API apply at once
         // (TenantChangeRelay).
-        auto *refresh = new QTimer(controlPlane); // NOLINT: owned by the control plane
+        auto *refresh = new QTimer(controlPlane); // owned by the control plane
         refresh->setInterval(cacheExpirationMs);
         QObject::connect(refresh, &QTimer::timeout, controlPlane,
                          [controlPlane] { controlPlane->refresh(); });
@@ -290,25 +289,24 @@ void Server::onControlPlaneReady()
             http::registerClusterRoutes(router, *m_tenantApiAdmin,
                                         [this] { return clusterView(); });
             http::registerAdminRoutes(router, *m_tenantApiAdmin,
-                                      [this](std::function<void(QByteArray)> done) {
-                                          requestAdminSnapshot(std::move(done));
+                                      [this](const std::function<void(QByteArray)> &done) {
+                                          requestAdminSnapshot(done);
                                       });
             m_configRoutes->registerOn(router);
         },
         m_cdc.get(),
-        gateway::AdminFeedEndpoint::Parts{ [this](const wire::HttpRequest &request) {
-                                              return m_tenantApiAdmin->authorisesUpgrade(request);
-                                          },
-                                           [this](std::function<void(QByteArray)> done) {
-                                               requestAdminSnapshot(std::move(done));
-                                           },
-                                           1000 },
+        gateway::AdminFeedEndpoint::Parts{
+                [this](const wire::HttpRequest &request) {
+                    return m_tenantApiAdmin->authorisesUpgrade(request);
+                },
+                [this](const std::function<void(QByteArray)> &done) { requestAdminSnapshot(done); },
+                1000 },
     };
     for (int i = 0; i < count; ++i) {
         QObject *context = m_workers->context(i);
         runtime::post(context, [this, context, i, shared] {
             // Built on the worker thread, so every QObject inside belongs to it.
-            m_workerNodes[static_cast<std::size_t>(i)] = new WorkerNode(shared, context); // NOLINT
+            m_workerNodes[static_cast<std::size_t>(i)] = new WorkerNode(shared, context);
             runtime::post(this, [this] { onWorkerReady(); });
         });
     }
@@ -379,7 +377,7 @@ void Server::startCluster(quint16 clientPort)
             done();
         });
     };
-    m_clusterNode = new ClusterNode( // NOLINT: deleted on its thread when it ends
+    m_clusterNode = new ClusterNode( // deleted on its thread when it ends
             settings,
             ClusterNode::Parts{ m_pubsub, *m_presence, m_usage, remoteCountingFunction(),
                                 *m_configAccess, m_cdc.get(), &m_tenants,
@@ -428,10 +426,10 @@ void Server::addClusterParts(
         const std::function<void(const QByteArray &, std::function<void()>)> &refreshTenant)
 {
     new ClusterCounters(*m_clusterNode, { m_usage, m_rateCounters, m_counterBoard });
-    auto *relay = new TenantChangeRelay(*m_clusterNode, refreshTenant); // NOLINT: owned by it
+    auto *relay = new TenantChangeRelay(*m_clusterNode, refreshTenant); // owned by it
     connect(m_controlPlane, &tenants::ControlPlane::tenantWritten, relay,
             &TenantChangeRelay::announce);
-    auto *stats = new ClusterStats( // NOLINT: owned by the node
+    auto *stats = new ClusterStats( // owned by the node
             *m_clusterNode,
             ClusterStats::Parts{ m_counterBoard, *m_configAccess,
                                  [this] { return localActivity(); }, m_cdc.get(), &m_tenants });
@@ -534,7 +532,7 @@ QJsonObject Server::clusterView() const
     };
 }
 
-void Server::requestAdminSnapshot(std::function<void(QByteArray)> done) const
+void Server::requestAdminSnapshot(const std::function<void(QByteArray)> &done) const
 {
     runtime::MailboxPtr mailbox;
     ClusterStats *stats = nullptr;

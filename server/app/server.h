@@ -107,7 +107,7 @@ private:
     QJsonObject clusterView() const;
     // The admin snapshot (GET /api/admin/snapshot, the live feed): built on the cluster thread,
     // which calls `done` with its JSON (empty bytes when there is no cluster node). Any thread.
-    void requestAdminSnapshot(std::function<void(QByteArray)> done) const;
+    void requestAdminSnapshot(const std::function<void(QByteArray)> &done) const;
     // This node's activity for the admin view: the workers' socket and channel counts as last
     // sampled (and a new sample requested of each worker), the message counters now. Any thread.
     node::LocalActivity localActivity() const;

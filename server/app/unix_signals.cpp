@@ -27,7 +27,7 @@ UnixSignals::UnixSignals(QObject *parent) : QObject(parent)
     if (::socketpair(AF_UNIX, SOCK_STREAM, 0, signalPipe) != 0) {
         return;
     }
-    m_notifier = new QSocketNotifier(signalPipe[0], QSocketNotifier::Read, this); // NOLINT
+    m_notifier = new QSocketNotifier(signalPipe[0], QSocketNotifier::Read, this);
     connect(m_notifier, &QSocketNotifier::activated, this, &UnixSignals::onReadable);
     struct sigaction action
     { };

@@ -26,7 +26,7 @@ channels::ChannelContext contextFor(const WorkerNode::Shared &shared, pubsub::Hu
 
 WorkerNode::WorkerNode(const Shared &shared, QObject *parent)
     : QObject(parent),
-      m_hub(new pubsub::Hub(this)), // NOLINT: child
+      m_hub(new pubsub::Hub(this)), // child
       m_channels(contextFor(shared, *m_hub)),
       m_endpoint(shared.gate, m_channels),
       m_adminFeed(shared.adminFeed)
@@ -52,7 +52,7 @@ WorkerNode::WorkerNode(const Shared &shared, QObject *parent)
 
     transport::HttpConnection::Limits httpLimits;
     httpLimits.websocket.idleTimeoutMs = shared.websocketIdleTimeoutMs;
-    m_loop = new transport::IoLoop( // NOLINT: child
+    m_loop = new transport::IoLoop( // child
             [this, httpLimits](transport::TcpConnection &connection) {
                 connection.setHandler(std::make_unique<transport::HttpConnection>(
                         connection, m_router, httpLimits));

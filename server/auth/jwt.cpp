@@ -47,11 +47,11 @@ struct KeySet::Data
 
 namespace {
 
-const QString invalidJwtText = u"The token provided is not a valid JWT"_s;
-const QString missingClaimsText = u"Fields `role` and `exp` are required in JWT"_s;
-const QString invalidExpirationText = u"Token expiration time is invalid"_s;
-const QString signatureText = u"Failed to validate JWT signature"_s;
-const QString noSignerText =
+const QString InvalidJwtText = u"The token provided is not a valid JWT"_s;
+const QString MissingClaimsText = u"Fields `role` and `exp` are required in JWT"_s;
+const QString InvalidExpirationText = u"Token expiration time is invalid"_s;
+const QString SignatureText = u"Failed to validate JWT signature"_s;
+const QString NoSignerText =
         u"Failed to generate JWT signer, check your JWT secret or JWKS configuration"_s;
 
 JwtError makeError(JwtErrorCode code)
@@ -524,7 +524,7 @@ JwtErrorTexts textsOf(const JwtError &error)
 {
     switch (error.code) {
     case JwtErrorCode::Malformed:
-        return { invalidJwtText, u"MalformedJWT"_s, invalidJwtText };
+        return { InvalidJwtText, u"MalformedJWT"_s, InvalidJwtText };
     case JwtErrorCode::Expired:
         // The socket answer carries no seconds.
         return { u"Token has expired"_s, u"InvalidJWTToken"_s,
@@ -532,13 +532,13 @@ JwtErrorTexts textsOf(const JwtError &error)
     case JwtErrorCode::InvalidExpiration:
         // A fractional exp less than half a second away cannot reach the reference server's
         // connect path; the token is expired for all practical purposes, so it gets that answer.
-        return { u"Token has expired"_s, u"InvalidJWTToken"_s, invalidExpirationText };
+        return { u"Token has expired"_s, u"InvalidJWTToken"_s, InvalidExpirationText };
     case JwtErrorCode::MissingClaims:
-        return { missingClaimsText, u"InvalidJWTToken"_s, missingClaimsText };
+        return { MissingClaimsText, u"InvalidJWTToken"_s, MissingClaimsText };
     case JwtErrorCode::SignatureInvalid:
-        return { signatureText, u"JwtSignatureError"_s, signatureText };
+        return { SignatureText, u"JwtSignatureError"_s, SignatureText };
     case JwtErrorCode::NoSigner:
-        return { noSignerText, u"JwtSignerError"_s, noSignerText };
+        return { NoSignerText, u"JwtSignerError"_s, NoSignerText };
     case JwtErrorCode::NoSignerForKid:
         return { noSignerForKidText(error.kid), u"JwtSignerError"_s,
                  noSignerForKidText(error.kid) };

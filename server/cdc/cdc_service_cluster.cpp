@@ -234,7 +234,7 @@ void CdcService::dropProxy(quint64 proxy)
     if (it == m_proxies.constEnd()) {
         return;
     }
-    const RemoteMember member = it.value();
+    const RemoteMember &member = it.value();
     m_proxies.erase(it);
     m_proxyOf.remove(proxyKey(member.node, member.tenantId, member.memberId));
     const auto entry = m_databases.constFind(member.tenantId);
@@ -269,7 +269,7 @@ void CdcService::remoteSubscribeAnswered(quint64 token, const SubscribeOutcome &
         if (sent == m_sent.constEnd()) {
             return; // routed again since (the owner changed)
         }
-        const SentSubscribe request = sent.value();
+        const SentSubscribe &request = sent.value();
         m_sent.erase(sent);
         if (!retry) {
             answerLocal(request.tenantId, request.memberId, outcome);

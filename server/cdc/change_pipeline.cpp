@@ -462,10 +462,10 @@ void ChangePipeline::askVisibility(const std::shared_ptr<router::Matched> &match
         QList<postgres::Statement> segment =
                 visibilitySegment(check, changesByRelation, matched->changes, lookups, *keyMaps);
         started();
-        const size_t claimsSet = static_cast<size_t>(check.claimsSet);
+        const auto claimsSet = static_cast<size_t>(check.claimsSet);
         m_parts.pool()->run(segment,
                             [guard = QPointer<ChangePipeline>(this), claimsSet, visibility, keyMaps,
-                             finished](postgres::SegmentResult result) {
+                             finished](const postgres::SegmentResult &result) {
                                 if (guard) {
                                     recordVisibility((*visibility)[claimsSet], result, *keyMaps);
                                     finished();
@@ -500,7 +500,7 @@ void ChangePipeline::publish(ChangeBatch &batch, const router::Matched &matched,
         m_parts.pubsub.publish(delivery.message);
     }
     for (const DatabaseBroadcast &broadcast : std::as_const(batch.broadcasts)) {
-        const QByteArray metadata = "{\"id\":\"" + broadcast.id + "\"}";
+        const QByteArray metadata = R"({"id":")" + broadcast.id + "\"}";
         m_parts.pubsub.publish(pubsub::OutboundMessage::userBroadcast(
                 pubsub::TopicKey(m_parts.tenantId, broadcast.isPrivate, broadcast.topic),
                 broadcast.event, broadcast.payload, !broadcast.isBinary, metadata, 0,

@@ -279,7 +279,7 @@ using Groups = std::map<std::tuple<QByteArray, bool, QByteArray, QByteArray>,
 bool rlsShows(const Visibilities &visibility, const Candidate &candidate, int index,
               const Change &change, QByteArray &data)
 {
-    const size_t claimsSet = static_cast<size_t>(candidate.claimsSet);
+    const auto claimsSet = static_cast<size_t>(candidate.claimsSet);
     if (claimsSet >= visibility.size()) {
         return false;
     }

@@ -15,14 +15,7 @@
 #include <variant>
 #include <vector>
 
-namespace rt::cdc {
-
-// Who may see which change: the pure half of postgres_changes delivery. Matching a batch of
-// changes against the registry's filters tells which RLS questions must be asked of the tenant
-// database (one per distinct claims set, never one per subscriber per change); rendering turns
-// the answers into one message per group of channels that receive identical bytes.
-// Used on the cdc thread; no I/O here.
-namespace router {
+namespace rt::cdc::router {
 
 // One subscriber that a change passed the filters for, with the bindings it matched that share
 // one projection (a channel whose bindings select different columns has one per projection).
@@ -93,6 +86,4 @@ std::vector<Delivery> render(const Matched &matched, const Visibilities &visibil
 QByteArray renderData(const Change &change, const QSet<QByteArray> &selectable,
                       const QStringList *select);
 
-} // namespace router
-
-} // namespace rt::cdc
+} // namespace rt::cdc::router

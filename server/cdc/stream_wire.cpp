@@ -67,7 +67,7 @@ Result<SubscribeRequest> requestOf(const QJsonObject &object)
                                      topic.toString().toUtf8());
     request.legacy = legacy.toBool();
     request.claims = claims.toObject();
-    for (const QJsonValue &value : elements.toArray()) {
+    for (const QJsonValue value : elements.toArray()) {
         const QJsonObject element = value.toObject();
         bool ok = false;
         const qint64 id = element.value(QLatin1String("id")).toString().toLongLong(&ok);

@@ -225,8 +225,8 @@ void SubscriptionStore::store(SubscribeRequest request, const Subscriber *replac
                 const QList<postgres::Statement> statements = rows->statements;
                 m_pool()->run(statements,
                               [guard, subscriber = std::move(subscriber), params,
-                               elementOf = rows->elementOf,
-                               done = std::move(done)](postgres::SegmentResult result) mutable {
+                               elementOf = rows->elementOf, done = std::move(done)](
+                                      const postgres::SegmentResult &result) mutable {
                                   if (!guard) {
                                       return;
                                   }
@@ -259,11 +259,13 @@ void SubscriptionStore::flushRemovals()
     if (ids.isEmpty() || pool == nullptr) {
         return;
     }
-    pool->run(deleteFor(ids), [](rt::Result<postgres::QueryResult, postgres::PgError> result) {
-        if (!result) {
-            qCWarning(lcCdc) << "removing subscription rows failed:" << result.error().text();
-        }
-    });
+    pool->run(deleteFor(ids),
+              [](const rt::Result<postgres::QueryResult, postgres::PgError> &result) {
+                  if (!result) {
+                      qCWarning(lcCdc)
+                              << "removing subscription rows failed:" << result.error().text();
+                  }
+              });
 }
 
 } // namespace rt::cdc

@@ -20,6 +20,8 @@
 #include <QLoggingCategory>
 #include <QTimer>
 
+#include <utility>
+
 namespace rt::cdc {
 
 namespace {
@@ -50,10 +52,11 @@ TenantDatabase::TenantDatabase(TenantDatabaseOptions options, const pubsub::PubS
       }),
       m_store(new SubscriptionStore(
               m_options.publication, [this] { return m_pool; }, this)),
-      m_pipeline(new ChangePipeline(
-              ChangePipeline::Parts{ m_options.tenantId, m_options.rlsStrategy, m_registry,
-                                     m_assembler, pubsub, counting, [this] { return m_pool; } },
-              this))
+      m_pipeline(new ChangePipeline(ChangePipeline::Parts{ m_options.tenantId,
+                                                           m_options.rlsStrategy, m_registry,
+                                                           m_assembler, pubsub, std::move(counting),
+                                                           [this] { return m_pool; } },
+                                    this))
 {
     QObject::connect(m_pipeline, &ChangePipeline::published, this, [this](quint64 endLsn) {
         // Everything up to endLsn is with fan-out now: PostgreSQL may forget it.
@@ -184,7 +187,7 @@ void TenantDatabase::maintainPartitions()
     for (const postgres::Statement &statement : { create, drop }) {
         m_pool->run(statement,
                     [tenant = m_options.tenantId](
-                            rt::Result<postgres::QueryResult, postgres::PgError> result) {
+                            const rt::Result<postgres::QueryResult, postgres::PgError> &result) {
                         if (!result) {
                             qCWarning(lcCdc) << "tenant" << tenant
                                              << "realtime.messages partition upkeep failed:"

@@ -208,10 +208,11 @@ std::optional<ChangeBatch> TransactionAssembler::takeCommitted()
     return committed;
 }
 
-void TransactionAssembler::completeRelation(const RelationPtr &described, RelationPtr completed)
+void TransactionAssembler::completeRelation(const RelationPtr &described,
+                                            const RelationPtr &completed)
 {
     if (m_relations.value(described->oid) == described) {
-        m_relations.insert(described->oid, std::move(completed));
+        m_relations.insert(described->oid, completed);
     }
 }
 

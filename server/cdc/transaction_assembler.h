@@ -49,13 +49,13 @@ public:
     RelationPtr relation(quint32 oid) const { return m_relations.value(oid); }
     // The catalog completed `described` (primary key, row level security): later changes use
     // `completed`, unless the stream has described the relation again meanwhile.
-    void completeRelation(const RelationPtr &described, RelationPtr completed);
+    void completeRelation(const RelationPtr &described, const RelationPtr &completed);
     // The stream broke or stopped: the open transaction is sent again from the confirmed
     // position, so what was collected of it goes.
     void abandonOpenTransaction();
 
 private:
-    void onRelation(const pgoutput::Relation &relation);
+    void onRelation(const pgoutput::Relation &message);
     void onCommit(const pgoutput::Commit &commit);
     template <typename RowMessage>
     void onRow(const RowMessage &message);

@@ -292,7 +292,7 @@ void ChannelService::authorizeJoin(SocketState &socket, ClientLink &link,
 
 std::unique_ptr<Channel> ChannelService::admitAndComplete(
         SocketState &socket, ClientLink &link, const std::shared_ptr<const JoinRequest> &request,
-        std::shared_ptr<const cdc::CdcService::ChannelAccess> access, bool &deferred)
+        const std::shared_ptr<const cdc::CdcService::ChannelAccess> &access, bool &deferred)
 {
     deferred = false;
     if (!socket.countedAsUser) {
@@ -465,7 +465,7 @@ void ChannelService::pushReplayed(const SocketState &socket, Channel &channel,
             if (socket.vsn == protocol::Vsn::V1) {
                 continue; // binary payloads do not exist for V1 clients
             }
-            const QByteArray metadata = "{\"id\":\"" + stored.id + "\",\"replayed\":true}";
+            const QByteArray metadata = R"({"id":")" + stored.id + R"(","replayed":true})";
             const pubsub::OutboundMessagePtr message = pubsub::OutboundMessage::userBroadcast(
                     channel.key(), stored.event, stored.payload, false, metadata);
             const pubsub::OutboundMessage::Frame &frame = message->frameFor(socket.vsn);
@@ -479,7 +479,7 @@ void ChannelService::pushReplayed(const SocketState &socket, Channel &channel,
                           .toJson(QJsonDocument::Compact)
                           .mid(1)
                           .chopped(1)
-                + ",\"type\":\"broadcast\",\"meta\":"
+                + R"(,"type":"broadcast","meta":)"
                 + QJsonDocument(meta).toJson(QJsonDocument::Compact) + '}';
         channel.push(QByteArrayLiteral("broadcast"), payload);
     }
@@ -492,7 +492,7 @@ void ChannelService::subscribeToChanges(SocketState &socket, Channel &channel)
     request.topic = channel.key();
     request.legacy = channel.legacyChanges;
     request.claims = channel.claims;
-    for (const QJsonValue &entry : std::as_const(channel.postgresChanges)) {
+    for (const QJsonValue entry : std::as_const(channel.postgresChanges)) {
         QJsonObject params = entry.toObject();
         const qint64 id = static_cast<qint64>(params.value(QLatin1String("id")).toDouble());
         params.remove(QLatin1String("id"));

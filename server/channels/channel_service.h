@@ -97,7 +97,8 @@ private:
     std::unique_ptr<Channel>
     admitAndComplete(SocketState &socket, ClientLink &link,
                      const std::shared_ptr<const JoinRequest> &request,
-                     std::shared_ptr<const cdc::CdcService::ChannelAccess> access, bool &deferred);
+                     const std::shared_ptr<const cdc::CdcService::ChannelAccess> &access,
+                     bool &deferred);
     // The channel itself: subscription, reply, presence state, postgres_changes.
     std::unique_ptr<Channel> completeJoin(SocketState &socket, ClientLink &link,
                                           const JoinRequest &request,

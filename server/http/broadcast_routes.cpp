@@ -148,7 +148,7 @@ std::optional<wire::HttpResponse> batchErrors(const QJsonArray &messages,
 {
     QJsonArray perMessage;
     bool anyError = false;
-    for (const QJsonValue &value : messages) {
+    for (const QJsonValue value : messages) {
         const QJsonObject errors = messageErrors(value.toObject(), tenant);
         anyError = anyError || !errors.isEmpty();
         perMessage.append(errors);
@@ -295,7 +295,7 @@ void BroadcastRoutes::handleBatch(const wire::HttpRequest &request,
     // Private messages need broadcast-write under the tenant's RLS policies, checked once per
     // topic; refused ones are dropped and the batch is still accepted (spec §4.4).
     QMap<QByteArray, QList<QJsonObject>> privateByTopic;
-    for (const QJsonValue &value : std::as_const(messages)) {
+    for (const QJsonValue value : std::as_const(messages)) {
         const QJsonObject message = value.toObject();
         if (message.value(QLatin1String("private")).toBool(false)) {
             privateByTopic[message.value(QLatin1String("topic")).toString().toUtf8()].append(

@@ -17,7 +17,6 @@ namespace rt::http {
 
 namespace {
 
-using transport::DeferredResponder;
 using transport::HttpResponder;
 
 const QByteArray RoutePath = QByteArrayLiteral("/api/cluster/config");
@@ -283,7 +282,7 @@ void ClusterConfigRoutes::put(const wire::HttpRequest &request, const QString &k
                              << write.expectedRevision << "ttl_seconds" << write.ttlSeconds;
     m_access.put(key, write.value, write.expectedRevision, write.ttlSeconds,
                  [key, expectedRevision = write.expectedRevision,
-                  deferred = responder.deferred()](cluster::ConfigWriteResult result) {
+                  deferred = responder.deferred()](const cluster::ConfigWriteResult &result) {
                      deferred.respond(writeAnswer(result, key, expectedRevision));
                  });
 }
@@ -316,7 +315,7 @@ void ClusterConfigRoutes::remove(const wire::HttpRequest &request, const QString
                              << expectedRevision;
     m_access.remove(key, expectedRevision,
                     [key, expectedRevision,
-                     deferred = responder.deferred()](cluster::ConfigWriteResult result) {
+                     deferred = responder.deferred()](const cluster::ConfigWriteResult &result) {
                         deferred.respond(writeAnswer(result, key, expectedRevision));
                     });
 }

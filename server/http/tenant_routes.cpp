@@ -17,7 +17,6 @@ namespace rt::http {
 
 namespace {
 
-using transport::DeferredResponder;
 using transport::HttpResponder;
 
 // The answers of upstream's API carry no CORS headers and JSON as Phoenix renders it.
@@ -114,7 +113,7 @@ void refuseInvalidWrite(tenants::ControlPlane *controlPlane, const QByteArray &e
                           }
                           const QJsonArray given =
                                   errors.value(QLatin1String("extensions")).toArray();
-                          for (const QJsonValue &entry : given) {
+                          for (const QJsonValue entry : given) {
                               list.append(entry);
                           }
                           errors.insert(QStringLiteral("extensions"), list);

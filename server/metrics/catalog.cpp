@@ -31,8 +31,8 @@ CatalogEntry entry(MetricType type, Scope scope, const char *name, const char *h
 std::vector<CatalogEntry> buildCatalog()
 {
     using enum MetricType;
-    const Scope T = Scope::Tenant;
-    const Scope G = Scope::Global;
+    constexpr Scope T = Scope::Tenant;
+    constexpr Scope G = Scope::Global;
     const QByteArray tenant("tenant");
     std::vector<CatalogEntry> entries = {
         // Upstream, tenant registry.
@@ -153,8 +153,9 @@ const CatalogEntry &find(QByteArrayView name)
         return QByteArrayView(e.spec.name) == name;
     });
     // Belief: ServerMetrics asks only for names this file defines.
-    if (it == entries.end())
+    if (it == entries.end()) {
         qFatal("metrics: \"%s\" is not in the catalog", name.toByteArray().constData());
+    }
     return *it;
 }
 
@@ -168,20 +169,21 @@ F &declare(const char *name, Registry &global, Registry &tenant)
 {
     const CatalogEntry &entry = find(name);
     Registry &registry = registryFor(entry, global, tenant);
-    if constexpr (std::is_same_v<F, CounterFamily>)
+    if constexpr (std::is_same_v<F, CounterFamily>) {
         return registry.counterFamily(entry.spec);
-    else if constexpr (std::is_same_v<F, GaugeFamily>)
+    } else if constexpr (std::is_same_v<F, GaugeFamily>) {
         return registry.gaugeFamily(entry.spec);
-    else
+    } else {
         return registry.histogramFamily(entry.spec);
+    }
 }
 
 } // namespace
 
 const std::vector<CatalogEntry> &catalog()
 {
-    static const std::vector<CatalogEntry> entries = buildCatalog();
-    return entries;
+    static const std::vector<CatalogEntry> Entries = buildCatalog();
+    return Entries;
 }
 
 std::optional<CatalogEntry> catalogEntry(QByteArrayView name)
@@ -190,8 +192,9 @@ std::optional<CatalogEntry> catalogEntry(QByteArrayView name)
     const auto it = std::find_if(entries.begin(), entries.end(), [&](const CatalogEntry &e) {
         return QByteArrayView(e.spec.name) == name;
     });
-    if (it == entries.end())
+    if (it == entries.end()) {
         return std::nullopt;
+    }
     return *it;
 }
 

@@ -14,6 +14,7 @@
 #include <QSaveFile>
 
 #include <algorithm>
+#include <cstddef>
 
 namespace rt::node {
 
@@ -23,7 +24,7 @@ constexpr qsizetype MaxKeyBytes = 256;
 constexpr qsizetype MaxRegionChars = 64;
 constexpr int SnapshotFormat = 1;
 // A snapshot holds a few kilobytes; anything far larger is not ours.
-constexpr qint64 MaxSnapshotFileBytes = 64 * 1024 * 1024;
+constexpr qint64 MaxSnapshotFileBytes = qint64{ 64 } * 1024 * 1024;
 
 bool isKeyCharacter(QChar c)
 {
@@ -68,7 +69,7 @@ std::optional<QString> validRegionName(const QString &name)
 std::optional<QString> applyEntry(const QString &key, QByteArrayView value,
                                   ClusterSettings &settings)
 {
-    if (const std::optional<QString> bad = validateConfigKeyName(key)) {
+    if (std::optional<QString> bad = validateConfigKeyName(key)) {
         return bad;
     }
     if (key == RegionMappingKey) {
@@ -83,7 +84,7 @@ std::optional<QString> applyEntry(const QString &key, QByteArrayView value,
         if (!key.startsWith(prefix)) {
             continue;
         }
-        if (const std::optional<QString> bad = validateExternalId(key, prefix)) {
+        if (std::optional<QString> bad = validateExternalId(key, prefix)) {
             return bad;
         }
         Result<tenants::LimitOverrides> parsed = prefix == TenantLimitsPrefix

@@ -100,7 +100,7 @@ void ClusterStats::onFrame(const QString &fromNodeId, quint8 kind, const QByteAr
                                     << figures.error().message;
         return;
     }
-    m_remote.insert(fromNodeId, std::move(*figures));
+    m_remote.insert(fromNodeId, *figures);
 }
 
 void ClusterStats::onMembersChanged(const QList<cluster::NodeInfo> &members)

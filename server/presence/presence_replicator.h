@@ -10,6 +10,7 @@
 #include <QStringList>
 
 #include <chrono>
+#include <cstddef>
 
 QT_BEGIN_NAMESPACE
 class QTimer;
@@ -36,7 +37,7 @@ struct ReplicatorSettings
     // A resync request not answered within this is repeated (on the next gap or marker).
     std::chrono::milliseconds resyncRetry{ 3'000 };
     // Full syncs are cut into frames of about this size.
-    qsizetype maxSyncChunkBytes = 1024 * 1024;
+    qsizetype maxSyncChunkBytes = qsizetype{ 1024 } * 1024;
 };
 
 // Presence across nodes: the glue between this node's PresenceStore (main thread) and its node
@@ -79,7 +80,6 @@ public:
     // change its origin sent before it, so a count that moved is a sentinel for "caught up".
     quint64 markersReceivedFrom(const QString &nodeId) const;
 
-public Q_SLOTS:
     // One of this node's presences changed (from PresenceStore::localChanged, in order).
     void publishLocalChange(const rt::presence::PresenceChange &change);
     // All of this node's presences now (the store's localPresences()): replaces the mirror and

@@ -24,7 +24,7 @@ constexpr int MaxBackoffMs = 30000;
 constexpr qint64 StableStreamingMs = 30000;
 // SQLSTATE duplicate_object: CREATE_REPLICATION_SLOT of a slot that exists (created between our
 // check and the command, e.g. by another node that lost the ownership race).
-const QByteArray duplicateObjectState = QByteArrayLiteral("42710");
+const QByteArray DuplicateObjectState = QByteArrayLiteral("42710");
 
 // PostgreSQL's rule for slot names (ReplicationSlotValidateName): it also makes the name safe to
 // place unquoted in replication commands and inside a SQL string literal.
@@ -410,7 +410,7 @@ void ReplicationStream::commandFinished()
 {
     const Phase finished = m_phase;
     if (!m_commandError.isEmpty()
-        && !(finished == Phase::CreateSlot && m_commandSqlState == duplicateObjectState)) {
+        && !(finished == Phase::CreateSlot && m_commandSqlState == DuplicateObjectState)) {
         fail(m_commandError);
         return;
     }

@@ -34,7 +34,7 @@ EpollEventDispatcher::EpollEventDispatcher(QObject *parent) : QAbstractEventDisp
     wake.events = EPOLLIN;
     wake.data.fd = m_wakeFd;
     ::epoll_ctl(m_epoll, EPOLL_CTL_ADD, m_wakeFd, &wake);
-    m_events = new epoll_event[MaxEventsPerPass]; // NOLINT: freed in the destructor
+    m_events = new epoll_event[MaxEventsPerPass]; // freed in the destructor
 }
 
 EpollEventDispatcher::~EpollEventDispatcher()
@@ -52,7 +52,7 @@ qint64 EpollEventDispatcher::nowMs()
 
 // ---- socket notifiers ----------------------------------------------------------------------
 
-void EpollEventDispatcher::updateWatch(int descriptor, Watch &watch)
+void EpollEventDispatcher::updateWatch(int descriptor, Watch &watch) const
 {
     quint32 events = 0;
     if (watch.read != nullptr) {

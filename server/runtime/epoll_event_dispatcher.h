@@ -62,7 +62,7 @@ private:
         qint64 dueMs;
     };
 
-    void updateWatch(int descriptor, Watch &watch);
+    void updateWatch(int descriptor, Watch &watch) const;
     bool activateSockets(int readyCount);
     bool activateTimers();
     int msUntilNextTimer() const;

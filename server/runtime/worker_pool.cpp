@@ -30,7 +30,7 @@ void WorkerPool::start()
         worker.thread->setObjectName(QStringLiteral("worker-%1").arg(index++));
         if (m_dispatcher == Dispatcher::Epoll) {
             // The thread takes ownership of its dispatcher.
-            worker.thread->setEventDispatcher(new EpollEventDispatcher); // NOLINT
+            worker.thread->setEventDispatcher(new EpollEventDispatcher);
         }
         worker.context = new QObject; // NOLINT(cppcoreguidelines-owning-memory): deleted on finish
         worker.context->moveToThread(worker.thread.get());

@@ -177,7 +177,7 @@ ElixirTerm ElixirTerm::fromJson(const QJsonValue &value)
         QList<ElixirTerm> items;
         const QJsonArray array = value.toArray();
         items.reserve(array.size());
-        for (const QJsonValue &item : array) {
+        for (const QJsonValue item : array) {
             items.append(fromJson(item));
         }
         return list(std::move(items));
@@ -205,7 +205,6 @@ using algebra::glue;
 using algebra::group;
 using algebra::Infinite;
 using algebra::isSimple;
-using algebra::lineBreak;
 using algebra::nest;
 using algebra::text;
 
@@ -263,7 +262,7 @@ bool isPrintable(const QByteArray &bytes, int limit)
         if (counted == limit) {
             return true;
         }
-        const unsigned char b = static_cast<unsigned char>(bytes.at(i));
+        const auto b = static_cast<unsigned char>(bytes.at(i));
         if ((b >= 0x20 && b <= 0x7E) || b == '\n' || b == '\r' || b == '\t' || b == '\v'
             || b == '\b' || b == '\f' || b == 0x1B || b == 0x7F || b == 0x07) {
             ++i;

@@ -64,7 +64,7 @@ class RowView
 public:
     template <typename Lookup,
               typename = std::enable_if_t<!std::is_same_v<std::decay_t<Lookup>, RowView>>>
-    RowView(const Lookup &lookup) // NOLINT: implicit on purpose, views are passed inline
+    RowView(const Lookup &lookup) // implicit on purpose, views are passed inline
         : m_context(&lookup),
           m_call([](const void *context, QStringView name) -> const ColumnValue * {
               return (*static_cast<const Lookup *>(context))(name);

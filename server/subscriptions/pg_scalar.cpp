@@ -344,7 +344,7 @@ std::optional<int> compareParsed(QByteArrayView a, QByteArrayView b, Parse parse
     return order(*x, *y);
 }
 
-const auto ordered = [](const auto &x, const auto &y) { return threeWay(x, y); };
+const auto Ordered = [](const auto &x, const auto &y) { return threeWay(x, y); };
 
 std::optional<int> compareIntegers(TypeClass type, QByteArrayView a, QByteArrayView b)
 {
@@ -356,7 +356,7 @@ std::optional<int> compareIntegers(TypeClass type, QByteArrayView a, QByteArrayV
                                                : std::numeric_limits<qint64>::max();
     return compareParsed(
             a, b, [min, max](QByteArrayView text) { return parseInteger(text, min, max); },
-            ordered);
+            Ordered);
 }
 
 std::optional<int> compareFloats(TypeClass type, QByteArrayView a, QByteArrayView b)
@@ -382,7 +382,7 @@ std::optional<int> compareDateTimes(TypeClass type, QByteArrayView a, QByteArray
             : type == TypeClass::Timestamp            ? DateTimeKind::Timestamp
                                                       : DateTimeKind::TimestampTz;
     return compareParsed(
-            a, b, [kind](QByteArrayView text) { return parseDateTime(text, kind); }, ordered);
+            a, b, [kind](QByteArrayView text) { return parseDateTime(text, kind); }, Ordered);
 }
 
 // nullopt: a side does not cast to the type, or the type has no ordering (json; jsonb outside
@@ -396,22 +396,22 @@ std::optional<int> compareScalar(TypeClass type, QByteArrayView a, QByteArrayVie
     case TypeClass::Int8:
         return compareIntegers(type, a, b);
     case TypeClass::Oid:
-        return compareParsed(a, b, parseOid, ordered);
+        return compareParsed(a, b, parseOid, Ordered);
     case TypeClass::Float4:
     case TypeClass::Float8:
         return compareFloats(type, a, b);
     case TypeClass::Numeric:
         return compareParsed(a, b, parseNumeric, compareDecimal);
     case TypeClass::Bool:
-        return compareParsed(a, b, parseBool, ordered);
+        return compareParsed(a, b, parseBool, Ordered);
     case TypeClass::Uuid:
-        return compareParsed(a, b, parseUuid, ordered);
+        return compareParsed(a, b, parseUuid, Ordered);
     case TypeClass::Date:
     case TypeClass::Timestamp:
     case TypeClass::TimestampTz:
         return compareDateTimes(type, a, b);
     case TypeClass::Time:
-        return compareParsed(a, b, parseTimeOfDay, ordered);
+        return compareParsed(a, b, parseTimeOfDay, Ordered);
     case TypeClass::Bpchar:
         return threeWay(rtrimSpaces(a), rtrimSpaces(b));
     case TypeClass::Citext:

@@ -86,7 +86,8 @@ QJsonObject ControlPlane::encryptSettings(const QString &type, const QJsonObject
     return stored;
 }
 
-Result<QList<Extension>> ControlPlane::readExtensions(QSqlDatabase db, const QString &externalId)
+Result<QList<Extension>> ControlPlane::readExtensions(const QSqlDatabase &db,
+                                                      const QString &externalId)
 {
     QSqlQuery query(db);
     query.setForwardOnly(true);
@@ -150,9 +151,9 @@ Result<TenantPtr> ControlPlane::fetchTenant(const QByteArray &externalId)
 
 Result<QList<TenantPtr>> ControlPlane::fetchAll(const ApiSession &session)
 {
-    return routedRead<QList<TenantPtr>>(m_router.forApiRead(session),
-                                        QStringLiteral("tenant API: list tenants"),
-                                        [this](QSqlDatabase db) { return fetchAllFrom(db); });
+    return routedRead<QList<TenantPtr>>(
+            m_router.forApiRead(session), QStringLiteral("tenant API: list tenants"),
+            [this](const QSqlDatabase &db) { return fetchAllFrom(db); });
 }
 
 Result<TenantPtr> ControlPlane::fetchTenant(const QByteArray &externalId, const ApiSession &session)
@@ -160,10 +161,12 @@ Result<TenantPtr> ControlPlane::fetchTenant(const QByteArray &externalId, const 
     return routedRead<TenantPtr>(
             m_router.forApiRead(session),
             QStringLiteral("tenant API: read tenant %1").arg(QString::fromUtf8(externalId)),
-            [this, &externalId](QSqlDatabase db) { return fetchTenantFrom(db, externalId); });
+            [this, &externalId](const QSqlDatabase &db) {
+                return fetchTenantFrom(db, externalId);
+            });
 }
 
-Result<QList<TenantPtr>> ControlPlane::fetchAllFrom(QSqlDatabase db)
+Result<QList<TenantPtr>> ControlPlane::fetchAllFrom(const QSqlDatabase &db)
 {
     Result<QList<Extension>> extensions = readExtensions(db, QString());
     if (!extensions) {
@@ -189,7 +192,8 @@ Result<QList<TenantPtr>> ControlPlane::fetchAllFrom(QSqlDatabase db)
     return tenants;
 }
 
-Result<TenantPtr> ControlPlane::fetchTenantFrom(QSqlDatabase db, const QByteArray &externalId)
+Result<TenantPtr> ControlPlane::fetchTenantFrom(const QSqlDatabase &db,
+                                                const QByteArray &externalId)
 {
     QSqlQuery query(db);
     query.prepare(QStringLiteral("SELECT * FROM %1 WHERE external_id = ?").arg(table("tenants")));
@@ -411,7 +415,7 @@ ControlPlane::WriteFailure writeFailure(int status, const QString &message)
 
 } // namespace
 
-Result<TenantPtr, ControlPlane::WriteFailure> ControlPlane::lockedTenant(QSqlDatabase db,
+Result<TenantPtr, ControlPlane::WriteFailure> ControlPlane::lockedTenant(const QSqlDatabase &db,
                                                                          const QString &key)
 {
     // Locked for the transaction on PostgreSQL (SQLite's write transaction serialises writers
@@ -450,7 +454,7 @@ Result<bool, ControlPlane::WriteFailure> ControlPlane::exec(QSqlQuery &query, co
 }
 
 Result<bool, ControlPlane::WriteFailure>
-ControlPlane::deleteRows(QSqlDatabase db, const QString &key, bool tenantToo)
+ControlPlane::deleteRows(const QSqlDatabase &db, const QString &key, bool tenantToo)
 {
     QSqlQuery query(db);
     query.prepare(
@@ -464,7 +468,7 @@ ControlPlane::deleteRows(QSqlDatabase db, const QString &key, bool tenantToo)
     return exec(query, {});
 }
 
-Result<bool, ControlPlane::WriteFailure> ControlPlane::storeRow(QSqlDatabase db,
+Result<bool, ControlPlane::WriteFailure> ControlPlane::storeRow(const QSqlDatabase &db,
                                                                 const Tenant &record, bool insert)
 {
     // Every column a write sets comes from one table (tenant_record.h): the SQL's column list
@@ -498,7 +502,7 @@ Result<bool, ControlPlane::WriteFailure> ControlPlane::storeRow(QSqlDatabase db,
     return exec(query, QStringLiteral("cannot write tenant %1").arg(key));
 }
 
-Result<bool, ControlPlane::WriteFailure> ControlPlane::storeExtensions(QSqlDatabase db,
+Result<bool, ControlPlane::WriteFailure> ControlPlane::storeExtensions(const QSqlDatabase &db,
                                                                        Tenant &record)
 {
     const QString now = record.updatedAt.toString(Qt::ISODate);
@@ -527,7 +531,7 @@ Result<bool, ControlPlane::WriteFailure> ControlPlane::storeExtensions(QSqlDatab
 }
 
 Result<TenantPtr, ControlPlane::WriteFailure>
-ControlPlane::writeInTransaction(QSqlDatabase db, const QByteArray &externalId,
+ControlPlane::writeInTransaction(const QSqlDatabase &db, const QByteArray &externalId,
                                  const TenantPatch &patch, WriteMode mode)
 {
     const QString key = QString::fromUtf8(externalId);
@@ -674,7 +678,7 @@ void ControlPlane::refresh()
     RouteTarget servedBy = RouteTarget::Primary;
     Result<QList<TenantPtr>> tenants = routedRead<QList<TenantPtr>>(
             decision, QStringLiteral("tenant refresh"),
-            [this](QSqlDatabase db) { return fetchAllFrom(db); }, &servedBy);
+            [this](const QSqlDatabase &db) { return fetchAllFrom(db); }, &servedBy);
     if (tenants && servedBy == RouteTarget::Primary) {
         rememberPrimaryPosition();
     }

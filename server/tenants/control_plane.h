@@ -138,15 +138,15 @@ private:
     Result<bool> open();
     Result<bool> prepareCipher();
     Result<bool> migrate();
-    Result<bool> createMigrationsTable(QSqlDatabase db, const QString &migrations);
+    Result<bool> createMigrationsTable(QSqlDatabase db, const QString &migrations) const;
     Result<bool> applyMigration(QSqlDatabase db, const QString &path, const QString &migrations,
                                 const QList<qint64> &appliedHere);
     Result<bool> seed(const QList<TenantInput> &seeds);
     Result<bool> verifyEncryptionKey();
     Result<bool> encryptPlaintextSecrets();
-    Result<QList<Extension>> readExtensions(QSqlDatabase db, const QString &externalId);
-    Result<TenantPtr> fetchTenantFrom(QSqlDatabase db, const QByteArray &externalId);
-    Result<QList<TenantPtr>> fetchAllFrom(QSqlDatabase db);
+    Result<QList<Extension>> readExtensions(const QSqlDatabase &db, const QString &externalId);
+    Result<TenantPtr> fetchTenantFrom(const QSqlDatabase &db, const QByteArray &externalId);
+    Result<QList<TenantPtr>> fetchAllFrom(const QSqlDatabase &db);
     // Runs `read` on the database `decision` names; a replica failure marks it down and repeats
     // the read on the primary. Logs and counts the outcome under `what`.
     template <typename T, typename Read>
@@ -164,13 +164,14 @@ private:
     TenantPtr tenantFromRow(const QSqlRecord &row, const QList<Extension> &extensions) const;
     // writeTenant's steps, inside its transaction: the current record (locked), the new one
     // applied and stored with its extensions; the record before the write (null if none).
-    Result<TenantPtr, WriteFailure> writeInTransaction(QSqlDatabase db,
+    Result<TenantPtr, WriteFailure> writeInTransaction(const QSqlDatabase &db,
                                                        const QByteArray &externalId,
                                                        const TenantPatch &patch, WriteMode mode);
-    Result<TenantPtr, WriteFailure> lockedTenant(QSqlDatabase db, const QString &key);
-    Result<bool, WriteFailure> deleteRows(QSqlDatabase db, const QString &key, bool tenantToo);
-    Result<bool, WriteFailure> storeRow(QSqlDatabase db, const Tenant &record, bool insert);
-    Result<bool, WriteFailure> storeExtensions(QSqlDatabase db, Tenant &record);
+    Result<TenantPtr, WriteFailure> lockedTenant(const QSqlDatabase &db, const QString &key);
+    Result<bool, WriteFailure> deleteRows(const QSqlDatabase &db, const QString &key,
+                                          bool tenantToo);
+    Result<bool, WriteFailure> storeRow(const QSqlDatabase &db, const Tenant &record, bool insert);
+    Result<bool, WriteFailure> storeExtensions(const QSqlDatabase &db, Tenant &record);
     static Result<bool, WriteFailure> exec(QSqlQuery &query, const QString &what);
     static Written sideEffects(const TenantPtr &before, const TenantPtr &stored,
                                const TenantPatch &patch);

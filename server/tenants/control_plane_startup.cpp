@@ -82,7 +82,7 @@ Result<bool> ControlPlane::open()
     return true;
 }
 
-Result<bool> ControlPlane::createMigrationsTable(QSqlDatabase db, const QString &migrations)
+Result<bool> ControlPlane::createMigrationsTable(QSqlDatabase db, const QString &migrations) const
 {
     const bool postgres = m_settings.backend == ControlPlaneSettings::Backend::Postgres;
     QSqlQuery query(db);

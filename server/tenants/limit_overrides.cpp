@@ -15,13 +15,13 @@ namespace {
 struct LimitField
 {
     QLatin1String name;
-    std::optional<int> LimitOverrides::*override;
-    int Tenant::*tenant;
+    std::optional<int> LimitOverrides::*override{};
+    int Tenant::*tenant{};
 };
 
 const std::array<LimitField, 7> &limitFields()
 {
-    static const std::array<LimitField, 7> fields{ {
+    static const std::array<LimitField, 7> Fields{ {
             { QLatin1String("max_concurrent_users"), &LimitOverrides::maxConcurrentUsers,
               &Tenant::maxConcurrentUsers },
             { QLatin1String("max_events_per_second"), &LimitOverrides::maxEventsPerSecond,
@@ -37,26 +37,26 @@ const std::array<LimitField, 7> &limitFields()
             { QLatin1String("max_payload_size_in_kb"), &LimitOverrides::maxPayloadSizeInKb,
               &Tenant::maxPayloadSizeInKb },
     } };
-    return fields;
+    return Fields;
 }
 
 // One overridable on/off setting (tenant_flags.<id>), like LimitField.
 struct FlagField
 {
     QLatin1String name;
-    std::optional<bool> LimitOverrides::*override;
-    bool Tenant::*tenant;
+    std::optional<bool> LimitOverrides::*override{};
+    bool Tenant::*tenant{};
 };
 
 const std::array<FlagField, 3> &flagFields()
 {
-    static const std::array<FlagField, 3> fields{ {
+    static const std::array<FlagField, 3> Fields{ {
             { QLatin1String("suspend"), &LimitOverrides::suspend, &Tenant::suspend },
             { QLatin1String("private_only"), &LimitOverrides::privateOnly, &Tenant::privateOnly },
             { QLatin1String("presence_enabled"), &LimitOverrides::presenceEnabled,
               &Tenant::presenceEnabled },
     } };
-    return fields;
+    return Fields;
 }
 
 // The names of `fields`, for "unknown field" errors.

@@ -170,16 +170,17 @@ QJsonObject readExtension(const QJsonValue &value, Extension &extension)
             extension.settings.insert(it.key(), it.value());
         }
     }
-    // Required settings, reported in reverse order like upstream's validation.
-    const QStringList required{ QStringLiteral("region"),  QStringLiteral("db_host"),
-                                QStringLiteral("db_port"), QStringLiteral("db_name"),
-                                QStringLiteral("db_user"), QStringLiteral("db_password") };
-    for (auto it = required.crbegin(); it != required.crend(); ++it) {
-        const QJsonValue setting = extension.settings.value(*it);
+    // Required settings, in the order upstream's validation reports them (the reverse of its
+    // field list: region, db_host, db_port, db_name, db_user, db_password).
+    const QStringList required{ QStringLiteral("db_password"), QStringLiteral("db_user"),
+                                QStringLiteral("db_name"),     QStringLiteral("db_port"),
+                                QStringLiteral("db_host"),     QStringLiteral("region") };
+    for (const QString &name : required) {
+        const QJsonValue setting = extension.settings.value(name);
         if (setting.isUndefined() || setting.isNull()) {
-            addError(errors, QStringLiteral("settings"), *it + QStringLiteral(" can't be blank"));
+            addError(errors, QStringLiteral("settings"), name + QStringLiteral(" can't be blank"));
         } else if (!setting.isString()) {
-            addError(errors, QStringLiteral("settings"), *it + QStringLiteral(" is invalid"));
+            addError(errors, QStringLiteral("settings"), name + QStringLiteral(" is invalid"));
         }
     }
     return errors;
@@ -262,7 +263,7 @@ QStringList floatLiteralTenantFields(QByteArrayView body)
 
 void refuseFloatIntegers(const QStringList &fields, QJsonObject &errors)
 {
-    static const QStringList integerFields{
+    static const QStringList IntegerFields{
         QStringLiteral("max_concurrent_users"),
         QStringLiteral("max_events_per_second"),
         QStringLiteral("max_bytes_per_second"),
@@ -275,7 +276,7 @@ void refuseFloatIntegers(const QStringList &fields, QJsonObject &errors)
         QStringLiteral("migrations_ran"),
     };
     for (const QString &field : fields) {
-        if (integerFields.contains(field) && !errors.contains(field)) {
+        if (IntegerFields.contains(field) && !errors.contains(field)) {
             addError(errors, field, IsInvalid);
         }
     }
@@ -283,10 +284,10 @@ void refuseFloatIntegers(const QStringList &fields, QJsonObject &errors)
 
 const QStringList &encryptedSettingKeys()
 {
-    static const QStringList keys{ QStringLiteral("db_host"), QStringLiteral("db_port"),
+    static const QStringList Keys{ QStringLiteral("db_host"), QStringLiteral("db_port"),
                                    QStringLiteral("db_name"), QStringLiteral("db_user"),
                                    QStringLiteral("db_password") };
-    return keys;
+    return Keys;
 }
 
 namespace {
@@ -387,7 +388,7 @@ void readExtensions(Reader &read, TenantPatch &patch, QJsonObject &resultErrors)
     bool anyError = false;
     QStringList types;
     const QJsonArray elements = list.toArray();
-    for (const QJsonValue &element : elements) {
+    for (const QJsonValue element : elements) {
         Extension extension;
         QJsonObject errors = readExtension(element, extension);
         if (errors.isEmpty() && types.contains(extension.type)) {

@@ -140,7 +140,7 @@ bool credentialsDiffer(const Tenant &before, const Tenant &after)
 
 const std::vector<TenantColumn> &writtenTenantColumns()
 {
-    static const std::vector<TenantColumn> columns{
+    static const std::vector<TenantColumn> Columns{
         column("name", [](const Tenant &t) { return t.name.isNull() ? QVariant() : t.name; }),
         { QLatin1StringView("jwt_secret"),
           [](const Tenant &t, const Encrypt &encrypt) {
@@ -176,7 +176,7 @@ const std::vector<TenantColumn> &writtenTenantColumns()
                }),
         column("updated_at", [](const Tenant &t) { return t.updatedAt.toString(Qt::ISODate); }),
     };
-    return columns;
+    return Columns;
 }
 
 } // namespace rt::tenants

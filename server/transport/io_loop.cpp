@@ -13,11 +13,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstddef>
+
 namespace rt::transport {
 
 namespace {
 
-constexpr qsizetype ReadBufferBytes = 64 * 1024;
+constexpr qsizetype ReadBufferBytes = qsizetype{ 64 } * 1024;
 const QEvent::Type FlushEventType = static_cast<QEvent::Type>(QEvent::registerEventType());
 
 } // namespace
@@ -50,7 +52,7 @@ void IoLoop::adopt(qintptr descriptor)
     const int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 
-    auto *connection = new TcpConnection(*this, fd); // NOLINT: owned by this loop (QObject child)
+    auto *connection = new TcpConnection(*this, fd); // owned by this loop (QObject child)
     connection->m_loopIndex = static_cast<qsizetype>(m_connections.size());
     m_connections.push_back(connection);
     m_factory(*connection);
@@ -96,7 +98,7 @@ void IoLoop::scheduleFlush(TcpConnection *connection)
     m_dirty.push_back(connection);
     if (!m_flushPosted) {
         m_flushPosted = true;
-        QCoreApplication::postEvent(this, new QEvent(FlushEventType)); // NOLINT: Qt takes it
+        QCoreApplication::postEvent(this, new QEvent(FlushEventType)); // Qt takes it
     }
 }
 

@@ -7,6 +7,7 @@
 #include <QObject>
 #include <QTimer>
 
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -26,7 +27,8 @@ class IoLoop : public QObject
 public:
     struct Limits
     {
-        qsizetype maxQueuedBytesPerConnection = 16 * 1024 * 1024; // slow consumers beyond: closed
+        qsizetype maxQueuedBytesPerConnection =
+                qsizetype{ 16 } * 1024 * 1024; // slow consumers beyond: closed
     };
 
     // Creates the protocol handler of a freshly adopted connection (HTTP at first).

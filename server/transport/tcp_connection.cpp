@@ -71,7 +71,7 @@ QByteArray TcpConnection::peerAddress() const
         const auto *v6 = reinterpret_cast<const sockaddr_in6 *>(&address);
         ::inet_ntop(AF_INET6, &v6->sin6_addr, text, sizeof(text));
     }
-    return QByteArray(text);
+    return { text };
 }
 
 bool TcpConnection::send(const QByteArray &data, QByteArrayView header)

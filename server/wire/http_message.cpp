@@ -493,7 +493,7 @@ struct HttpRequestParser::State
 
     static const http_parser_settings &settings()
     {
-        static const http_parser_settings s = [] {
+        static const http_parser_settings S = [] {
             http_parser_settings init;
             http_parser_settings_init(&init);
             init.on_url = &State::onUrl;
@@ -505,7 +505,7 @@ struct HttpRequestParser::State
             init.on_chunk_header = &State::onChunkHeader;
             return init;
         }();
-        return s;
+        return S;
     }
 
     // How many of the `size` bytes at `piece` go to http-parser in the next step of feed(). When

@@ -5,10 +5,12 @@
 #include <QJsonDocument>
 #include <QJsonParseError>
 
+#include <utility>
+
 namespace rt::api {
 
-JsonReader::JsonReader(const QJsonObject &object, QString path, std::optional<QString> &error)
-    : m_object(object),
+JsonReader::JsonReader(QJsonObject object, QString path, std::optional<QString> &error)
+    : m_object(std::move(object)),
       m_path(std::move(path)),
       m_error(error)
 { }

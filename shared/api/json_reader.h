@@ -19,7 +19,7 @@ namespace rt::api {
 class JsonReader
 {
 public:
-    JsonReader(const QJsonObject &object, QString path, std::optional<QString> &error);
+    JsonReader(QJsonObject object, QString path, std::optional<QString> &error);
 
     bool has(const char *key) const;
     void text(const char *key, QString &out) const;

@@ -20,8 +20,9 @@ template <typename T, typename E = Error>
 class [[nodiscard]] Result
 {
 public:
-    Result(T value) : m_state(std::in_place_index<0>, std::move(value)) { } // NOLINT implicit
-    Result(E error) : m_state(std::in_place_index<1>, std::move(error)) { } // NOLINT implicit
+    // Implicit on purpose: a value or an error converts to a Result.
+    Result(T value) : m_state(std::in_place_index<0>, std::move(value)) { }
+    Result(E error) : m_state(std::in_place_index<1>, std::move(error)) { }
 
     bool ok() const { return m_state.index() == 0; }
     explicit operator bool() const { return ok(); }

@@ -108,7 +108,7 @@ Result<Message> decode(QByteArrayView payload)
     if (version != Version) {
         return Error{ QStringLiteral("counters frame of unknown version %1").arg(version) };
     }
-    const quint32 tenantCount = in.read<quint32>();
+    const auto tenantCount = in.read<quint32>();
     if (in.failed() || tenantCount > static_cast<quint64>(in.remaining() / MinTenantBytes)) {
         return malformed("tenant count past the end");
     }
@@ -116,12 +116,12 @@ Result<Message> decode(QByteArrayView payload)
     message.tenants.reserve(static_cast<qsizetype>(tenantCount));
     for (quint32 i = 0; i < tenantCount; ++i) {
         TenantFigures tenant;
-        const quint32 idSize = in.read<quint32>();
+        const auto idSize = in.read<quint32>();
         if (in.failed() || idSize > static_cast<quint32>(MaxTenantIdBytes)) {
             return malformed("tenant id too long");
         }
         tenant.tenantId = in.bytes(static_cast<qsizetype>(idSize)).toByteArray();
-        const qint32 users = in.read<qint32>();
+        const auto users = in.read<qint32>();
         if (users < UsersAbsent) {
             return malformed("negative users");
         }
@@ -134,7 +134,7 @@ Result<Message> decode(QByteArrayView payload)
         }
         for (quint8 r = 0; r < rateCount; ++r) {
             const quint8 code = in.u8();
-            const qint64 count = in.read<qint64>();
+            const auto count = in.read<qint64>();
             if (count < 0) {
                 return malformed("negative rate count");
             }

@@ -98,7 +98,7 @@ void EtcdClusterBackend::stop()
     }
     // Revoking deletes the node record and every claim at once; peers see them go now rather
     // than after the TTL.
-    m_client->leaseRevoke(lease, [this](EtcdResult<qint64> result) {
+    m_client->leaseRevoke(lease, [this](const EtcdResult<qint64> &result) {
         if (!result) {
             qCWarning(lcCluster).noquote()
                     << "etcd: could not revoke the lease on stop (it will expire):"
@@ -117,7 +117,7 @@ void EtcdClusterBackend::updateSelf(const NodeInfo &self)
     }
     const quint64 generation = m_generation;
     m_client->put(nodeKey(m_self.id), m_self.toJsonBytes(), m_lease,
-                  [this, generation](EtcdResult<PutResponse> result) {
+                  [this, generation](const EtcdResult<PutResponse> &result) {
                       if (generation != m_generation || result) {
                           return;
                       }
@@ -260,25 +260,27 @@ void EtcdClusterBackend::keepAlive()
     }
     m_keepAliveInFlight = true;
     const quint64 generation = m_generation;
-    m_client->leaseKeepAlive(m_lease, [this, generation](EtcdResult<KeepAliveResponse> result) {
-        m_keepAliveInFlight = false;
-        if (generation != m_generation || m_keepAliveSuspended) {
-            return;
-        }
-        if (!result) {
-            if (result.error().kind == EtcdError::Kind::LeaseLost || result.error().isNotFound()) {
-                leaseLost(result.error().message);
-            } else {
-                m_leaseHealthy = false;
-                failed(result.error(), QStringLiteral("lease keepalive"));
-            }
-            return;
-        }
-        m_leaseHealthy = true;
-        m_sinceKeepAlive.start();
-        releaseOrphanedClaims();
-        updateAvailability(QString());
-    });
+    m_client->leaseKeepAlive(m_lease,
+                             [this, generation](const EtcdResult<KeepAliveResponse> &result) {
+                                 m_keepAliveInFlight = false;
+                                 if (generation != m_generation || m_keepAliveSuspended) {
+                                     return;
+                                 }
+                                 if (!result) {
+                                     if (result.error().kind == EtcdError::Kind::LeaseLost
+                                         || result.error().isNotFound()) {
+                                         leaseLost(result.error().message);
+                                     } else {
+                                         m_leaseHealthy = false;
+                                         failed(result.error(), QStringLiteral("lease keepalive"));
+                                     }
+                                     return;
+                                 }
+                                 m_leaseHealthy = true;
+                                 m_sinceKeepAlive.start();
+                                 releaseOrphanedClaims();
+                                 updateAvailability(QString());
+                             });
 }
 
 void EtcdClusterBackend::leaseLost(const QString &reason)
@@ -326,8 +328,8 @@ void EtcdClusterBackend::releaseOrphanedClaims()
         TxnRequest txn;
         txn.compare.append(Compare::createRevision(claimKey(it.key()), it->createRevision));
         txn.success.append(RequestOp::deleteKey(claimKey(it.key())));
-        const QString resource = it.key();
-        m_client->txn(txn, [this, resource](EtcdResult<TxnResponse> result) {
+        const QString &resource = it.key();
+        m_client->txn(txn, [this, resource](const EtcdResult<TxnResponse> &result) {
             if (!result) {
                 m_orphansPossible = true; // try again after the next keepalive
                 qCDebug(lcCluster).noquote() << "etcd: releasing orphaned claim" << resource
@@ -630,7 +632,7 @@ void EtcdClusterBackend::release(const QString &resource)
     TxnRequest txn;
     txn.compare.append(Compare::createRevision(key, createRevision));
     txn.success.append(RequestOp::deleteKey(key));
-    m_client->txn(txn, [this, resource](EtcdResult<TxnResponse> result) {
+    m_client->txn(txn, [this, resource](const EtcdResult<TxnResponse> &result) {
         if (!result) {
             m_orphansPossible = true; // released after the next successful keepalive
             qCWarning(lcCluster).noquote()

@@ -39,7 +39,7 @@ void EtcdClusterBackend::putConfig(const QString &key, const QByteArray &value,
         txn.failure.append(RequestOp::range(etcdKey));
         m_client->txn(txn, [this, key, lease, done](EtcdResult<TxnResponse> result) {
             if (lease != 0 && (!result || !result->succeeded)) {
-                m_client->leaseRevoke(lease, [](EtcdResult<qint64>) {});
+                m_client->leaseRevoke(lease, [](const EtcdResult<qint64> &) {});
             }
             if (!result) {
                 done(unavailable(result.error().message));

@@ -8,6 +8,7 @@
 #include <QString>
 
 #include <chrono>
+#include <cstddef>
 #include <optional>
 
 namespace rt::cluster::links {
@@ -29,7 +30,7 @@ struct LinkSettings
     qint64 maxQueuedBytesPerPeer = 64LL * 1024 * 1024;
     qint64 maxQueuedFramesPerPeer = 100'000;
     // Frames move from a link's queue into its socket while the socket holds less than this.
-    qint64 socketHighWaterBytes = 1024 * 1024;
+    qint64 socketHighWaterBytes = 1024LL * 1024;
     // Reconnect delays: initial, doubling per failed attempt up to max, each with jitter in
     // [delay/2, delay] so peers that lost each other do not retry in lockstep.
     std::chrono::milliseconds reconnectInitialDelay{ 100 };

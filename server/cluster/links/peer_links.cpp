@@ -6,6 +6,7 @@
 #include <QTimer>
 
 #include <algorithm>
+#include <utility>
 
 namespace rt::cluster::links {
 
@@ -27,10 +28,10 @@ quint64 keyHash(QStringView key)
 
 } // namespace
 
-PeerLinks::PeerLinks(const LinkSettings &settings, const PeerAddress &address, QObject *parent)
+PeerLinks::PeerLinks(const LinkSettings &settings, PeerAddress address, QObject *parent)
     : QObject(parent),
       m_settings(settings),
-      m_address(address),
+      m_address(std::move(address)),
       m_links(static_cast<size_t>(std::max(1, settings.linksPerPeer)))
 {
     for (size_t i = 0; i < m_links.size(); ++i) {

@@ -28,7 +28,7 @@ class PeerLinks : public QObject
     Q_OBJECT
 
 public:
-    PeerLinks(const LinkSettings &settings, const PeerAddress &address, QObject *parent = nullptr);
+    PeerLinks(const LinkSettings &settings, PeerAddress address, QObject *parent = nullptr);
     ~PeerLinks() override;
 
     const PeerAddress &address() const { return m_address; }

@@ -52,7 +52,7 @@ Error malformed(const char *what)
 // A rate in thousandths per second; nullopt when out of range.
 std::optional<double> readRate(BigEndianReader &in)
 {
-    const quint64 value = in.read<quint64>();
+    const auto value = in.read<quint64>();
     if (value > MaxMilliRate) {
         return std::nullopt;
     }
@@ -62,7 +62,7 @@ std::optional<double> readRate(BigEndianReader &in)
 // An id (u16 length + bytes); nullopt when too long or truncated.
 std::optional<QByteArray> readId(BigEndianReader &in)
 {
-    const quint16 size = in.read<quint16>();
+    const auto size = in.read<quint16>();
     if (in.failed() || size > MaxIdBytes) {
         return std::nullopt;
     }
@@ -109,7 +109,7 @@ std::optional<Error> readHeader(BigEndianReader &in, NodeStats &stats)
 
 std::optional<Error> readLinks(BigEndianReader &in, QList<LinkRate> &links)
 {
-    const quint32 linkCount = in.read<quint32>();
+    const auto linkCount = in.read<quint32>();
     if (in.failed() || linkCount > static_cast<quint64>(in.remaining() / MinEntryBytes)) {
         return malformed("link count past the end");
     }
@@ -138,7 +138,7 @@ std::optional<Error> readLinks(BigEndianReader &in, QList<LinkRate> &links)
 
 std::optional<Error> readTenants(BigEndianReader &in, QList<TenantRate> &tenants)
 {
-    const quint32 tenantCount = in.read<quint32>();
+    const auto tenantCount = in.read<quint32>();
     if (in.failed() || tenantCount > static_cast<quint64>(in.remaining() / MinEntryBytes)) {
         return malformed("tenant count past the end");
     }
