@@ -31,7 +31,7 @@ TcpConnection::TcpConnection(IoLoop &loop, int descriptor)
       m_descriptor(descriptor)
 {
     m_lastReceivedMs = loop.nowMs();
-    m_readNotifier = new QSocketNotifier(descriptor, QSocketNotifier::Read, this); // NOLINT: child
+    m_readNotifier = new QSocketNotifier(descriptor, QSocketNotifier::Read, this); // child
     connect(m_readNotifier, &QSocketNotifier::activated, this, &TcpConnection::onReadable);
 }
 
@@ -213,7 +213,7 @@ void TcpConnection::setWriteNotification(bool enabled)
         return;
     }
     if (m_writeNotifier == nullptr) {
-        m_writeNotifier = new QSocketNotifier(m_descriptor, QSocketNotifier::Write, this); // NOLINT
+        m_writeNotifier = new QSocketNotifier(m_descriptor, QSocketNotifier::Write, this);
         connect(m_writeNotifier, &QSocketNotifier::activated, this, &TcpConnection::onWritable);
     }
     m_writeNotifier->setEnabled(true);
