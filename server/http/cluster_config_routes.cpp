@@ -106,17 +106,6 @@ wire::HttpResponse writeAnswer(const cluster::ConfigWriteResult &result, const Q
                     : QStringLiteral("the cluster backend is unavailable: %1").arg(error.message));
 }
 
-// The answer to a body that is not JSON.
-wire::HttpResponse plainBadRequest()
-{
-    wire::HttpResponse response;
-    response.status = 400;
-    response.setHeader(QByteArrayLiteral("content-type"),
-                       QByteArrayLiteral("text/plain; charset=utf-8"));
-    response.body = QByteArrayLiteral("Bad Request");
-    return response;
-}
-
 // The write a PUT body asks for.
 struct ConfigPut
 {
@@ -255,7 +244,7 @@ void ClusterConfigRoutes::put(const wire::HttpRequest &request, const QString &k
 {
     const Result<QJsonObject, json::ObjectError> parsedBody = json::parseObject(request.body);
     if (!parsedBody && parsedBody.error().kind == json::ObjectError::Kind::Syntax) {
-        responder.respond(plainBadRequest());
+        responder.respond(Router::plainBadRequest());
         return;
     }
     if (!parsedBody) {

@@ -93,4 +93,14 @@ void Router::handle(wire::HttpRequest request, const transport::HttpResponder &r
     responder.respond(std::move(response));
 }
 
+wire::HttpResponse Router::plainBadRequest()
+{
+    wire::HttpResponse response;
+    response.status = 400;
+    response.setHeader(QByteArrayLiteral("content-type"),
+                       QByteArrayLiteral("text/plain; charset=utf-8"));
+    response.body = QByteArrayLiteral("Bad Request");
+    return response;
+}
+
 } // namespace rt::http

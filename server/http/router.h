@@ -30,6 +30,9 @@ public:
 
     // Headers every API response carries (CORS).
     static void addCorsHeaders(wire::HttpResponse &response);
+    // 400 with the plain-text body "Bad Request", as the reference server answers a body that
+    // is not JSON.
+    static wire::HttpResponse plainBadRequest();
 
 private:
     struct Route

@@ -80,17 +80,6 @@ void startSession(wire::HttpResponse &response, const tenants::ControlPlane &con
     response.setHeader(QByteArray(tenants::SessionHeaderName), QByteArray::number(now));
 }
 
-// The answer to a body that is not JSON.
-wire::HttpResponse plainBadRequest()
-{
-    wire::HttpResponse response;
-    response.status = 400;
-    response.setHeader(QByteArrayLiteral("content-type"),
-                       QByteArrayLiteral("text/plain; charset=utf-8"));
-    response.body = QByteArrayLiteral("Bad Request");
-    return response;
-}
-
 // Answers a write whose body is invalid with 422 and `errors`.
 void refuseInvalidWrite(tenants::ControlPlane *controlPlane, const QByteArray &externalId,
                         bool creating, QJsonObject errors, const HttpResponder &responder)
@@ -292,7 +281,7 @@ void TenantRoutes::write(const wire::HttpRequest &request, QByteArray externalId
     QJsonParseError parseError;
     const QJsonDocument document = QJsonDocument::fromJson(request.body, &parseError);
     if (parseError.error != QJsonParseError::NoError) {
-        responder.respond(plainBadRequest());
+        responder.respond(Router::plainBadRequest());
         return;
     }
     // Upstream's controller actions match only a body with a "tenant" object.
