@@ -2,7 +2,7 @@
 # Benchmark driver: runs OUR server and two peers side by side, same loadgen, same session.
 #
 #   bench/run.sh [--quick] [--server build/bin/realtime-server] [--reps 3]
-#                [--targets ours,ws-phx,nats] [--scenarios a,b,c] [--no-probe] [--nice -15]
+#                [--baseline-server other/realtime-server] [--targets ours,ws-phx,nats,base] [--scenarios a,b,c] [--no-probe] [--nice -15]
 #                [--quiet-wait 20]
 #
 # For each scenario, each repetition and each target (targets interleaved, so slow drift of
@@ -23,6 +23,9 @@
 #   f  S1  connect + JWT verify + join storm: 10,000 sockets (apikey JWT checked at the upgrade,
 #         phx_join with access_token), 500 in flight, then 2 s idle for RSS per joined
 #         connection; no publisher. ours and ws-phx only (nats verifies no JWT and has no join)
+# Target `base` is our server from another binary (--baseline-server, e.g. a release build of the
+# previous main) with exactly the settings of `ours`: the before/after of a change, side by side
+# in one session. It is not in the default targets.
 # --quick: each scenario once, 3 s window + 1 s warm-up (smoke test of the harness).
 #
 # Every loadgen run is bounded (hard self-exit at 60 s, plus `timeout` here); servers are
@@ -35,6 +38,7 @@ REPO_DIR="$(dirname "$BENCH_DIR")"
 # ---- options ----------------------------------------------------------------------------------
 QUICK=0
 SERVER_BIN="$REPO_DIR/build/bin/realtime-server"
+BASELINE_BIN=""
 REPS=3
 TARGETS="ours,ws-phx,nats"
 SCENARIOS="a,b,c,d,e,f"
@@ -54,6 +58,8 @@ while [[ $# -gt 0 ]]; do
     --quick) QUICK=1 ;;
     --server) SERVER_BIN="$2"; shift ;;
     --server=*) SERVER_BIN="${1#*=}" ;;
+    --baseline-server) BASELINE_BIN="$2"; shift ;;
+    --baseline-server=*) BASELINE_BIN="${1#*=}" ;;
     --reps) REPS="$2"; shift ;;
     --reps=*) REPS="${1#*=}" ;;
     --targets) TARGETS="$2"; shift ;;
@@ -71,6 +77,7 @@ while [[ $# -gt 0 ]]; do
   shift
 done
 [[ "$SERVER_BIN" = /* ]] || SERVER_BIN="$REPO_DIR/$SERVER_BIN"
+[[ -z "$BASELINE_BIN" || "$BASELINE_BIN" = /* ]] || BASELINE_BIN="$PWD/$BASELINE_BIN"
 [[ $QUICK -eq 1 ]] && REPS=1
 
 # Fixed loopback ports, away from the usual dev ports (4000, 4222, 9222) so a developer's own
@@ -165,7 +172,9 @@ boost() {
 start_server() {
   local target="$1" logf="$2"
   case "$target" in
-    ours)
+    ours|base)
+      local bin="$SERVER_BIN"
+      [[ $target == base ]] && bin="$BASELINE_BIN"
       SRV_PORT=$PORT_OURS; ADAPTER=phx
       SRV_DATA="$(mktemp -d /tmp/qtrealtime-bench.XXXXXX)"
       # Tenant limits are raised far above the benchmark: the upstream defaults (200 users,
@@ -180,7 +189,7 @@ start_server() {
         TENANT_MAX_BYTES_PER_SECOND=1000000000 TENANT_MAX_JOINS_PER_SECOND=1000000 \
         TENANT_MAX_CHANNELS_PER_CLIENT=100 \
         ${OURS_EXTRA_ENV:-} \
-        "$SERVER_BIN" --workers 1 >"$logf" 2>&1 &
+        "$bin" --workers 1 >"$logf" 2>&1 &
       ;;
     ws-phx)
       SRV_PORT=$PORT_WSPHX; ADAPTER=phx
@@ -251,6 +260,11 @@ if [[ " ${TARGET_LIST[*]} " == *" ours "* ]] && [[ ! -x "$SERVER_BIN" ]]; then
   log "ours: SKIPPED - $SERVER_BIN does not exist (build it: cmake --build build --target realtime-server)"
   OURS_OK=0
 fi
+BASE_OK=1
+if [[ " ${TARGET_LIST[*]} " == *" base "* ]] && [[ ! -x "$BASELINE_BIN" ]]; then
+  log "base: SKIPPED - no --baseline-server binary (${BASELINE_BIN:-none given})"
+  BASE_OK=0
+fi
 NATS_OK=1
 if [[ " ${TARGET_LIST[*]} " == *" nats "* ]] && ! command -v nats-server >/dev/null; then
   log "nats: SKIPPED - nats-server not installed (apt-get install nats-server)"
@@ -271,13 +285,16 @@ for scen in "${SCEN_LIST[@]}"; do
       if [[ $target == ours && $OURS_OK -eq 0 ]]; then
         append_json "${meta[@]}" skipped="\"binary missing: $SERVER_BIN\""; continue
       fi
+      if [[ $target == base && $BASE_OK -eq 0 ]]; then
+        append_json "${meta[@]}" skipped="\"no baseline binary\""; continue
+      fi
       if [[ $target == nats && $scen == f ]]; then
         append_json "${meta[@]}" skipped="\"not comparable: nats verifies no JWT and has no channel join\""; continue
       fi
       if [[ $target == nats && $NATS_OK -eq 0 ]]; then
         append_json "${meta[@]}" skipped="\"nats-server not installed\""; continue
       fi
-      case "$target" in ours) p=$PORT_OURS ;; ws-phx) p=$PORT_WSPHX ;; nats) p=$PORT_NATS ;; *) log "unknown target $target"; exit 64 ;; esac
+      case "$target" in ours|base) p=$PORT_OURS ;; ws-phx) p=$PORT_WSPHX ;; nats) p=$PORT_NATS ;; *) log "unknown target $target"; exit 64 ;; esac
       if port_open "$p"; then
         log "$target: port $p is already in use; not measuring someone else's server"
         append_json "${meta[@]}" error="\"port $p already in use\""; continue

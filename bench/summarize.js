@@ -5,7 +5,8 @@
 //   node bench/summarize.js bench/results/20261130T053000Z.jsonl [more.jsonl ...]
 //
 // Per scenario: one row per target with the median over its repetitions and the [min–max]
-// range, then the ratios ours/ws-phx and ours/nats of the medians, then the project's targets
+// range, then the ratios ours/base, ours/ws-phx and ours/nats of the medians (a row only for a
+// target that was run), then the project's targets
 // (from the issue; shared/design/performance.md §6.4) checked where the data allows.
 // Flags: `c` = client-limited rep (loadgen ≥ 90% CPU), `b` = disturbed rep (see isBusy),
 // `!` = lost messages after the drain. Reps with an error are
@@ -14,7 +15,8 @@
 
 const fs = require('node:fs');
 
-const TARGETS = ['ours', 'ws-phx', 'nats'];
+// base: our server from another binary (run.sh --baseline-server), the before of a change.
+const TARGETS = ['ours', 'base', 'ws-phx', 'nats'];
 const SCENARIOS = {
   a: 'a: fan-out 1→1,000, saturation (window 64)',
   b: 'b: fan-out 1→1,000 at 50 publishes/s (50k deliveries/s)',
@@ -205,7 +207,7 @@ function main() {
     const m = medians[scen];
     const rc = COLUMNS.filter((c) => c[4]);
     out.push(`| ratio | ${rc.map((c) => c[0]).join(' | ')} |`, `|---|${rc.map(() => '---').join('|')}|`);
-    for (const peer of ['ws-phx', 'nats']) {
+    for (const peer of ['base', 'ws-phx', 'nats']) {
       const peerRuns = scenRows.filter((r) => r.target === peer);
       // No row for a peer that was not run here (--targets) or cannot be compared in this scenario.
       if (peerRuns.every((r) => r.skipped && /not comparable/.test(r.skipped))) continue;

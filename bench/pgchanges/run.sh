@@ -2,7 +2,7 @@
 # Scenario g: postgres_changes with row level security, our batched RLS strategy vs the naive one
 # (one visibility query per subscriber per change, upstream's way), interleaved in one session.
 #
-#   bench/pgchanges/run.sh [--server build/bin/realtime-server] [--ks 1,100,1000]
+#   bench/pgchanges/run.sh [--server build/bin/realtime-server] [--baseline-server BIN] [--ks 1,100,1000]
 #                          [--policies all,owner] [--strategies batched,naive] [--modes window,rate]
 #                          [--duration 12] [--warmup 3] [--drain 10] [--stall 8] [--pg-env FILE] [--quick]
 #
@@ -15,6 +15,8 @@
 # name) and run loadgen.js pinned to CPU 1; stop the server by PID, drop its slot, append the JSON
 # line to bench/results/pgchanges-<UTC stamp>.jsonl. PostgreSQL is not pinned.
 #
+# --baseline-server: each run is repeated, right after ours, with another build of our server (e.g.
+# the previous main's release binary); its lines carry "build":"base" (ours: "build":"ours").
 # Policies: all   = USING (true) for authenticated: every subscriber sees every row;
 #           owner = USING (owner = request.jwt.claims->>'sub'): each row is one subscriber's.
 # Modes:    window = closed loop (100-row transactions, at most 400 rows undelivered): the
@@ -33,6 +35,7 @@ BENCH_DIR="$(dirname "$HERE")"
 REPO_DIR="$(dirname "$BENCH_DIR")"
 
 SERVER_BIN="$REPO_DIR/build/bin/realtime-server"
+BASELINE_BIN=""
 KS="1,100,1000"
 POLICIES="all,owner"
 STRATEGIES="batched,naive"
@@ -49,6 +52,7 @@ usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' 
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --server) SERVER_BIN="$2"; shift ;;
+    --baseline-server) BASELINE_BIN="$2"; shift ;;
     --ks) KS="$2"; shift ;;
     --policies) POLICIES="$2"; shift ;;
     --strategies) STRATEGIES="$2"; shift ;;
@@ -66,6 +70,12 @@ while [[ $# -gt 0 ]]; do
 done
 [[ "$SERVER_BIN" = /* ]] || SERVER_BIN="$REPO_DIR/$SERVER_BIN"
 [[ -x "$SERVER_BIN" ]] || { echo "run.sh: no server binary at $SERVER_BIN" >&2; exit 66; }
+BUILD_LIST=(ours)
+if [[ -n "$BASELINE_BIN" ]]; then
+  [[ "$BASELINE_BIN" = /* ]] || BASELINE_BIN="$PWD/$BASELINE_BIN"
+  [[ -x "$BASELINE_BIN" ]] || { echo "run.sh: no baseline binary at $BASELINE_BIN" >&2; exit 66; }
+  BUILD_LIST=(ours base)
+fi
 
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 STAMP="$(date -u +%Y%m%dT%H%M%SZ)"
@@ -139,7 +149,7 @@ IFS=',' read -r -a POLICY_LIST <<<"$POLICIES"
 IFS=',' read -r -a K_LIST <<<"$KS"
 IFS=',' read -r -a MODE_LIST <<<"$MODES"
 IFS=',' read -r -a STRAT_LIST <<<"$STRATEGIES"
-log "results -> $OUT (logs in $LOG_DIR); server $SERVER_BIN; PostgreSQL on port $RT_PG_PORT"
+log "results -> $OUT (logs in $LOG_DIR); server $SERVER_BIN${BASELINE_BIN:+, baseline $BASELINE_BIN}; PostgreSQL on port $RT_PG_PORT"
 
 for policy in "${POLICY_LIST[@]}"; do
   for k in "${K_LIST[@]}"; do
@@ -153,10 +163,13 @@ for policy in "${POLICY_LIST[@]}"; do
         MODE_ARGS="--mode rate --txn 50 --rate 500"
       fi
       for strategy in "${STRAT_LIST[@]}"; do
+      for build in "${BUILD_LIST[@]}"; do
+        bin="$SERVER_BIN"
+        [[ $build == base ]] && bin="$BASELINE_BIN"
         RUN=$((RUN + 1))
-        name="$policy-k$k-$mode-$strategy"
+        name="$policy-k$k-$mode-$strategy-$build"
         slot="bench_pgc_${STAMP,,}_$RUN"
-        meta="{\"scenario\":\"g\",\"session\":\"$STAMP\",\"run\":$RUN,\"strategy\":\"$strategy\",\"policy\":\"$policy\",\"k\":$k,\"mode\":\"$mode\"}"
+        meta="{\"scenario\":\"g\",\"session\":\"$STAMP\",\"run\":$RUN,\"strategy\":\"$strategy\",\"build\":\"$build\",\"policy\":\"$policy\",\"k\":$k,\"mode\":\"$mode\"}"
         if port_open "$PORT"; then log "port $PORT in use; not measuring someone else's server"; append_error "$meta" "port in use"; continue; fi
         # Fresh state: the policy, an empty table, no subscription rows, no inactive bench slots.
         rt_sql -c "DROP POLICY IF EXISTS bench_read ON items" -c "$(policy_sql "$policy")" -c "TRUNCATE items" \
@@ -177,7 +190,7 @@ for policy in "${POLICY_LIST[@]}"; do
           LOG_LEVEL=warning RLS_STRATEGY="$strategy" \
           TENANT_MAX_CONCURRENT_USERS=1000000 TENANT_MAX_EVENTS_PER_SECOND=1000000000 \
           TENANT_MAX_BYTES_PER_SECOND=1000000000 TENANT_MAX_JOINS_PER_SECOND=1000000 \
-          ${OURS_EXTRA_ENV:-} "$SERVER_BIN" --workers 1 >"$logf" 2>&1 &
+          ${OURS_EXTRA_ENV:-} "$bin" --workers 1 >"$logf" 2>&1 &
         SRV_PID=$!
         up=0
         for _ in $(seq 1 150); do
@@ -187,7 +200,7 @@ for policy in "${POLICY_LIST[@]}"; do
         done
         if [[ $up -eq 0 ]]; then log "$name: server did not start (see $logf)"; append_error "$meta" "server did not start"; stop_server; continue; fi
         echo "$NICE" >"/proc/$SRV_PID/autogroup" 2>/dev/null || true
-        log "run $RUN: policy $policy, K=$k, $mode, RLS_STRATEGY=$strategy"
+        log "run $RUN: policy $policy, K=$k, $mode, RLS_STRATEGY=$strategy, build $build"
         set +e
         # shellcheck disable=SC2086
         timeout -k 5 $((HARD + 15)) setsid nice -n "$NICE" taskset -c 1 node "$HERE/loadgen.js" --autogroup-nice "$NICE" \
@@ -209,6 +222,7 @@ for policy in "${POLICY_LIST[@]}"; do
           log "$name: loadgen exited $rc without a result (see $logf.loadgen)"
           append_error "$meta" "loadgen exited $rc without output"
         fi
+      done
       done
     done
   done

@@ -18,7 +18,10 @@ const lat = (r, q) => {
   if (v !== null && v !== undefined) return fmt(v, v < 10 ? 1 : 0);
   return r.latencyMs && r.latencyMs.expected ? `> run (${fmt(100 * (1 - r.latencyMs.samples / r.latencyMs.expected), 0)}% never arrived)` : '–';
 };
-const find = (policy, k, mode, strategy) => rows.find((r) => r.policy === policy && r.k === k && r.mode === mode && r.strategy === strategy);
+// build: "ours", or "base" for the lines of run.sh --baseline-server (older lines have none: ours).
+const find = (policy, k, mode, strategy, build = 'ours') =>
+  rows.find((r) => r.policy === policy && r.k === k && r.mode === mode && r.strategy === strategy && (r.build || 'ours') === build);
+const rlsLabel = (r) => (r.build === 'base' ? `${r.strategy} (base)` : r.strategy);
 const keys = [];
 for (const r of rows) {
   const key = `${r.policy}|${r.k}|${r.mode}`;
@@ -35,16 +38,24 @@ for (const key of keys) {
   const k = Number(kS);
   const b = find(policy, k, mode, 'batched');
   const n = find(policy, k, mode, 'naive');
-  for (const r of [b, n]) {
+  const bBase = find(policy, k, mode, 'batched', 'base');
+  const nBase = find(policy, k, mode, 'naive', 'base');
+  for (const r of [b, bBase, n, nBase]) {
     if (!r) continue;
     const offered = r.params ? (r.params.mode === 'rate' ? `rate ${fmt(r.params.rate)} rows/s, txn ${r.params.txn}` : `window ${r.params.window}, txn ${r.params.txn}`) : mode;
     if (r.error) {
-      out.push(`| ${POLICY[policy]} | ${fmt(k)} | ${offered} | ${r.strategy} | error: ${r.error} |||||||||||||`);
+      out.push(`| ${POLICY[policy]} | ${fmt(k)} | ${offered} | ${rlsLabel(r)} | error: ${r.error} |||||||||||||`);
       continue;
     }
     let ratio = '';
     if (r === b && n && !n.error) {
       ratio = n.deliveriesPerSec > 0 ? `**${fmt(b.deliveriesPerSec / n.deliveriesPerSec, 1)}×**` : `∞ (naive: 0 in ${fmt(n.windowSec)} s)`;
+    }
+    const ours = r === bBase ? b : r === nBase ? n : null;
+    // Closed loop: the delivery rate says it; open loop both deliver what is offered, so the CPU
+    // per delivery says it.
+    if (ours && !ours.error && r.deliveriesPerSec > 0 && r.serverCpuUsPerDelivery > 0) {
+      ratio = `ours / base: ${fmt(ours.deliveriesPerSec / r.deliveriesPerSec, 2)}× deliveries/s, ${fmt(ours.serverCpuUsPerDelivery / r.serverCpuUsPerDelivery, 2)}× µs/delivery`;
     }
     const bad = (r.malformed || 0) + (r.errorPayloads || 0);
     // Not delivered when the drain ended: "behind" if the server was still busy then (working
@@ -52,7 +63,7 @@ for (const key of keys) {
     const busy = r.drainUsage && r.drainUsage.serverCpuPct >= 10;
     const und = r.undelivered > 0 ? `${fmt(r.undelivered)} (${busy ? `behind, server ${fmt(r.drainUsage.serverCpuPct)}% in drain` : '**LOST?** server idle'})` : '0';
     const flags = [und, bad ? `+ ${fmt(bad)} error payloads` : '', r.serverDiedDuringRun ? 'SERVER DIED' : ''].filter(Boolean).join(' ');
-    out.push(`| ${POLICY[policy]} | ${fmt(k)} | ${offered} | ${r.strategy} | ${fmt(r.deliveriesPerSec)} | ${fmt(r.changesDeliveredPerSec, 1)} | ${lat(r, 'p50')} | ${lat(r, 'p99')} | ${fmt(r.serverCpuPct)} | ${fmt(r.serverCpuUsPerDelivery, 1)} | ${fmt(r.pgCpuPct)} | ${fmt(r.loadgenCpuPct)} | ${fmt(r.othersCpuPct)} | ${fmt(r.serverRssKB && r.serverRssKB.endOfWindow / 1024, 0)} | ${flags} | ${r.loadavgStart ? r.loadavgStart[0] : '–'} | ${ratio} |`);
+    out.push(`| ${POLICY[policy]} | ${fmt(k)} | ${offered} | ${rlsLabel(r)} | ${fmt(r.deliveriesPerSec)} | ${fmt(r.changesDeliveredPerSec, 1)} | ${lat(r, 'p50')} | ${lat(r, 'p99')} | ${fmt(r.serverCpuPct)} | ${fmt(r.serverCpuUsPerDelivery, 1)} | ${fmt(r.pgCpuPct)} | ${fmt(r.loadgenCpuPct)} | ${fmt(r.othersCpuPct)} | ${fmt(r.serverRssKB && r.serverRssKB.endOfWindow / 1024, 0)} | ${flags} | ${r.loadavgStart ? r.loadavgStart[0] : '–'} | ${ratio} |`);
   }
 }
 out.push('');
@@ -62,10 +73,10 @@ out.push('| run | policy | K | mode | RLS | rows | expected | delivered | short 
 out.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const r of rows) {
   if (r.error) {
-    out.push(`| ${r.run} | ${r.policy} | ${r.k} | ${r.mode} | ${r.strategy} | error: ${r.error} ||||||||||`);
+    out.push(`| ${r.run} | ${r.policy} | ${r.k} | ${r.mode} | ${rlsLabel(r)} | error: ${r.error} ||||||||||`);
     continue;
   }
-  out.push(`| ${r.run} | ${r.policy} | ${fmt(r.k)} | ${r.mode} | ${r.strategy} | ${fmt(r.rowsInserted)} (db ${fmt(r.rowsInDb)}) | ${fmt(r.expectedDeliveries)} | ${fmt(r.deliveries)} | ${fmt(r.perSubscriberShort)} | ${r.duplicatesOrOutOfOrder} | ${r.wrongOwner} | ${r.malformed} | ${r.errorPayloads} | ${r.sampledChecks} | ${r.disconnects} | ${r.unexpected} |`);
+  out.push(`| ${r.run} | ${r.policy} | ${fmt(r.k)} | ${r.mode} | ${rlsLabel(r)} | ${fmt(r.rowsInserted)} (db ${fmt(r.rowsInDb)}) | ${fmt(r.expectedDeliveries)} | ${fmt(r.deliveries)} | ${fmt(r.perSubscriberShort)} | ${r.duplicatesOrOutOfOrder} | ${r.wrongOwner} | ${r.malformed} | ${r.errorPayloads} | ${r.sampledChecks} | ${r.disconnects} | ${r.unexpected} |`);
 }
 const samples = rows.flatMap((r) => [...(r.malformedSamples || []), ...(r.wrongOwnerSamples || []), ...(r.errorSamples || []), ...(r.unexpectedSamples || [])].map((s) => `run ${r.run}: ${s}`));
 if (samples.length) {
@@ -78,7 +89,7 @@ out.push('Targets (issue 4, 2-core machine):');
 out.push('');
 out.push('| target | measured (batched) | status |');
 out.push('|---|---|---|');
-const best = (policy, k, field) => rows.filter((r) => r.policy === policy && r.k === k && r.strategy === 'batched' && !r.error).map((r) => ({ v: r[field], mode: r.mode, r }));
+const best = (policy, k, field) => rows.filter((r) => r.policy === policy && r.k === k && r.strategy === 'batched' && (r.build || 'ours') === 'ours' && !r.error).map((r) => ({ v: r[field], mode: r.mode, r }));
 for (const [policy, field, goal, label] of [['all', 'deliveriesPerSec', 40000, '(a) ≥ 40,000 deliveries/s at K = 1,000'], ['owner', 'changesDeliveredPerSec', 500, '(b) ≥ 500 changes/s delivered at K = 1,000 distinct users']]) {
   const c = best(policy, 1000, field);
   if (!c.length) continue;
