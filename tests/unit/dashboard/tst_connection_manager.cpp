@@ -5,6 +5,7 @@
 #include "dashboard/api/connection_manager.h"
 #include "dashboard/api/endpoint.h"
 #include "dashboard/api/live_feed.h"
+#include "dashboard/api/live_feed_connection.h"
 
 #include <QCoreApplication>
 #include <QSignalSpy>
@@ -19,6 +20,8 @@ using rt::dashboard::ConfigWriteReply;
 using rt::dashboard::ConnectionManager;
 using rt::dashboard::ConnectionState;
 using rt::dashboard::LiveFeed;
+using rt::dashboard::LiveFeedConnection;
+using rt::dashboard::LiveFeedTiming;
 using Kind = ConnectionState::Kind;
 
 namespace {
@@ -149,8 +152,36 @@ private Q_SLOTS:
                          QStringLiteral("The live feed could not be opened: ")),
                  qPrintable(lost.at(0).at(0).toString()));
         QVERIFY(!feed.isOpen());
-        QTest::qWait(50);
-        QCOMPARE(lost.size(), 1); // once
+    }
+
+    void aConnectionIsLostOnlyOnce()
+    {
+        // The connection under test and a sentinel, both on this thread with the same silence
+        // timeout; the sentinel is opened second, to a node that never answers, so its silence
+        // timer fires after the first one's would. Were anything of the refused connection still
+        // live after its lost() (its silence timer, its socket), it would speak before the
+        // sentinel is lost.
+        const LiveFeedTiming timing{ 25000ms, 200ms };
+        QTcpServer silent;
+        QVERIFY(silent.listen(QHostAddress::LocalHost, 0));
+        LiveFeedConnection refused;
+        LiveFeedConnection sentinel;
+        QSignalSpy refusedLost(&refused, &LiveFeedConnection::lost);
+        QSignalSpy sentinelLost(&sentinel, &LiveFeedConnection::lost);
+        refused.open(7,
+                     rt::dashboard::liveFeedUrl(
+                             QUrl(QStringLiteral("http://127.0.0.1:%1").arg(deadPort()))),
+                     "token", timing);
+        sentinel.open(8,
+                      rt::dashboard::liveFeedUrl(
+                              QUrl(QStringLiteral("http://127.0.0.1:%1").arg(silent.serverPort()))),
+                      "token", timing);
+        QTRY_COMPARE(sentinelLost.size(), 1);
+        QCOMPARE(refusedLost.size(), 1);
+        QCOMPARE(refusedLost.at(0).at(0).toULongLong(), 7ULL);
+        QVERIFY2(refusedLost.at(0).at(1).toString().startsWith(
+                         QStringLiteral("The live feed could not be opened: ")),
+                 qPrintable(refusedLost.at(0).at(1).toString()));
     }
 
     void aSilentNodeIsLost()
