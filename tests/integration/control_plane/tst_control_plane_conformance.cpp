@@ -16,6 +16,7 @@
 #include "server/tenants/tenant_input.h"
 #include "tests/support/tenants/control_plane_start.h"
 #include "tests/support/tenants/control_plane_store.h"
+#include "tests/support/tenants/tenant_fixtures.h"
 
 #include <QDateTime>
 #include <QDir>
@@ -42,29 +43,19 @@ using rt::tenants::TenantPtr;
 using rt::testsupport::ControlPlaneStore;
 using rt::testsupport::StartOutcome;
 
+using rt::testsupport::compact;
+using rt::testsupport::customDefaults;
+using rt::testsupport::hsToken;
+using rt::testsupport::json;
+using rt::testsupport::nowSeconds;
+using rt::testsupport::object;
+using rt::testsupport::seed;
+
 namespace {
 
 // DB_ENC_KEY of upstream's test config: its ciphertexts are in
 // docs/upstream/tenants-limits-metrics.md §4.5.
 const QByteArray TestKey = QByteArrayLiteral("1234567890123456");
-
-QJsonObject object(QByteArrayView json)
-{
-    return QJsonDocument::fromJson(json.toByteArray()).object();
-}
-
-// JSON written with ` for " (no raw string literals for moc to trip on).
-QJsonObject json(const char *text)
-{
-    QByteArray bytes(text);
-    bytes.replace('`', '"');
-    return QJsonDocument::fromJson(bytes).object();
-}
-
-QByteArray compact(const QJsonObject &value)
-{
-    return QJsonDocument(value).toJson(QJsonDocument::Compact);
-}
 
 // A tenant API body, parsed as the HTTP layer does; the test fails on parse errors elsewhere.
 TenantPatch patchOf(const char *text)
@@ -74,28 +65,6 @@ TenantPatch patchOf(const char *text)
         qWarning("patch has errors: %s", compact(parsed.errors).constData());
     }
     return parsed.patch;
-}
-
-TenantInput seed(const QByteArray &externalId, const QByteArray &secret)
-{
-    TenantInput input;
-    input.externalId = externalId;
-    input.jwtSecret = secret;
-    return input;
-}
-
-// Defaults that differ from the built-in ones, to see that the control plane applies ours.
-TenantDefaults customDefaults()
-{
-    TenantDefaults defaults;
-    defaults.maxConcurrentUsers = 11;
-    defaults.maxEventsPerSecond = 12;
-    defaults.maxBytesPerSecond = 13;
-    defaults.maxChannelsPerClient = 14;
-    defaults.maxJoinsPerSecond = 15;
-    defaults.maxPresenceEventsPerSecond = 16;
-    defaults.maxPayloadSizeInKb = 17;
-    return defaults;
 }
 
 StartOutcome startWith(const ControlPlaneSettings &settings, const QList<TenantInput> &seeds,
@@ -139,19 +108,6 @@ struct LivePlane
     QSignalSpy failed;
     bool started = false;
 };
-
-QByteArray hsToken(const QByteArray &secret)
-{
-    QJsonObject claims;
-    claims.insert(QStringLiteral("role"), QStringLiteral("anon"));
-    claims.insert(QStringLiteral("exp"), QDateTime::currentSecsSinceEpoch() + 3600);
-    return rt::auth::signHmac(claims, secret);
-}
-
-qint64 nowSeconds()
-{
-    return QDateTime::currentSecsSinceEpoch();
-}
 
 } // namespace
 

@@ -11,6 +11,7 @@
 #include "server/tenants/tenant_input.h"
 #include "tests/support/postgres/pg_env.h"
 #include "tests/support/tenants/control_plane_start.h"
+#include "tests/support/tenants/tenant_fixtures.h"
 
 #include <QDateTime>
 #include <QDir>
@@ -41,36 +42,13 @@ using rt::testsupport::PgEnv;
 using rt::testsupport::PgSession;
 using rt::testsupport::ScratchDatabase;
 
+using rt::testsupport::customDefaults;
+using rt::testsupport::object;
+using rt::testsupport::seed;
+
 namespace {
 
 constexpr qint64 kMigrationLock = 7305190412; // ControlPlane's pg_advisory_xact_lock key
-
-QJsonObject object(QByteArrayView json)
-{
-    return QJsonDocument::fromJson(json.toByteArray()).object();
-}
-
-TenantInput seed(const QByteArray &externalId, const QByteArray &secret)
-{
-    TenantInput input;
-    input.externalId = externalId;
-    input.jwtSecret = secret;
-    return input;
-}
-
-// Defaults that differ from the built-in ones, to see that the control plane applies ours.
-TenantDefaults customDefaults()
-{
-    TenantDefaults defaults;
-    defaults.maxConcurrentUsers = 11;
-    defaults.maxEventsPerSecond = 12;
-    defaults.maxBytesPerSecond = 13;
-    defaults.maxChannelsPerClient = 14;
-    defaults.maxJoinsPerSecond = 15;
-    defaults.maxPresenceEventsPerSecond = 16;
-    defaults.maxPayloadSizeInKb = 17;
-    return defaults;
-}
 
 // DB_ENC_KEY: tenant secrets in PostgreSQL are encrypted at rest, so the backend requires one.
 const QByteArray TestKey = QByteArrayLiteral("0123456789abcdef");

@@ -8,6 +8,7 @@
 #include "tests/support/postgres/pg_env.h"
 #include "tests/support/server/raw_http.h"
 #include "tests/support/server/test_server.h"
+#include "tests/support/tenants/tenant_fixtures.h"
 
 #include <QDateTime>
 #include <QJsonDocument>
@@ -26,17 +27,7 @@ using rt::testsupport::ScratchDatabase;
 using rt::testsupport::exchange;
 using rt::testsupport::RawResponse;
 
-namespace {
-
-QByteArray hsToken(const QByteArray &secret)
-{
-    QJsonObject claims;
-    claims.insert(QStringLiteral("role"), QStringLiteral("anon"));
-    claims.insert(QStringLiteral("exp"), QDateTime::currentSecsSinceEpoch() + 3600);
-    return rt::auth::signHmac(claims, secret);
-}
-
-} // namespace
+using rt::testsupport::hsToken;
 
 class ControlPlanePgNodeTest : public QObject
 {

@@ -4,6 +4,7 @@
 #include "server/tenants/tenant_directory.h"
 #include "server/tenants/tenant_input.h"
 #include "tests/support/tenants/control_plane_start.h"
+#include "tests/support/tenants/tenant_fixtures.h"
 
 #include <QDateTime>
 #include <QDir>
@@ -33,19 +34,17 @@ using rt::tenants::TenantInput;
 using rt::tenants::TenantPatch;
 using rt::tenants::TenantPtr;
 
+using rt::testsupport::customDefaults;
+using rt::testsupport::hsToken;
+using rt::testsupport::json;
+using rt::testsupport::nowSeconds;
+using rt::testsupport::seed;
+
 namespace {
 
 // DB_ENC_KEY of upstream's test config: its ciphertexts are in
 // docs/upstream/tenants-limits-metrics.md §4.5.
 const QByteArray TestKey = QByteArrayLiteral("1234567890123456");
-
-// JSON written with ` for " (no raw string literals for moc to trip on).
-QJsonObject json(const char *text)
-{
-    QByteArray bytes(text);
-    bytes.replace('`', '"');
-    return QJsonDocument::fromJson(bytes).object();
-}
 
 ControlPlaneSettings sqliteSettings(const QString &path, const QByteArray &key = TestKey)
 {
@@ -54,28 +53,6 @@ ControlPlaneSettings sqliteSettings(const QString &path, const QByteArray &key =
     settings.sqlitePath = path;
     settings.encryptionKey = key;
     return settings;
-}
-
-TenantInput seed(const QByteArray &externalId, const QByteArray &secret)
-{
-    TenantInput input;
-    input.externalId = externalId;
-    input.jwtSecret = secret;
-    return input;
-}
-
-// Defaults that differ from the built-in ones, to see that the control plane applies ours.
-TenantDefaults customDefaults()
-{
-    TenantDefaults defaults;
-    defaults.maxConcurrentUsers = 11;
-    defaults.maxEventsPerSecond = 12;
-    defaults.maxBytesPerSecond = 13;
-    defaults.maxChannelsPerClient = 14;
-    defaults.maxJoinsPerSecond = 15;
-    defaults.maxPresenceEventsPerSecond = 16;
-    defaults.maxPayloadSizeInKb = 17;
-    return defaults;
 }
 
 // One control-plane start, as the server does it: ready(count) or failed(message).
@@ -135,19 +112,6 @@ private:
     QString m_name;
     bool m_open = false;
 };
-
-qint64 nowSeconds()
-{
-    return QDateTime::currentSecsSinceEpoch();
-}
-
-QByteArray hsToken(const QByteArray &secret)
-{
-    QJsonObject claims;
-    claims.insert(QStringLiteral("role"), QStringLiteral("anon"));
-    claims.insert(QStringLiteral("exp"), nowSeconds() + 3600);
-    return rt::auth::signHmac(claims, secret);
-}
 
 } // namespace
 

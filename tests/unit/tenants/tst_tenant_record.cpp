@@ -1,4 +1,5 @@
 #include "server/tenants/tenant_record.h"
+#include "tests/support/tenants/tenant_fixtures.h"
 
 #include <QJsonArray>
 #include <QTest>
@@ -9,15 +10,7 @@ namespace {
 
 TenantDefaults defaults()
 {
-    TenantDefaults d;
-    d.maxConcurrentUsers = 11;
-    d.maxEventsPerSecond = 12;
-    d.maxBytesPerSecond = 13;
-    d.maxChannelsPerClient = 14;
-    d.maxJoinsPerSecond = 15;
-    d.maxPresenceEventsPerSecond = 16;
-    d.maxPayloadSizeInKb = 17;
-    return d;
+    return rt::testsupport::customDefaults();
 }
 
 PatchContext context(bool replace = false)
