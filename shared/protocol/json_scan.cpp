@@ -1,5 +1,7 @@
 #include "shared/protocol/json_scan.h"
 
+#include "shared/core/hex.h"
+
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -131,20 +133,6 @@ int utf8SequenceLength(const Byte *p, const Byte *end)
     return 0;
 }
 
-inline int hexValue(Byte c)
-{
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'F') {
-        return c - 'A' + 10;
-    }
-    return -1;
-}
-
 // Reads the four hex digits at p (after "\u").
 bool readHex4(const Byte *p, const Byte *end, char32_t &unit)
 {
@@ -153,7 +141,7 @@ bool readHex4(const Byte *p, const Byte *end, char32_t &unit)
     }
     char32_t value = 0;
     for (int i = 0; i < 4; ++i) {
-        const int digit = hexValue(p[i]);
+        const int digit = hexDigitValue(static_cast<char>(p[i]));
         if (digit < 0) {
             return false;
         }

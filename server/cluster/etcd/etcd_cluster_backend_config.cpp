@@ -3,6 +3,8 @@
 
 #include <QDateTime>
 
+#include <optional>
+
 // EtcdClusterBackend's configuration keys: compare-and-swap writes and deletes, temporary
 // entries on leases of their own and when they expire, and the hooks tests use to break the
 // backend on purpose. Membership, claims and the watch are in etcd_cluster_backend.cpp.
@@ -15,6 +17,16 @@ namespace {
 ConfigWriteResult unavailable(const QString &message)
 {
     return ConfigWriteError{ ConfigWriteError::Kind::Unavailable, std::nullopt, message };
+}
+
+// What a compare-and-swap that failed found at `key` (its failure branch reads the key).
+std::optional<ConfigEntry> entryFoundBy(const QString &key, const TxnResponse &response)
+{
+    if (response.responses.isEmpty() || response.responses.first().kvs.isEmpty()) {
+        return std::nullopt;
+    }
+    const KeyValue &kv = response.responses.first().kvs.first();
+    return ConfigEntry{ key, kv.value, kv.modRevision, kv.lease != 0 };
 }
 
 } // namespace
@@ -49,11 +61,7 @@ void EtcdClusterBackend::putConfig(const QString &key, const QByteArray &value,
                 done(result->revision);
                 return;
             }
-            std::optional<ConfigEntry> current;
-            if (!result->responses.isEmpty() && !result->responses.first().kvs.isEmpty()) {
-                const KeyValue &kv = result->responses.first().kvs.first();
-                current = ConfigEntry{ key, kv.value, kv.modRevision, kv.lease != 0 };
-            }
+            const std::optional<ConfigEntry> current = entryFoundBy(key, *result);
             done(ConfigWriteError{
                     ConfigWriteError::Kind::Conflict, current,
                     QStringLiteral("%1 was changed concurrently (now at revision %2)")
@@ -108,11 +116,7 @@ void EtcdClusterBackend::deleteConfig(const QString &key, qint64 expectedModRevi
             done(result->revision);
             return;
         }
-        std::optional<ConfigEntry> current;
-        if (!result->responses.isEmpty() && !result->responses.first().kvs.isEmpty()) {
-            const KeyValue &kv = result->responses.first().kvs.first();
-            current = ConfigEntry{ key, kv.value, kv.modRevision, kv.lease != 0 };
-        }
+        const std::optional<ConfigEntry> current = entryFoundBy(key, *result);
         done(ConfigWriteError{ ConfigWriteError::Kind::Conflict, current,
                                QStringLiteral("%1 is not at the expected revision").arg(key) });
     });
