@@ -1,5 +1,7 @@
 #include "server/limits/rate_counter_ticker.h"
 
+#include "shared/core/happens_before.h"
+
 #include <QThread>
 
 namespace rt::limits {
@@ -20,7 +22,7 @@ RateCounterTicker::~RateCounterTicker() = default;
 void RateCounterTicker::start()
 {
     if (thread() != QThread::currentThread()) {
-        QMetaObject::invokeMethod(this, &RateCounterTicker::start, Qt::QueuedConnection);
+        invokeQueued(this, [this] { start(); });
         return;
     }
     // Tick right away so that counters created before start() do not wait one resolution.
@@ -31,7 +33,7 @@ void RateCounterTicker::start()
 void RateCounterTicker::stop()
 {
     if (thread() != QThread::currentThread()) {
-        QMetaObject::invokeMethod(this, &RateCounterTicker::stop, Qt::QueuedConnection);
+        invokeQueued(this, [this] { stop(); });
         return;
     }
     m_timer.stop();

@@ -44,7 +44,10 @@ PresenceReplicator::PresenceReplicator(cluster::links::NodeLinks &links,
     sendSync(m_links.connectedPeers());
 }
 
-PresenceReplicator::~PresenceReplicator() = default;
+PresenceReplicator::~PresenceReplicator()
+{
+    m_inbox->close();
+}
 
 QStringList PresenceReplicator::syncedOrigins() const
 {
@@ -324,16 +327,41 @@ PresenceReplicator::Origin &PresenceReplicator::origin(const QString &nodeId)
 
 void connectReplication(PresenceStore &store, PresenceReplicator &replicator)
 {
-    QObject::connect(&store, &PresenceStore::localChanged, &replicator,
-                     &PresenceReplicator::publishLocalChange, Qt::QueuedConnection);
-    QObject::connect(&replicator, &PresenceReplicator::remoteChanged, &store,
-                     &PresenceStore::applyRemoteChange, Qt::QueuedConnection);
-    QObject::connect(&replicator, &PresenceReplicator::remoteReplaced, &store,
-                     &PresenceStore::replaceRemoteOrigin, Qt::QueuedConnection);
-    QObject::connect(&replicator, &PresenceReplicator::remoteDropped, &store,
-                     &PresenceStore::dropRemoteOrigin, Qt::QueuedConnection);
-    // Runs on the replicator's thread, and not at all if it is gone by then.
+    // Each signal runs a direct slot on the emitting thread that posts a copy of the values to
+    // the other side (runtime::post: in order, dropped if the receiver is gone, a hand-off
+    // ThreadSanitizer can follow), as a queued connection would.
     PresenceReplicator *target = &replicator;
+    PresenceStore *home = &store;
+    // The store outlives the replicator (which is destroyed on its own thread, maybe while the
+    // store emits): this direction goes through the replicator's mailbox.
+    QObject::connect(
+            &store, &PresenceStore::localChanged, &replicator,
+            [target, inbox = replicator.inbox()](const PresenceChange &change) {
+                inbox->post([target, change] { target->publishLocalChange(change); });
+            },
+            Qt::DirectConnection);
+    QObject::connect(
+            &replicator, &PresenceReplicator::remoteChanged, &store,
+            [home](const QString &origin, const PresenceChange &change) {
+                runtime::post(home,
+                              [home, origin, change] { home->applyRemoteChange(origin, change); });
+            },
+            Qt::DirectConnection);
+    QObject::connect(
+            &replicator, &PresenceReplicator::remoteReplaced, &store,
+            [home](const QString &origin, const QList<PresenceRecord> &records) {
+                runtime::post(home, [home, origin, records] {
+                    home->replaceRemoteOrigin(origin, records);
+                });
+            },
+            Qt::DirectConnection);
+    QObject::connect(
+            &replicator, &PresenceReplicator::remoteDropped, &store,
+            [home](const QString &origin) {
+                runtime::post(home, [home, origin] { home->dropRemoteOrigin(origin); });
+            },
+            Qt::DirectConnection);
+    // Runs on the replicator's thread, and not at all if it is gone by then.
     runtime::post(target,
                   [target, records = store.localPresences()] { target->resetLocal(records); });
 }

@@ -2,6 +2,7 @@
 
 #include "server/presence/presence_change.h"
 #include "server/presence/presence_wire.h"
+#include "server/runtime/mailbox.h"
 
 #include <QElapsedTimer>
 #include <QHash>
@@ -42,7 +43,7 @@ struct ReplicatorSettings
 
 // Presence across nodes: the glue between this node's PresenceStore (main thread) and its node
 // links. Lives on the cluster thread, next to NodeLinks; it talks to the store only through
-// queued signals carrying values (connectReplication() wires both directions).
+// values posted to the other thread (connectReplication() wires both directions).
 //
 // Each node is the authority for its own members' presences. The replicator keeps a mirror of
 // them (fed by the store's localChanged), numbers every change and sends it as a Delta to every
@@ -69,6 +70,10 @@ public:
     explicit PresenceReplicator(cluster::links::NodeLinks &links,
                                 const ReplicatorSettings &settings = {}, QObject *parent = nullptr);
     ~PresenceReplicator() override;
+
+    // Any thread: posts run on the replicator's thread, and are dropped once it is being
+    // destroyed (connectReplication() sends the store's changes through it).
+    const runtime::MailboxPtr &inbox() const { return m_inbox; }
 
     // Random per replicator (per process): tells a peer that we restarted.
     quint64 incarnation() const { return m_incarnation; }
@@ -102,6 +107,8 @@ Q_SIGNALS:
     void remoteDropped(const QString &origin);
 
 private:
+    runtime::MailboxPtr m_inbox = std::make_shared<runtime::Mailbox>(this);
+
     // What we know of one peer's presences.
     struct Origin
     {
@@ -145,8 +152,8 @@ private:
     QTimer *m_markerTimer = nullptr; // child
 };
 
-// Connects a store (main thread) and a replicator (cluster thread) both ways with queued
-// connections, then hands the replicator the store's current presences (resetLocal), so it
+// Connects a store (main thread) and a replicator (cluster thread) both ways, each signal's
+// values posted to the other thread in order, then hands the replicator the store's current presences (resetLocal), so it
 // misses nothing whenever it starts. Call it on the store's thread: no change can slip in
 // between the snapshot and the connection.
 void connectReplication(PresenceStore &store, PresenceReplicator &replicator);

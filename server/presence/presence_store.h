@@ -71,8 +71,9 @@ public:
         m_remoteCounting = std::move(fn);
     }
 
+    // NOLINTNEXTLINE(readability-redundant-access-specifiers): Q_SLOTS tells moc these are slots
 public Q_SLOTS:
-    // Replication (store thread; the replicator's signals arrive here queued, in its order).
+    // Replication (store thread; the replicator's changes are posted here, in its order).
     // A change of a presence of node `origin`.
     void applyRemoteChange(const QString &origin, const rt::presence::PresenceChange &change);
     // `records` are all of `origin`'s presences now: what it held before and is absent goes

@@ -5,11 +5,11 @@
 #include "server/pubsub/logging.h"
 #include "server/runtime/post.h"
 
-#include <QMutexLocker>
 #include <QRandomGenerator>
 #include <QTimer>
 
 #include <algorithm>
+#include <mutex>
 #include <vector>
 
 namespace rt::pubsub {
@@ -47,7 +47,7 @@ public:
 
     void postEnvelope(Pending pending)
     {
-        const QMutexLocker lock(&m_mutex);
+        const std::lock_guard lock(m_mutex);
         if (m_stopped) {
             return;
         }
@@ -64,7 +64,7 @@ public:
 
     void postTenant(const QByteArray &tenant, bool present)
     {
-        const QMutexLocker lock(&m_mutex);
+        const std::lock_guard lock(m_mutex);
         if (m_stopped) {
             return;
         }
@@ -75,7 +75,7 @@ public:
     // False once stopped: nobody would answer.
     bool postReachable(ReachableRequest request)
     {
-        const QMutexLocker lock(&m_mutex);
+        const std::lock_guard lock(m_mutex);
         if (m_stopped) {
             return false;
         }
@@ -86,7 +86,7 @@ public:
 
     void stop()
     {
-        const QMutexLocker lock(&m_mutex);
+        const std::lock_guard lock(m_mutex);
         m_stopped = true;
         m_envelopes.clear();
         m_tenants.clear();
@@ -98,7 +98,7 @@ public:
     void take(std::vector<Pending> &envelopes, std::vector<std::pair<QByteArray, bool>> &tenants,
               std::vector<ReachableRequest> &reachable)
     {
-        const QMutexLocker lock(&m_mutex);
+        const std::lock_guard lock(m_mutex);
         envelopes.swap(m_envelopes);
         tenants.swap(m_tenants);
         reachable.swap(m_reachable);
@@ -108,7 +108,7 @@ public:
 
     quint64 dropped() const
     {
-        const QMutexLocker lock(&m_mutex);
+        const std::lock_guard lock(m_mutex);
         return m_dropped;
     }
 
@@ -125,7 +125,7 @@ private:
     const qsizetype m_maxEnvelopes;
     const qint64 m_maxBytes;
     const std::function<void()> m_drain;
-    mutable QMutex m_mutex;
+    mutable std::mutex m_mutex;
     std::vector<Pending> m_envelopes; // guarded by m_mutex
     std::vector<std::pair<QByteArray, bool>> m_tenants; // guarded by m_mutex
     std::vector<ReachableRequest> m_reachable; // guarded by m_mutex
@@ -195,7 +195,7 @@ bool ClusterPubSub::awaitTenantReachable(const QByteArray &tenantId, QObject *re
                                          std::function<void()> reachable) const
 {
     {
-        const QMutexLocker lock(&m_reachableMutex);
+        const std::lock_guard lock(m_reachableMutex);
         if (m_reachable.contains(tenantId)) {
             return true;
         }
@@ -229,7 +229,7 @@ void ClusterPubSub::reconcileLocalTenants(const std::function<QSet<QByteArray>()
         }
     }
     flushLocalInterest();
-    const QMutexLocker lock(&m_statsMutex);
+    const std::lock_guard lock(m_statsMutex);
     m_stats.localTenants = m_localInterest.tenants().size();
 }
 
@@ -244,7 +244,7 @@ void ClusterPubSub::setPeers(const QList<ClusterPeer> &peers)
     m_peerCount.store(static_cast<int>(m_interest.peerIds().size()), std::memory_order_relaxed);
     forgetDepartedPeers();
     {
-        const QMutexLocker lock(&m_statsMutex);
+        const std::lock_guard lock(m_statsMutex);
         for (auto it = m_stats.peers.begin(); it != m_stats.peers.end();) {
             if (m_interest.contains(it.key())) {
                 ++it;
@@ -268,7 +268,7 @@ ClusterPubSubStats ClusterPubSub::stats() const
 {
     ClusterPubSubStats stats;
     {
-        const QMutexLocker lock(&m_statsMutex);
+        const std::lock_guard lock(m_statsMutex);
         stats = m_stats;
     }
     stats.published = m_published.load(std::memory_order_relaxed);
@@ -291,7 +291,7 @@ void ClusterPubSub::drain()
             applyLocalChange(request.tenant, true);
         }
         flushLocalInterest();
-        const QMutexLocker lock(&m_statsMutex);
+        const std::lock_guard lock(m_statsMutex);
         m_stats.localTenants = m_localInterest.tenants().size();
     }
     for (ReachableRequest &request : reachable) {
@@ -309,7 +309,7 @@ void ClusterPubSub::sendEnvelope(const Pending &pending)
     if (targets.nodes.isEmpty()) {
         return;
     }
-    const quint64 size = static_cast<quint64>(pending.envelope.size());
+    const auto size = static_cast<quint64>(pending.envelope.size());
     QStringList sent;
     QStringList dropped;
     for (const QString &nodeId : targets.nodes) {
@@ -319,7 +319,7 @@ void ClusterPubSub::sendEnvelope(const Pending &pending)
             dropped.append(nodeId);
         }
     }
-    const QMutexLocker lock(&m_statsMutex);
+    const std::lock_guard lock(m_statsMutex);
     for (const QString &nodeId : std::as_const(sent)) {
         ClusterPeerFigures &peer = m_stats.peers[nodeId];
         ++peer.envelopesOut;
@@ -357,7 +357,7 @@ void ClusterPubSub::applyLocalChange(const QByteArray &tenant, bool present)
     m_localInterest.note(tenant, present);
     if (!present) {
         // Its next first join waits for the peers again (they will have dropped it).
-        const QMutexLocker lock(&m_reachableMutex);
+        const std::lock_guard lock(m_reachableMutex);
         m_reachable.remove(tenant);
     }
 }
@@ -374,7 +374,7 @@ void ClusterPubSub::startWaiting(ReachableRequest request)
     waiter.deadlineMs = m_clock.elapsed() + m_settings.reachableWait.count();
     waiter.request = std::move(request);
     {
-        const QMutexLocker lock(&m_statsMutex);
+        const std::lock_guard lock(m_statsMutex);
         ++m_stats.reachableWaits;
     }
     if (waiter.peers.isEmpty()) {
@@ -484,13 +484,13 @@ void ClusterPubSub::completeWaiter(ReachableWaiter &waiter, bool timedOut)
         qCWarning(lcPubsub) << "peers" << silent << "did not confirm tenant"
                             << waiter.request.tenant << "within" << m_settings.reachableWait.count()
                             << "ms; answering the join anyway";
-        const QMutexLocker lock(&m_statsMutex);
+        const std::lock_guard lock(m_statsMutex);
         ++m_stats.reachableTimeouts;
     }
     if (m_localInterest.tenants().contains(waiter.request.tenant)) {
         // Confirmed (or given up on a silent peer, which is then as good as unreachable):
         // later joins of the tenant go ahead at once.
-        const QMutexLocker lock(&m_reachableMutex);
+        const std::lock_guard lock(m_reachableMutex);
         m_reachable.insert(waiter.request.tenant);
     }
     runtime::post(waiter.request.receiver, std::move(waiter.request.reachable));
@@ -501,7 +501,7 @@ void ClusterPubSub::sendInterest(const QString &nodeId, quint8 kind, const QByte
     // A refused interest frame is repaired by the periodic check (the peer sees a numbering
     // it does not hold and asks for a sync).
     if (m_links.send(nodeId, kind, payload, InterestOrderingKey)) {
-        const QMutexLocker lock(&m_statsMutex);
+        const std::lock_guard lock(m_statsMutex);
         auto it = m_stats.peers.find(nodeId);
         if (it != m_stats.peers.end()) {
             ++it->interestFramesOut;
@@ -535,7 +535,7 @@ void ClusterPubSub::onPeerConnected(const QString &nodeId)
     m_interest.markUnknown(nodeId);
     m_ackedSeq.remove(nodeId); // it may have restarted: it confirms again after our sync
     {
-        const QMutexLocker lock(&m_statsMutex);
+        const std::lock_guard lock(m_statsMutex);
         refreshPeerFigures(nodeId);
     }
     flushLocalInterest();
@@ -584,7 +584,7 @@ void ClusterPubSub::onFrame(const QString &fromNodeId, quint8 kind, const QByteA
     default:
         return; // another module's frame (presence, remote calls, ...)
     }
-    const QMutexLocker lock(&m_statsMutex);
+    const std::lock_guard lock(m_statsMutex);
     auto it = m_stats.peers.find(fromNodeId);
     if (it != m_stats.peers.end()) {
         ++it->interestFramesIn;
@@ -605,8 +605,8 @@ void ClusterPubSub::onEnvelope(const QString &fromNodeId, const QByteArray &payl
     // Local fan-out only: a received envelope is never sent on (no loops, one hop at most).
     m_local.publish(envelope->toMessage(std::move(counting)));
 
-    const quint64 size = static_cast<quint64>(payload.size());
-    const QMutexLocker lock(&m_statsMutex);
+    const auto size = static_cast<quint64>(payload.size());
+    const std::lock_guard lock(m_statsMutex);
     auto peer = m_stats.peers.find(fromNodeId);
     if (peer != m_stats.peers.end()) {
         ++peer->envelopesIn;
@@ -640,7 +640,7 @@ void ClusterPubSub::onInterestUpdate(const QString &fromNodeId, const QByteArray
         requestSync(fromNodeId, false);
         break;
     }
-    const QMutexLocker lock(&m_statsMutex);
+    const std::lock_guard lock(m_statsMutex);
     refreshPeerFigures(fromNodeId);
 }
 
@@ -655,7 +655,7 @@ void ClusterPubSub::onInterestSync(const QString &fromNodeId, const QByteArray &
         qCDebug(lcPubsub) << "interest of" << fromNodeId << "synced:" << sync->tenants.size()
                           << "tenant(s) at seq" << sync->seq;
         sendAck(fromNodeId);
-        const QMutexLocker lock(&m_statsMutex);
+        const std::lock_guard lock(m_statsMutex);
         refreshPeerFigures(fromNodeId);
     }
 }
@@ -675,7 +675,7 @@ void ClusterPubSub::countBadFrame(const QString &fromNodeId, quint8 kind, const 
 {
     qCWarning(lcPubsub) << "dropping a malformed cluster frame of kind" << kind << "from"
                         << fromNodeId << ":" << reason;
-    const QMutexLocker lock(&m_statsMutex);
+    const std::lock_guard lock(m_statsMutex);
     ++m_stats.badFrames;
 }
 

@@ -5,7 +5,6 @@
 
 #include <QElapsedTimer>
 #include <QHash>
-#include <QMutex>
 #include <QObject>
 #include <QSet>
 #include <QString>
@@ -13,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <mutex>
 #include <vector>
 
 class QTimer;
@@ -230,9 +230,9 @@ private:
     mutable std::atomic<quint64> m_keptLocal{ 0 };
     std::atomic<int> m_peerCount{ 0 }; // members other than this node (set on the cluster thread)
     // Tenants announced and confirmed by the peers: joins of them need not wait.
-    mutable QMutex m_reachableMutex;
+    mutable std::mutex m_reachableMutex;
     QSet<QByteArray> m_reachable; // guarded by m_reachableMutex (written on the cluster thread)
-    mutable QMutex m_statsMutex;
+    mutable std::mutex m_statsMutex;
     ClusterPubSubStats m_stats; // guarded by m_statsMutex (written on the cluster thread)
 };
 

@@ -1,10 +1,11 @@
 #pragma once
 
-#include <QMetaObject>
-#include <QMutex>
+#include "shared/core/happens_before.h"
+
 #include <QObject>
 
 #include <memory>
+#include <mutex>
 #include <utility>
 
 namespace rt::runtime {
@@ -23,23 +24,23 @@ public:
     template <typename Fn>
     bool post(Fn &&fn)
     {
-        const QMutexLocker lock(&m_mutex);
+        const std::lock_guard lock(m_mutex);
         if (m_target == nullptr) {
             return false;
         }
-        QMetaObject::invokeMethod(m_target, std::forward<Fn>(fn), Qt::QueuedConnection);
+        invokeQueued(m_target, std::forward<Fn>(fn));
         return true;
     }
 
     // Called on the target's thread (or when it is not running) before the target dies.
     void close()
     {
-        const QMutexLocker lock(&m_mutex);
+        const std::lock_guard lock(m_mutex);
         m_target = nullptr;
     }
 
 private:
-    QMutex m_mutex;
+    std::mutex m_mutex; // a pthread mutex: ThreadSanitizer sees it order close() and post()
     QObject *m_target; // guarded by m_mutex
 };
 

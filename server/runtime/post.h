@@ -1,6 +1,7 @@
 #pragma once
 
-#include <QMetaObject>
+#include "shared/core/happens_before.h"
+
 #include <QObject>
 
 #include <utility>
@@ -13,7 +14,7 @@ namespace rt::runtime {
 template <typename Fn>
 void post(QObject *context, Fn &&fn)
 {
-    QMetaObject::invokeMethod(context, std::forward<Fn>(fn), Qt::QueuedConnection);
+    invokeQueued(context, std::forward<Fn>(fn));
 }
 
 } // namespace rt::runtime

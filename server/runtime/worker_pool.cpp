@@ -1,6 +1,7 @@
 #include "server/runtime/worker_pool.h"
 
 #include "server/runtime/epoll_event_dispatcher.h"
+#include "shared/core/happens_before.h"
 
 #include <sched.h>
 
@@ -35,6 +36,7 @@ void WorkerPool::start()
         worker.context = new QObject; // NOLINT(cppcoreguidelines-owning-memory): deleted on finish
         worker.context->moveToThread(worker.thread.get());
         connect(worker.thread.get(), &QThread::finished, worker.context, &QObject::deleteLater);
+        watchFinish(worker.thread.get());
         worker.thread->start();
     }
 }
@@ -49,7 +51,7 @@ void WorkerPool::stop()
         worker.thread->quit();
     }
     for (Worker &worker : m_workers) {
-        worker.thread->wait();
+        waitFinished(worker.thread.get());
         worker.context = nullptr;
         worker.thread.reset();
     }
@@ -62,7 +64,7 @@ void WorkerPool::join()
     }
     m_running = false;
     for (Worker &worker : m_workers) {
-        worker.thread->wait();
+        waitFinished(worker.thread.get());
         worker.context = nullptr;
         worker.thread.reset();
     }

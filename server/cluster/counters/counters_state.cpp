@@ -1,9 +1,8 @@
 #include "server/cluster/counters/counters_state.h"
 
-#include <QMutexLocker>
-
 #include <algorithm>
 #include <climits>
+#include <mutex>
 #include <utility>
 
 namespace rt::cluster::counters {
@@ -107,7 +106,9 @@ bool RemoteFigures::dropPeer(const QString &peer)
     if (it == m_peers.cend()) {
         return false;
     }
-    const UsersByTenant held = it.value();
+    // A copy, not a reference: setUsers() below changes m_peers.
+    const UsersByTenant held =
+            it.value(); // NOLINT(performance-unnecessary-copy-initialization): see above
     for (auto tenant = held.cbegin(); tenant != held.cend(); ++tenant) {
         setUsers(peer, tenant.key(), 0);
     }
@@ -195,7 +196,7 @@ QJsonObject usersView(const QString &selfId, const UsersByTenant &local, const U
 
 void CounterBoard::setCollecting(bool collecting)
 {
-    const QMutexLocker lock(&m_mutex);
+    const std::lock_guard lock(m_mutex);
     m_collecting = collecting;
     if (!collecting) {
         m_rates.clear();
@@ -204,7 +205,7 @@ void CounterBoard::setCollecting(bool collecting)
 
 void CounterBoard::noteTicks(const limits::RateCounterRegistry::TickPass &pass)
 {
-    const QMutexLocker lock(&m_mutex);
+    const std::lock_guard lock(m_mutex);
     if (!m_collecting) {
         return;
     }
@@ -218,7 +219,7 @@ void CounterBoard::noteTicks(const limits::RateCounterRegistry::TickPass &pass)
 
 void CounterBoard::addLocal(const QByteArray &tenant, limits::RateCounterKind kind, qint64 count)
 {
-    const QMutexLocker lock(&m_mutex);
+    const std::lock_guard lock(m_mutex);
     if (m_collecting && count > 0 && isClusterWide(kind)) {
         m_rates[tenant][kind] += count;
     }
@@ -226,19 +227,19 @@ void CounterBoard::addLocal(const QByteArray &tenant, limits::RateCounterKind ki
 
 RateCounts CounterBoard::takeLocalRates()
 {
-    const QMutexLocker lock(&m_mutex);
+    const std::lock_guard lock(m_mutex);
     return std::exchange(m_rates, {});
 }
 
 void CounterBoard::setUsersView(const QJsonObject &view)
 {
-    const QMutexLocker lock(&m_mutex);
+    const std::lock_guard lock(m_mutex);
     m_usersView = view;
 }
 
 QJsonObject CounterBoard::usersView() const
 {
-    const QMutexLocker lock(&m_mutex);
+    const std::lock_guard lock(m_mutex);
     return m_usersView;
 }
 

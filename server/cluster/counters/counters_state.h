@@ -7,11 +7,11 @@
 #include <QHash>
 #include <QJsonObject>
 #include <QMap>
-#include <QMutex>
 #include <QSet>
 #include <QString>
 #include <QStringList>
 
+#include <mutex>
 #include <optional>
 
 // The bookkeeping of cluster-wide counters, without timers or links: what this node told its
@@ -103,7 +103,7 @@ public:
     QJsonObject usersView() const;
 
 private:
-    mutable QMutex m_mutex;
+    mutable std::mutex m_mutex;
     bool m_collecting = false; // guarded by m_mutex, like everything below
     RateCounts m_rates;
     QJsonObject m_usersView;

@@ -4,6 +4,7 @@
 #include "server/limits/rate_counter_registry.h"
 #include "server/limits/rate_counter_ticker.h"
 #include "shared/core/clock.h"
+#include "tests/support/threads/run_on.h"
 
 #include <QList>
 #include <QTest>
@@ -258,15 +259,14 @@ void RateCounterTickerTest::tickerRunsOnItsOwnThread()
     auto *ticker = new RateCounterTicker(registry, 5ms);
     ticker->setObserver(observed.observer()); // before start(), as documented
     ticker->moveToThread(&worker);
+    rt::watchFinish(&worker);
     worker.start();
 
     ticker->start(); // from the test's thread: queued to the worker, where the timer starts
     QVERIFY(QTest::qWaitFor([&] { return observed.passes.load() >= 3; }, 5000));
     QCOMPARE(observed.thread.load(), &worker);
     bool isActive = false;
-    QVERIFY(QMetaObject::invokeMethod(
-            ticker, [&isActive, ticker] { isActive = ticker->isActive(); },
-            Qt::BlockingQueuedConnection));
+    QVERIFY(rt::test::runOn(ticker, [&isActive, ticker] { isActive = ticker->isActive(); }));
     QVERIFY(isActive);
 
     // Producers on this thread, ticks on the worker: every add lands in exactly one tick.
@@ -283,9 +283,7 @@ void RateCounterTickerTest::tickerRunsOnItsOwnThread()
     QCOMPARE(counter->sum(), added);
 
     ticker->stop(); // queued as well
-    QVERIFY(QMetaObject::invokeMethod(
-            ticker, [&isActive, ticker] { isActive = ticker->isActive(); },
-            Qt::BlockingQueuedConnection));
+    QVERIFY(rt::test::runOn(ticker, [&isActive, ticker] { isActive = ticker->isActive(); }));
     QVERIFY(!isActive);
     const int passes = observed.passes.load();
     clock.advance(1000);
@@ -299,10 +297,9 @@ void RateCounterTickerTest::tickerRunsOnItsOwnThread()
     QCOMPARE(observed.passes.load(), passes);
     QCOMPARE(counter->state().samples, 6);
 
-    QVERIFY(QMetaObject::invokeMethod(
-            ticker, [ticker] { delete ticker; }, Qt::BlockingQueuedConnection));
+    QVERIFY(rt::test::runOn(ticker, [ticker] { delete ticker; }));
     worker.quit();
-    QVERIFY(worker.wait(5000));
+    QVERIFY(rt::waitFinished(&worker, QDeadlineTimer(5000)));
 }
 
 QTEST_GUILESS_MAIN(RateCounterTickerTest)

@@ -1,14 +1,14 @@
 #include "server/presence/presence_store.h"
 #include "server/pubsub/hub.h"
 #include "server/pubsub/local_pubsub.h"
+#include "server/runtime/post.h"
+#include "tests/support/threads/semaphore.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QMutex>
 #include <QRegularExpression>
 #include <QScopeGuard>
-#include <QSemaphore>
 #include <QSet>
 #include <QTest>
 #include <QThread>
@@ -19,6 +19,7 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 
 using rt::presence::PresenceStore;
 using rt::protocol::Vsn;
@@ -43,7 +44,7 @@ class RecordingSubscriber final : public Subscriber
 public:
     void deliver(const OutboundMessage &message, const OutboundMessage::Frame &frame) override
     {
-        const QMutexLocker lock(&m_mutex);
+        const std::lock_guard lock(m_mutex);
         m_events.append(message.audience() == rt::pubsub::Audience::PresenceReaders
                                 ? QByteArrayLiteral("diff")
                                 : QByteArrayLiteral("other"));
@@ -51,28 +52,28 @@ public:
     }
     void appendMarker(const QByteArray &marker)
     {
-        const QMutexLocker lock(&m_mutex);
+        const std::lock_guard lock(m_mutex);
         m_events.append(marker);
     }
     QByteArrayList frames() const
     {
-        const QMutexLocker lock(&m_mutex);
+        const std::lock_guard lock(m_mutex);
         return m_frames;
     }
     QByteArrayList events() const
     {
-        const QMutexLocker lock(&m_mutex);
+        const std::lock_guard lock(m_mutex);
         return m_events;
     }
     void clear()
     {
-        const QMutexLocker lock(&m_mutex);
+        const std::lock_guard lock(m_mutex);
         m_frames.clear();
         m_events.clear();
     }
 
 private:
-    mutable QMutex m_mutex;
+    mutable std::mutex m_mutex;
     QByteArrayList m_frames; // guarded by m_mutex
     QByteArrayList m_events; // guarded by m_mutex
 };
@@ -302,31 +303,29 @@ void PresenceStoreTest::requestStateSeesEarlierChangesInOrder()
     m_pubsub->addHub(&workerHub);
     QObject context;
     context.moveToThread(&worker);
+    rt::watchFinish(&worker);
     worker.start();
     auto stopWorker = qScopeGuard([&worker] {
         worker.quit();
-        worker.wait();
+        rt::waitFinished(&worker);
     });
 
-    QSemaphore stateArrived;
+    rt::test::Semaphore stateArrived;
     QByteArray state;
     QThread *callbackThread = nullptr;
     // Both requests are made from the worker thread, one after the other, like a channel that
     // tracks and then asks for its presence_state.
-    QMetaObject::invokeMethod(
-            &context,
-            [&] {
-                m_store->trackAsync(Room, 10, "user-10", object(R"({"n":1})"));
-                m_store->trackAsync(Room, 11, "user-11", object(R"({"n":2})"));
-                m_store->requestStateAsync(Room, &context, QPointer<QObject>(&context),
-                                           [&](const QByteArray &json) {
-                                               state = json;
-                                               callbackThread = QThread::currentThread();
-                                               channel.appendMarker("state");
-                                               stateArrived.release();
-                                           });
-            },
-            Qt::QueuedConnection);
+    rt::runtime::post(&context, [&] {
+        m_store->trackAsync(Room, 10, "user-10", object(R"({"n":1})"));
+        m_store->trackAsync(Room, 11, "user-11", object(R"({"n":2})"));
+        m_store->requestStateAsync(Room, &context, QPointer<QObject>(&context),
+                                   [&](const QByteArray &json) {
+                                       state = json;
+                                       callbackThread = QThread::currentThread();
+                                       channel.appendMarker("state");
+                                       stateArrived.release();
+                                   });
+    });
 
     // The store runs on this thread: spin its event loop until the worker got the snapshot.
     QTRY_VERIFY_WITH_TIMEOUT(stateArrived.available() == 1, 5000);

@@ -12,12 +12,12 @@
 #include "server/presence/presence_wire.h"
 #include "server/pubsub/hub.h"
 #include "server/pubsub/local_pubsub.h"
+#include "tests/support/threads/run_on.h"
 
 #include <QCoreApplication>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QMutex>
 #include <QRegularExpression>
 #include <QSet>
 #include <QTest>
@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <mutex>
 
 using namespace std::chrono_literals;
 using rt::cluster::links::LinkSettings;
@@ -66,22 +67,22 @@ class DiffRecorder final : public Subscriber
 public:
     void deliver(const OutboundMessage &, const OutboundMessage::Frame &frame) override
     {
-        const QMutexLocker lock(&m_mutex);
+        const std::lock_guard lock(m_mutex);
         m_diffs.append(object(frame.bytes).value(QLatin1String("payload")).toObject());
     }
     QList<QJsonObject> diffs() const
     {
-        const QMutexLocker lock(&m_mutex);
+        const std::lock_guard lock(m_mutex);
         return m_diffs;
     }
     void clear()
     {
-        const QMutexLocker lock(&m_mutex);
+        const std::lock_guard lock(m_mutex);
         m_diffs.clear();
     }
 
 private:
-    mutable QMutex m_mutex;
+    mutable std::mutex m_mutex;
     QList<QJsonObject> m_diffs; // guarded by m_mutex
 };
 
@@ -146,7 +147,7 @@ QString refOf(const QByteArray &stateJson, const QString &key)
 template <typename Fn>
 void onThread(QObject *context, Fn fn)
 {
-    QMetaObject::invokeMethod(context, fn, Qt::BlockingQueuedConnection);
+    QVERIFY(rt::test::runOn(context, std::move(fn)));
 }
 
 // One node: the main-thread half (store, pubsub, hub, observers) and the cluster-thread half
@@ -275,6 +276,7 @@ private:
 void PresenceClusterTest::initTestCase()
 {
     m_clusterThread.setObjectName(QStringLiteral("cluster"));
+    rt::watchFinish(&m_clusterThread);
     m_clusterThread.start();
     m_clusterContext = new QObject;
     m_clusterContext->moveToThread(&m_clusterThread);
@@ -285,9 +287,9 @@ void PresenceClusterTest::initTestCase()
 
 void PresenceClusterTest::cleanupTestCase()
 {
-    QMetaObject::invokeMethod(m_clusterContext, &QObject::deleteLater);
+    rt::runtime::post(m_clusterContext, [context = m_clusterContext] { delete context; });
     m_clusterThread.quit();
-    m_clusterThread.wait();
+    rt::waitFinished(&m_clusterThread);
 }
 
 void PresenceClusterTest::init()

@@ -1,12 +1,13 @@
 #pragma once
 
 #include "server/pubsub/hub.h"
+#include "tests/support/threads/semaphore.h"
 
 #include <QByteArray>
 #include <QList>
-#include <QMutex>
-#include <QSemaphore>
 #include <QThread>
+
+#include <mutex>
 
 namespace rt::pubsub::test {
 
@@ -27,7 +28,7 @@ public:
     void deliver(const OutboundMessage &message, const OutboundMessage::Frame &frame) override
     {
         {
-            const QMutexLocker lock(&m_mutex);
+            const std::lock_guard lock(m_mutex);
             m_records.append(Record{ frame.bytes, frame.isBinary, QThread::currentThread(),
                                      message.excludedMember() });
         }
@@ -36,24 +37,24 @@ public:
 
     QList<Record> records() const
     {
-        const QMutexLocker lock(&m_mutex);
+        const std::lock_guard lock(m_mutex);
         return m_records;
     }
     qsizetype count() const
     {
-        const QMutexLocker lock(&m_mutex);
+        const std::lock_guard lock(m_mutex);
         return m_records.size();
     }
     void clear()
     {
-        const QMutexLocker lock(&m_mutex);
+        const std::lock_guard lock(m_mutex);
         m_records.clear();
     }
 
-    QSemaphore delivered;
+    rt::test::Semaphore delivered;
 
 private:
-    mutable QMutex m_mutex;
+    mutable std::mutex m_mutex;
     QList<Record> m_records; // guarded by m_mutex
 };
 

@@ -1,8 +1,9 @@
 #include "recording_subscriber.h"
 #include "server/pubsub/hub.h"
 #include "server/pubsub/local_pubsub.h"
+#include "server/runtime/post.h"
+#include "tests/support/threads/semaphore.h"
 
-#include <QSemaphore>
 #include <QTest>
 #include <QThread>
 
@@ -30,14 +31,11 @@ constexpr int WaitMs = 5000;
 template <typename Fn>
 bool runOn(QObject *target, Fn fn)
 {
-    QSemaphore done;
-    QMetaObject::invokeMethod(
-            target,
-            [&done, &fn] {
-                fn();
-                done.release();
-            },
-            Qt::QueuedConnection);
+    rt::test::Semaphore done;
+    rt::runtime::post(target, [&done, &fn] {
+        fn();
+        done.release();
+    });
     return done.tryAcquire(1, WaitMs);
 }
 
@@ -87,6 +85,7 @@ void LocalPubSubTest::init()
         m_hubs[i]->subscribe(Room, &m_members[i], i + 1, i == 0 ? Vsn::V1 : Vsn::V2, {});
         m_hubs[i]->moveToThread(m_threads[i].get());
         m_pubsub->addHub(m_hubs[i].get());
+        rt::watchFinish(m_threads[i].get());
         m_threads[i]->start();
     }
 }
@@ -95,7 +94,7 @@ void LocalPubSubTest::cleanup()
 {
     for (std::size_t i = 0; i < Workers; ++i) {
         m_threads[i]->quit();
-        QVERIFY(m_threads[i]->wait(WaitMs));
+        QVERIFY(rt::waitFinished(m_threads[i].get(), QDeadlineTimer(WaitMs)));
         // The worker stopped: its hub can be used and destroyed from here.
         m_hubs[i]->unsubscribe(Room, &m_members[i]);
         m_hubs[i].reset();
@@ -264,6 +263,7 @@ void LocalPubSubTest::hubsMayBeDestroyedOnceStopReturns()
                 ++published;
             }
         }));
+        rt::watchFinish(publishers.back().get());
         publishers.back()->start();
     }
     while (published.load() < 2000) {
@@ -277,7 +277,7 @@ void LocalPubSubTest::hubsMayBeDestroyedOnceStopReturns()
     }
     finish.store(true);
     for (const auto &publisher : publishers) {
-        QVERIFY(publisher->wait(WaitMs));
+        QVERIFY(rt::waitFinished(publisher.get(), QDeadlineTimer(WaitMs)));
     }
     QCoreApplication::sendPostedEvents();
 }

@@ -18,13 +18,13 @@
 
 #include <QElapsedTimer>
 #include <QHostAddress>
-#include <QMutex>
 #include <QTest>
 #include <QThread>
 
 #include <algorithm>
 #include <array>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 using namespace rt::pubsub;
@@ -54,22 +54,22 @@ public:
     };
     void deliver(const OutboundMessage &, const OutboundMessage::Frame &frame) override
     {
-        const QMutexLocker lock(&m_mutex);
+        const std::lock_guard lock(m_mutex);
         m_records.append(Record{ frame.bytes, frame.isBinary });
     }
     QList<Record> records() const
     {
-        const QMutexLocker lock(&m_mutex);
+        const std::lock_guard lock(m_mutex);
         return m_records;
     }
     qsizetype count() const
     {
-        const QMutexLocker lock(&m_mutex);
+        const std::lock_guard lock(m_mutex);
         return m_records.size();
     }
 
 private:
-    mutable QMutex m_mutex;
+    mutable std::mutex m_mutex;
     QList<Record> m_records;
 };
 

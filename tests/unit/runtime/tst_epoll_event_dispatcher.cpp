@@ -1,10 +1,10 @@
 #include "server/runtime/epoll_event_dispatcher.h"
+#include "server/runtime/post.h"
+#include "tests/support/threads/semaphore.h"
 
 #include <QElapsedTimer>
-#include <QMutex>
 #include <QPointer>
 #include <QScopeGuard>
-#include <QSemaphore>
 #include <QSocketNotifier>
 #include <QTest>
 #include <QThread>
@@ -16,6 +16,7 @@
 #include <array>
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 using rt::runtime::EpollEventDispatcher;
@@ -37,6 +38,7 @@ public:
             m_thread.setEventDispatcher(new EpollEventDispatcher);
         }
         m_context.moveToThread(&m_thread);
+        rt::watchFinish(&m_thread);
         m_thread.start();
     }
     ~Worker() { stop(); }
@@ -46,7 +48,7 @@ public:
     bool stop()
     {
         m_thread.quit();
-        return m_thread.wait(WaitMs);
+        return rt::waitFinished(&m_thread, QDeadlineTimer(WaitMs));
     }
 
     // Runs `fn` on the worker and waits until it has run there. Everything `fn` touches is then
@@ -55,14 +57,11 @@ public:
     bool run(Fn fn)
     {
         // Shared, so that a call that runs after a timed-out wait does not touch a dead semaphore.
-        const auto done = std::make_shared<QSemaphore>();
-        QMetaObject::invokeMethod(
-                &m_context,
-                [done, fn] {
-                    fn();
-                    done->release();
-                },
-                Qt::QueuedConnection);
+        const auto done = std::make_shared<rt::test::Semaphore>();
+        rt::runtime::post(&m_context, [done, fn] {
+            fn();
+            done->release();
+        });
         return done->tryAcquire(1, WaitMs);
     }
 
@@ -231,7 +230,7 @@ SocketPair &EpollEventDispatcherTest::socketPair()
 
 bool EpollEventDispatcherTest::waitOnWorker(int ms)
 {
-    const auto elapsed = std::make_shared<QSemaphore>();
+    const auto elapsed = std::make_shared<rt::test::Semaphore>();
     const bool started = m_worker->run([this, ms, elapsed] {
         QTimer::singleShot(ms, m_scope, [elapsed] { elapsed->release(); });
     });
@@ -254,7 +253,7 @@ void EpollEventDispatcherTest::singleShotFiresOnceAfterItsInterval()
 {
     std::atomic<int> fired{ 0 };
     std::atomic<qint64> elapsedMs{ -1 };
-    QSemaphore done;
+    rt::test::Semaphore done;
     const auto reset = scopeReset();
     QVERIFY(m_worker->run([&] {
         auto *clock = new QElapsedTimer;
@@ -279,7 +278,7 @@ void EpollEventDispatcherTest::repeatingTimerKeepsItsInterval()
     constexpr int Ticks = 10;
     std::atomic<int> ticks{ 0 };
     std::atomic<qint64> totalMs{ -1 };
-    QSemaphore done;
+    rt::test::Semaphore done;
     const auto reset = scopeReset();
     QVERIFY(m_worker->run([&] {
         auto *timer = new QTimer(m_scope);
@@ -306,21 +305,21 @@ void EpollEventDispatcherTest::repeatingTimerKeepsItsInterval()
 
 void EpollEventDispatcherTest::timersFireInDueOrder()
 {
-    QMutex mutex;
+    std::mutex mutex;
     QList<int> order; // guarded by mutex
-    QSemaphore done;
+    rt::test::Semaphore done;
     const auto reset = scopeReset();
     QVERIFY(m_worker->run([&] {
         for (const int interval : { 60, 20, 40, 0, 10, 30 }) {
             QTimer::singleShot(interval, Qt::PreciseTimer, m_scope, [&, interval] {
-                const QMutexLocker lock(&mutex);
+                const std::lock_guard lock(mutex);
                 order.append(interval);
                 done.release();
             });
         }
     }));
     QVERIFY(done.tryAcquire(6, WaitMs));
-    const QMutexLocker lock(&mutex);
+    const std::lock_guard lock(mutex);
     QCOMPARE(order, (QList<int>{ 0, 10, 20, 30, 40, 60 }));
 }
 
@@ -346,7 +345,7 @@ void EpollEventDispatcherTest::restartedTimerFiresOnceAtItsNewDue()
 {
     std::atomic<int> fired{ 0 };
     std::atomic<qint64> elapsedMs{ -1 };
-    QSemaphore done;
+    rt::test::Semaphore done;
     QElapsedTimer clock;
     const auto reset = scopeReset();
     QVERIFY(m_worker->run([&] {
@@ -420,11 +419,11 @@ void EpollEventDispatcherTest::zeroTimerRunsEveryPassWithoutStarvingOthers()
 {
     std::atomic<int> zeroTicks{ 0 };
     std::atomic<int> zeroTicksWhenDue{ -1 };
-    QSemaphore due;
-    QSemaphore posted;
+    rt::test::Semaphore due;
+    rt::test::Semaphore posted;
     const SocketPair &pair = socketPair();
     QVERIFY(pair.isValid());
-    QSemaphore socketSeen;
+    rt::test::Semaphore socketSeen;
     const auto reset = scopeReset();
     QVERIFY(m_worker->run([&] {
         auto *zero = new QTimer(m_scope);
@@ -443,8 +442,7 @@ void EpollEventDispatcherTest::zeroTimerRunsEveryPassWithoutStarvingOthers()
     // While the zero timer spins, timers, posted calls and sockets still get their turn.
     QVERIFY(due.tryAcquire(1, WaitMs));
     QVERIFY2(zeroTicksWhenDue > 1, qPrintable(QString::number(zeroTicksWhenDue)));
-    QMetaObject::invokeMethod(
-            m_worker->context(), [&posted] { posted.release(); }, Qt::QueuedConnection);
+    rt::runtime::post(m_worker->context(), [&posted] { posted.release(); });
     QVERIFY(posted.tryAcquire(1, WaitMs));
     QVERIFY(pair.send("x"));
     QVERIFY(socketSeen.tryAcquire(1, WaitMs));
@@ -502,9 +500,9 @@ void EpollEventDispatcherTest::lateRepeatingTimerResumesItsPeriod()
     // "now" -- it does not fire back-to-back to catch up.
     constexpr int Interval = 100;
     constexpr int SlowHandlerMs = 250;
-    QMutex mutex;
+    std::mutex mutex;
     QList<qint64> stamps; // guarded by mutex
-    QSemaphore done;
+    rt::test::Semaphore done;
     const auto reset = scopeReset();
     QVERIFY(m_worker->run([&] {
         auto *timer = new QTimer(m_scope);
@@ -514,7 +512,7 @@ void EpollEventDispatcherTest::lateRepeatingTimerResumesItsPeriod()
         connect(timer, &QTimer::timeout, timer, [&, timer, clock] {
             qsizetype count = 0;
             {
-                const QMutexLocker lock(&mutex);
+                const std::lock_guard lock(mutex);
                 stamps.append(clock->elapsed());
                 count = stamps.size();
             }
@@ -530,7 +528,7 @@ void EpollEventDispatcherTest::lateRepeatingTimerResumesItsPeriod()
         timer->start(Interval);
     }));
     QVERIFY(done.tryAcquire(1, WaitMs));
-    const QMutexLocker lock(&mutex);
+    const std::lock_guard lock(mutex);
     QCOMPARE(stamps.size(), 3);
     // Tick 2 comes right after the slow handler (it was overdue).
     QVERIFY2(stamps[1] - stamps[0] >= SlowHandlerMs,
@@ -550,9 +548,9 @@ void EpollEventDispatcherTest::readNotifierFiresOnlyWhenDataArrives()
     const SocketPair &pair = socketPair();
     QVERIFY(pair.isValid());
     std::atomic<int> activations{ 0 };
-    QMutex mutex;
+    std::mutex mutex;
     QByteArray received; // guarded by mutex
-    QSemaphore activated;
+    rt::test::Semaphore activated;
     const auto reset = scopeReset();
     QVERIFY(m_worker->run([&] {
         auto *notifier = new QSocketNotifier(pair.watched(), QSocketNotifier::Read, m_scope);
@@ -563,7 +561,7 @@ void EpollEventDispatcherTest::readNotifierFiresOnlyWhenDataArrives()
                         return;
                     }
                     ++activations;
-                    const QMutexLocker lock(&mutex);
+                    const std::lock_guard lock(mutex);
                     received += pair.drain();
                     activated.release();
                 });
@@ -575,7 +573,7 @@ void EpollEventDispatcherTest::readNotifierFiresOnlyWhenDataArrives()
     QVERIFY(pair.send("hello"));
     QVERIFY(activated.tryAcquire(1, WaitMs));
     {
-        const QMutexLocker lock(&mutex);
+        const std::lock_guard lock(mutex);
         QCOMPARE(received, QByteArray("hello"));
     }
     // Drained: quiet again until the next write.
@@ -583,7 +581,7 @@ void EpollEventDispatcherTest::readNotifierFiresOnlyWhenDataArrives()
     QCOMPARE(activations.load(), 1);
     QVERIFY(pair.send(" world"));
     QVERIFY(activated.tryAcquire(1, WaitMs));
-    const QMutexLocker lock(&mutex);
+    const std::lock_guard lock(mutex);
     QCOMPARE(received, QByteArray("hello world"));
     QCOMPARE(activations.load(), 2);
 }
@@ -594,7 +592,7 @@ void EpollEventDispatcherTest::readNotifierIsLevelTriggered()
     const SocketPair &pair = socketPair();
     QVERIFY(pair.isValid());
     std::atomic<int> activations{ 0 };
-    QSemaphore drained;
+    rt::test::Semaphore drained;
     const auto reset = scopeReset();
     QVERIFY(m_worker->run([&] {
         auto *notifier = new QSocketNotifier(pair.watched(), QSocketNotifier::Read, m_scope);
@@ -617,7 +615,7 @@ void EpollEventDispatcherTest::readNotifierSeesThePeerClosing()
     SocketPair &pair = socketPair();
     QVERIFY(pair.isValid());
     std::atomic<int> activations{ 0 };
-    QSemaphore activated;
+    rt::test::Semaphore activated;
     const auto reset = scopeReset();
     QVERIFY(m_worker->run([&] {
         auto *notifier = new QSocketNotifier(pair.watched(), QSocketNotifier::Read, m_scope);
@@ -642,7 +640,7 @@ void EpollEventDispatcherTest::writeNotifierFiresWhenWritable()
     const SocketPair &pair = socketPair();
     QVERIFY(pair.isValid());
     std::atomic<int> activations{ 0 };
-    QSemaphore activated;
+    rt::test::Semaphore activated;
     const auto reset = scopeReset();
     QVERIFY(m_worker->run([&] {
         auto *notifier = new QSocketNotifier(pair.watched(), QSocketNotifier::Write, m_scope);
@@ -666,7 +664,7 @@ void EpollEventDispatcherTest::disabledNotifierStaysQuietUntilReenabled()
     const SocketPair &pair = socketPair();
     QVERIFY(pair.isValid());
     std::atomic<int> activations{ 0 };
-    QSemaphore activated;
+    rt::test::Semaphore activated;
     QSocketNotifier *notifier = nullptr;
     const auto reset = scopeReset();
     QVERIFY(m_worker->run([&] {
@@ -764,7 +762,7 @@ void EpollEventDispatcherTest::postFromAnotherThreadEndsALongWait()
 {
     // The worker blocks in epoll_wait until a 10 s timer; a call posted from here must run
     // promptly, not when the timer is due.
-    QSemaphore blocked;
+    rt::test::Semaphore blocked;
     const auto reset = scopeReset();
     QVERIFY(m_worker->run([&] {
         auto *longTimer = new QTimer(m_scope);
@@ -775,19 +773,18 @@ void EpollEventDispatcherTest::postFromAnotherThreadEndsALongWait()
     }));
     QVERIFY(blocked.tryAcquire(1, WaitMs));
 
-    QSemaphore ran;
+    rt::test::Semaphore ran;
     QElapsedTimer clock;
     clock.start();
-    QMetaObject::invokeMethod(
-            m_worker->context(), [&ran] { ran.release(); }, Qt::QueuedConnection);
+    rt::runtime::post(m_worker->context(), [&ran] { ran.release(); });
     QVERIFY(ran.tryAcquire(1, WaitMs));
     QVERIFY2(clock.elapsed() < 1000, qPrintable(QString::number(clock.elapsed())));
 }
 
 void EpollEventDispatcherTest::wakeUpFromAnotherThread()
 {
-    QSemaphore blocked;
-    QSemaphore awake;
+    rt::test::Semaphore blocked;
+    rt::test::Semaphore awake;
     const auto reset = scopeReset();
     QVERIFY(m_worker->run([&] {
         auto *longTimer = new QTimer(m_scope);
@@ -830,8 +827,8 @@ void EpollEventDispatcherTest::nonBlockingProcessEventsReturns()
 
 void EpollEventDispatcherTest::deleteLaterDeletesOnTheWorker()
 {
-    QSemaphore destroyed;
-    QMutex mutex;
+    rt::test::Semaphore destroyed;
+    std::mutex mutex;
     QList<QThread *> threads; // guarded by mutex
     QObject *fromWorker = nullptr;
     QObject *fromMain = nullptr;
@@ -842,7 +839,7 @@ void EpollEventDispatcherTest::deleteLaterDeletesOnTheWorker()
             connect(
                     *slot, &QObject::destroyed, m_scope,
                     [&] {
-                        const QMutexLocker lock(&mutex);
+                        const std::lock_guard lock(mutex);
                         threads.append(QThread::currentThread());
                         destroyed.release();
                     },
@@ -855,13 +852,13 @@ void EpollEventDispatcherTest::deleteLaterDeletesOnTheWorker()
     // deleteLater() called from another thread: deleted by the worker's loop.
     fromMain->deleteLater();
     QVERIFY(destroyed.tryAcquire(1, WaitMs));
-    const QMutexLocker lock(&mutex);
+    const std::lock_guard lock(mutex);
     QCOMPARE(threads, (QList<QThread *>{ &m_worker->thread(), &m_worker->thread() }));
 }
 
 void EpollEventDispatcherTest::quitEndsTheLoopPromptly()
 {
-    QSemaphore blocked;
+    rt::test::Semaphore blocked;
     const auto reset = scopeReset();
     QVERIFY(m_worker->run([&] {
         auto *longTimer = new QTimer(m_scope);
@@ -889,13 +886,13 @@ void EpollEventDispatcherTest::timerMovedOntoTheWorkerKeepsRunning()
     // A QTimer started on this thread moves to the worker and keeps ticking there (Qt re-registers
     // it with the worker's dispatcher); moved back, it ticks here again (Qt reads the timers to
     // move from the worker's dispatcher: registeredTimers/unregisterTimers).
-    QMutex mutex;
+    std::mutex mutex;
     QList<QThread *> tickThreads; // guarded by mutex
-    QSemaphore ticked;
+    rt::test::Semaphore ticked;
     auto *timer = new QTimer; // no parent: it changes threads
     timer->setTimerType(Qt::PreciseTimer);
     connect(timer, &QTimer::timeout, timer, [&] {
-        const QMutexLocker lock(&mutex);
+        const std::lock_guard lock(mutex);
         tickThreads.append(QThread::currentThread());
         ticked.release();
     });
@@ -909,7 +906,7 @@ void EpollEventDispatcherTest::timerMovedOntoTheWorkerKeepsRunning()
 
     QVERIFY(ticked.tryAcquire(3, WaitMs));
     {
-        const QMutexLocker lock(&mutex);
+        const std::lock_guard lock(mutex);
         for (QThread *thread : std::as_const(tickThreads)) {
             QCOMPARE(thread, &m_worker->thread());
         }
@@ -922,7 +919,7 @@ void EpollEventDispatcherTest::timerMovedOntoTheWorkerKeepsRunning()
     }));
     QVERIFY(activeOnWorker);
     {
-        const QMutexLocker lock(&mutex);
+        const std::lock_guard lock(mutex);
         tickThreads.clear();
     }
     while (ticked.tryAcquire()) { }
@@ -930,7 +927,7 @@ void EpollEventDispatcherTest::timerMovedOntoTheWorkerKeepsRunning()
     QTRY_VERIFY_WITH_TIMEOUT(ticked.available() >= 2, WaitMs);
     timer->stop();
     {
-        const QMutexLocker lock(&mutex);
+        const std::lock_guard lock(mutex);
         QVERIFY(!tickThreads.isEmpty());
         for (QThread *thread : std::as_const(tickThreads)) {
             QCOMPARE(thread, mainThread);

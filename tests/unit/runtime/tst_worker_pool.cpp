@@ -1,5 +1,6 @@
 // WorkerPool's join(): whatever was posted to a worker before its posted quit still runs there
 // (a server posts its goodbyes to the connections, then the quit), with both dispatchers.
+#include "server/runtime/post.h"
 #include "server/runtime/worker_pool.h"
 
 #include <QTest>
@@ -32,15 +33,11 @@ private Q_SLOTS:
             std::atomic<int> onWorker{ 0 };
             for (int i = 0; i < pool.size(); ++i) {
                 QObject *context = pool.context(i);
-                QMetaObject::invokeMethod(
-                        context,
-                        [&ran, &onWorker, context] {
-                            onWorker += QThread::currentThread() == context->thread() ? 1 : 0;
-                            ++ran;
-                        },
-                        Qt::QueuedConnection);
-                QMetaObject::invokeMethod(
-                        context, [] { QThread::currentThread()->quit(); }, Qt::QueuedConnection);
+                rt::runtime::post(context, [&ran, &onWorker, context] {
+                    onWorker += QThread::currentThread() == context->thread() ? 1 : 0;
+                    ++ran;
+                });
+                rt::runtime::post(context, [] { QThread::currentThread()->quit(); });
             }
             pool.join();
             QCOMPARE(ran.load(), pool.size());
