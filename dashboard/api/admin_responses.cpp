@@ -11,7 +11,6 @@
 namespace rt::dashboard {
 
 using api::JsonReader;
-using api::jsonValueText;
 using api::parseJsonValue;
 
 namespace {
@@ -33,12 +32,12 @@ void flattenErrors(const QJsonValue &value, const QString &path, QStringList &ou
     } else if (value.isArray()) {
         const QJsonArray array = value.toArray();
         bool allText = true;
-        for (const QJsonValue &item : array) {
+        for (const auto &item : array) {
             allText = allText && item.isString();
         }
         if (allText) {
             QStringList messages;
-            for (const QJsonValue &item : array) {
+            for (const auto &item : array) {
                 messages.append(item.toString());
             }
             if (!messages.isEmpty()) {

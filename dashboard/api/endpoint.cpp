@@ -49,7 +49,7 @@ std::optional<QUrl> nodeBaseUrlFromAddress(const QString &clientAddress, const Q
     if (address.isEmpty()) {
         return std::nullopt;
     }
-    const std::optional<QUrl> base = address.contains(QLatin1String("://"))
+    std::optional<QUrl> base = address.contains(QLatin1String("://"))
             ? nodeBaseUrl(address)
             : nodeBaseUrl(operatorBase.scheme() + QLatin1String("://") + address);
     if (!base) {

@@ -135,7 +135,7 @@ void LiveFeedConnection::onHeartbeatDue()
 {
     if (m_protocol.isHeartbeatPending()) {
         fail(tr("The node did not answer the last heartbeat within %1 s.")
-                     .arg(m_timing.heartbeatInterval.count() / 1000.0));
+                     .arg(std::chrono::duration<double>(m_timing.heartbeatInterval).count()));
         return;
     }
     sendFrame(m_protocol.heartbeatFrame());
@@ -145,9 +145,9 @@ void LiveFeedConnection::onSilence()
 {
     fail(m_socket && m_socket->state() == QAbstractSocket::ConnectedState
                  ? tr("The node sent nothing for %1 s.")
-                           .arg(m_timing.silenceTimeout.count() / 1000.0)
+                           .arg(std::chrono::duration<double>(m_timing.silenceTimeout).count())
                  : tr("The node did not accept the live feed's connection within %1 s.")
-                           .arg(m_timing.silenceTimeout.count() / 1000.0));
+                           .arg(std::chrono::duration<double>(m_timing.silenceTimeout).count()));
 }
 
 void LiveFeedConnection::sendFrame(const QByteArray &frame)

@@ -48,7 +48,7 @@ public:
     bool isJoined() const { return m_joined; }
 
     // What a text frame from the server means.
-    Event handleFrame(QByteArrayView frame);
+    Event handleFrame(QByteArrayView text);
 
     // The one place a snapshot payload is parsed (JSON text of a ClusterSnapshot); a pure
     // function, so it can move to a worker thread if snapshots grow large.

@@ -23,7 +23,7 @@ struct MetricSample
 class MetricSeries
 {
 public:
-    static constexpr qint64 DefaultWindowMs = 10 * 60 * 1000;
+    static constexpr qint64 DefaultWindowMs = 10LL * 60 * 1000;
     static constexpr qsizetype DefaultCapacity = 1200; // two samples a second over 10 minutes
 
     explicit MetricSeries(qint64 windowMs = DefaultWindowMs, qsizetype capacity = DefaultCapacity);

@@ -93,6 +93,7 @@ public:
     QString tenantFilter() const { return m_tenantFilter; }
     QString regionFilter() const { return m_region; }
 
+    // NOLINTNEXTLINE(readability-redundant-access-specifiers): Q_SLOTS tells moc these are slots
 public Q_SLOTS:
     void setTenantFilter(const QString &substring); // empty: every tenant
     void setRegionFilter(const QString &region); // empty: every region

@@ -200,7 +200,7 @@ api::TenantSummary TenantsModel::tenant(int row) const
 
 QList<api::TenantSummary> TenantsModel::tenants() const
 {
-    return QList<api::TenantSummary>(m_rows.begin(), m_rows.end());
+    return { m_rows.begin(), m_rows.end() };
 }
 
 } // namespace rt::dashboard

@@ -61,7 +61,7 @@ std::optional<double> FlowGraph::edgeWidth(const QString &from, const QString &t
 double FlowGraph::nodeRadius() const
 {
     const double side = std::min(width(), height());
-    const double count = std::max<qsizetype>(1, m_nodes.size());
+    const auto count = static_cast<double>(std::max<qsizetype>(1, m_nodes.size()));
     // Many nodes: smaller circles so they do not overlap on the ring.
     return std::clamp(side / (3.0 + count), 4.0, 28.0);
 }
@@ -97,9 +97,10 @@ void FlowGraph::paintEvent(QPaintEvent *)
     const QLocale locale;
     const bool labelled = m_edges.size() <= MaxLabelledEdges;
     // Thinnest first, so the busiest links are drawn on top.
-    for (auto it = m_edges.crbegin(); it != m_edges.crend(); ++it) {
-        const Edge &edge = it->edge;
-        const double width = it->width;
+    for (qsizetype i = m_edges.size() - 1; i >= 0; --i) {
+        const DrawnEdge &drawn = m_edges.at(i);
+        const Edge &edge = drawn.edge;
+        const double width = drawn.width;
         const QPointF from = *nodeCentre(edge.from);
         const QPointF to = *nodeCentre(edge.to);
         const QLineF line(from, to);

@@ -7,6 +7,7 @@
 #include <QLoggingCategory>
 
 #include <cstdio>
+#include <exception>
 
 namespace {
 
@@ -25,9 +26,7 @@ void applyLogLevel(const QString &level)
     QLoggingCategory::setFilterRules(rules);
 }
 
-} // namespace
-
-int main(int argc, char **argv)
+int run(int argc, char **argv)
 {
     // Qt's GLib event dispatcher slows down with thousands of sockets per thread
     // (design/performance.md §4.6); the UNIX dispatcher does not. Respect an explicit choice.
@@ -81,4 +80,20 @@ int main(int argc, char **argv)
     const int loopResult = QCoreApplication::exec();
     server.stop();
     return exitCode != 0 ? exitCode : loopResult;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    // Errors are Results, not exceptions; if Qt or the standard library throws anyway (say
+    // std::bad_alloc), say so on stderr rather than terminate without a word.
+    try {
+        return run(argc, argv);
+    } catch (const std::exception &error) {
+        std::fprintf(stderr, "realtime-server: fatal: %s\n", error.what());
+    } catch (...) {
+        std::fprintf(stderr, "realtime-server: fatal: unknown exception\n");
+    }
+    return 70; // EX_SOFTWARE
 }

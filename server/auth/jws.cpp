@@ -56,8 +56,8 @@ const unsigned char *bytes(QByteArrayView view)
 {
     // OpenSSL wants unsigned bytes; a non-null pointer even for empty input keeps it from
     // treating "empty" as "absent".
-    static const unsigned char empty = 0;
-    return view.isEmpty() ? &empty : reinterpret_cast<const unsigned char *>(view.data());
+    static const unsigned char NoBytes = 0;
+    return view.isEmpty() ? &NoBytes : reinterpret_cast<const unsigned char *>(view.data());
 }
 
 // The OpenSSL error queue is per thread; clear it after expected failures so unrelated code

@@ -47,8 +47,8 @@ class SubscriptionRegistry
 public:
     struct Entry
     {
-        const Subscriber *subscriber;
-        const Binding *binding;
+        const Subscriber *subscriber = nullptr;
+        const Binding *binding = nullptr;
         // Subscribers with the same claims share one RLS identity: a dense number per distinct
         // claimsJson, valid within the snapshot the entry belongs to.
         int claimsSet = 0;

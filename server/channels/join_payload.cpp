@@ -89,7 +89,7 @@ JoinConfig parseJoinConfig(const QJsonObject &payload)
     const QJsonValue changes = options.value(QLatin1String("postgres_changes"));
     if (changes.isArray()) {
         const QJsonArray entries = changes.toArray();
-        for (const QJsonValue &entry : entries) {
+        for (const auto &entry : entries) {
             if (entry.isObject()) {
                 config.postgresChanges.append(entry);
             }
@@ -116,7 +116,7 @@ qint64 postgresChangeId(const QJsonObject &entry)
 QJsonArray postgresChangesWithIds(const QJsonArray &entries)
 {
     QJsonArray echoed;
-    for (const QJsonValue &value : entries) {
+    for (const auto &value : entries) {
         QJsonObject entry = value.toObject();
         const qint64 id = postgresChangeId(entry);
         entry.insert(QLatin1String("id"), id);

@@ -12,7 +12,7 @@ void AdminFeedEndpoint::handle(const wire::HttpRequest &request,
 {
     wire::HttpResponse handshakeError = transport::checkWebSocketHandshake(request);
     if (handshakeError.status != 0) {
-        responder.respond(std::move(handshakeError));
+        responder.respond(handshakeError);
         return;
     }
     const QByteArray vsnText = wire::queryValue(wire::parseQuery(request.query), "vsn");

@@ -16,7 +16,7 @@ const QByteArray Topic = QByteArrayLiteral("admin:cluster");
 const QByteArray OkEmpty = QByteArrayLiteral("{}");
 const QByteArray UnmatchedTopic = QByteArrayLiteral("{\"reason\":\"unmatched topic\"}");
 // A client that has not read this much of earlier snapshots misses the next ones.
-constexpr qsizetype MaxQueuedBytes = 8 * 1024 * 1024;
+constexpr qsizetype MaxQueuedBytes = qsizetype{ 8 } * 1024 * 1024;
 
 } // namespace
 

@@ -16,7 +16,7 @@ void SocketEndpoint::handle(const wire::HttpRequest &request,
 {
     wire::HttpResponse handshakeError = transport::checkWebSocketHandshake(request);
     if (handshakeError.status != 0) {
-        responder.respond(std::move(handshakeError));
+        responder.respond(handshakeError);
         return;
     }
     ConnectGate::Decision decision = m_gate.check(request);

@@ -263,7 +263,7 @@ void BroadcastRoutes::handleBatch(const wire::HttpRequest &request,
 {
     TenantApiAuth::Outcome authorised = m_auth.authorise(request);
     if (!authorised.tenant) {
-        responder.respond(std::move(authorised.refusal));
+        responder.respond(authorised.refusal);
         return;
     }
     const tenants::Tenant &tenant = *authorised.tenant;
@@ -351,7 +351,7 @@ void BroadcastRoutes::handleSingle(const wire::HttpRequest &request, const Route
     }
     TenantApiAuth::Outcome authorised = m_auth.authorise(request);
     if (!authorised.tenant) {
-        responder.respond(std::move(authorised.refusal));
+        responder.respond(authorised.refusal);
         return;
     }
     const tenants::Tenant &tenant = *authorised.tenant;

@@ -14,7 +14,7 @@ void registerHealthRoutes(Router &router, const TenantApiAuth &auth)
                    response.setHeader(QByteArrayLiteral("content-type"),
                                       QByteArrayLiteral("text/plain; charset=utf-8"));
                    response.body = QByteArrayLiteral("ok");
-                   responder.respond(std::move(response));
+                   responder.respond(response);
                });
     router.add("GET", "/api/ping",
                [&auth](const wire::HttpRequest &request, const RouteParams &,

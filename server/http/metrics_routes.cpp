@@ -19,7 +19,7 @@ void registerMetricsRoutes(Router &router, const AdminAuth &auth,
         response.status = 200;
         response.setHeader(QByteArrayLiteral("content-type"), QByteArray(metrics::ContentType));
         response.body = render();
-        responder.respond(std::move(response));
+        responder.respond(response);
     };
     router.add("GET", "/metrics", handler);
     // Upstream aggregates the nodes of a region here; a single node answers for itself.

@@ -67,7 +67,7 @@ void Router::handle(wire::HttpRequest request, const transport::HttpResponder &r
                                                        "x-client-info")
                                    : requested);
         response.setHeader(QByteArrayLiteral("access-control-max-age"), QByteArrayLiteral("86400"));
-        responder.respond(std::move(response));
+        responder.respond(response);
         return;
     }
 
@@ -90,7 +90,7 @@ void Router::handle(wire::HttpRequest request, const transport::HttpResponder &r
             pathKnown ? QByteArrayLiteral("{\"error\":\"Method Not Allowed\"}")
                       : QByteArrayLiteral("{\"error\":\"Not Found\"}"));
     addCorsHeaders(response);
-    responder.respond(std::move(response));
+    responder.respond(response);
 }
 
 wire::HttpResponse Router::plainBadRequest()

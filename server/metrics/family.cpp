@@ -18,8 +18,9 @@ using ViewArray = QVarLengthArray<QByteArrayView, 4>;
 ViewArray viewsOf(const QList<QByteArray> &values)
 {
     ViewArray views;
-    for (const QByteArray &value : values)
+    for (const QByteArray &value : values) {
         views.append(value);
+    }
     return views;
 }
 
@@ -37,8 +38,9 @@ int compareBytes(QByteArrayView a, QByteArrayView b)
 {
     const qsizetype common = std::min(a.size(), b.size());
     const int byBytes = common == 0 ? 0 : std::memcmp(a.data(), b.data(), std::size_t(common));
-    if (byBytes != 0)
+    if (byBytes != 0) {
         return byBytes;
+    }
     return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
 }
 
@@ -48,8 +50,9 @@ bool lessKeys(const A &a, const B &b)
     const std::size_t common = std::min(std::size_t(a.size()), std::size_t(b.size()));
     for (std::size_t i = 0; i < common; ++i) {
         const int order = compareBytes(a[i], b[i]);
-        if (order != 0)
+        if (order != 0) {
             return order < 0;
+        }
     }
     return a.size() < b.size();
 }
@@ -112,8 +115,9 @@ bool KeyLess::operator()(std::span<const QByteArrayView> a, const std::vector<QB
 
 FamilyBase::FamilyBase(FamilyInfo info, const LabelPairs &globalLabels) : m_info(std::move(info))
 {
-    for (qsizetype i = 0; i < qsizetype(m_info.labelNames.size()); ++i)
+    for (qsizetype i = 0; i < qsizetype(m_info.labelNames.size()); ++i) {
         m_renderLabels.push_back({ m_info.labelNames[std::size_t(i)], i, {} });
+    }
     for (const auto &[name, value] : globalLabels) {
         QByteArray escaped;
         appendEscapedLabelValue(escaped, validUtf8(value));
@@ -134,14 +138,16 @@ QByteArray FamilyBase::labelFragment(std::span<const QByteArrayView> values) con
 {
     QByteArray fragment;
     for (const RenderLabel &label : m_renderLabels) {
-        if (!fragment.isEmpty())
+        if (!fragment.isEmpty()) {
             fragment.append(',');
+        }
         fragment.append(label.name);
         fragment.append("=\"");
-        if (label.valueIndex < 0)
+        if (label.valueIndex < 0) {
             fragment.append(label.escapedGlobalValue);
-        else
+        } else {
             appendEscapedLabelValue(fragment, validUtf8(values[std::size_t(label.valueIndex)]));
+        }
         fragment.append('"');
     }
     return fragment;
@@ -168,20 +174,23 @@ Family<Child>::Family(FamilyInfo info, const LabelPairs &globalLabels)
 {
     if constexpr (std::is_same_v<Child, Histogram>) {
         m_bounds = std::make_shared<const std::vector<double>>(this->info().buckets);
-        for (const double bound : *m_bounds)
+        for (const double bound : *m_bounds) {
             m_boundTexts.push_back(formatBucketBound(bound));
+        }
     }
-    if (this->info().labelNames.empty())
+    if (this->info().labelNames.empty()) {
         m_pinned = lookup({});
+    }
 }
 
 template <typename Child>
 std::shared_ptr<Child> Family<Child>::makeChild() const
 {
-    if constexpr (std::is_same_v<Child, Histogram>)
+    if constexpr (std::is_same_v<Child, Histogram>) {
         return std::make_shared<Histogram>(m_bounds);
-    else
+    } else {
         return std::make_shared<Child>();
+    }
 }
 
 template <typename Child>
@@ -199,17 +208,20 @@ std::shared_ptr<Child> Family<Child>::lookup(std::span<const QByteArrayView> val
     {
         std::shared_lock lock(m_mutex);
         const auto it = m_series.find(values);
-        if (it != m_series.end())
+        if (it != m_series.end()) {
             return it->second.child;
+        }
     }
     std::unique_lock lock(m_mutex);
     const auto it = m_series.find(values);
-    if (it != m_series.end())
+    if (it != m_series.end()) {
         return it->second.child; // another thread created it in between
+    }
     std::vector<QByteArray> key;
     key.reserve(values.size());
-    for (const QByteArrayView value : values)
+    for (const QByteArrayView value : values) {
         key.push_back(value.toByteArray());
+    }
     Series series{ labelFragment(values), makeChild() };
     std::shared_ptr<Child> child = series.child;
     m_series.emplace(std::move(key), std::move(series));
@@ -240,12 +252,14 @@ Child &Family<Child>::unlabelled() const
 template <typename Child>
 bool Family<Child>::erase(std::span<const QByteArrayView> values)
 {
-    if (m_pinned)
+    if (m_pinned) {
         return false;
+    }
     std::unique_lock lock(m_mutex);
     const auto it = m_series.find(values);
-    if (it == m_series.end())
+    if (it == m_series.end()) {
         return false;
+    }
     m_series.erase(it);
     return true;
 }
@@ -266,8 +280,9 @@ bool Family<Child>::remove(const QList<QByteArray> &values)
 template <typename Child>
 void Family<Child>::clear()
 {
-    if (m_pinned)
+    if (m_pinned) {
         return;
+    }
     std::unique_lock lock(m_mutex);
     m_series.clear();
 }
@@ -286,16 +301,18 @@ Family<Child>::series() const
     std::vector<std::pair<std::vector<QByteArray>, std::shared_ptr<Child>>> all;
     std::shared_lock lock(m_mutex);
     all.reserve(m_series.size());
-    for (const auto &entry : m_series)
+    for (const auto &entry : m_series) {
         all.emplace_back(entry.first, entry.second.child);
+    }
     return all;
 }
 
 template <typename Child>
 qsizetype Family<Child>::removeSeriesWith(qsizetype labelIndex, QByteArrayView value)
 {
-    if (m_pinned || labelIndex < 0 || labelIndex >= qsizetype(info().labelNames.size()))
+    if (m_pinned || labelIndex < 0 || labelIndex >= qsizetype(info().labelNames.size())) {
         return 0;
+    }
     std::unique_lock lock(m_mutex);
     return qsizetype(std::erase_if(m_series, [&](const auto &entry) {
         return compareBytes(entry.first[std::size_t(labelIndex)], value) == 0;
@@ -306,11 +323,7 @@ template <typename Child>
 void Family<Child>::appendSeries(QByteArray &out, const Series &series) const
 {
     const QByteArray &name = info().name;
-    if constexpr (std::is_same_v<Child, Counter>) {
-        appendSampleLine(out, name, {}, series.fragment);
-        appendValue(out, series.child->value());
-        out.append('\n');
-    } else if constexpr (std::is_same_v<Child, Gauge>) {
+    if constexpr (std::is_same_v<Child, Counter> || std::is_same_v<Child, Gauge>) {
         appendSampleLine(out, name, {}, series.fragment);
         appendValue(out, series.child->value());
         out.append('\n');
@@ -323,10 +336,11 @@ void Family<Child>::appendSeries(QByteArray &out, const Series &series) const
             out.append(series.fragment);
             out.append(separator);
             out.append("le=\"");
-            if (i < m_boundTexts.size())
+            if (i < m_boundTexts.size()) {
                 out.append(m_boundTexts[i]);
-            else
+            } else {
                 out.append("+Inf");
+            }
             out.append("\"} ");
             appendValue(out, counts[i]);
             out.append('\n');
@@ -347,14 +361,17 @@ void Family<Child>::render(QByteArray &out) const
     {
         std::shared_lock lock(m_mutex);
         snapshot.reserve(m_series.size());
-        for (const auto &entry : m_series)
+        for (const auto &entry : m_series) {
             snapshot.push_back(entry.second);
+        }
     }
-    if (snapshot.empty())
+    if (snapshot.empty()) {
         return;
+    }
     appendHeader(out);
-    for (const Series &series : snapshot)
+    for (const Series &series : snapshot) {
         appendSeries(out, series);
+    }
 }
 
 template class Family<Counter>;
@@ -382,8 +399,9 @@ void CallbackSamples::addSample(std::span<const QByteArrayView> values, double v
     }
     std::vector<QByteArray> key;
     key.reserve(values.size());
-    for (const QByteArrayView labelValue : values)
+    for (const QByteArrayView labelValue : values) {
         key.push_back(labelValue.toByteArray());
+    }
     m_samples.emplace_back(std::move(key), value);
 }
 
@@ -395,10 +413,11 @@ std::vector<std::pair<std::vector<QByteArray>, double>> CallbackSamples::takeSor
     std::vector<std::pair<std::vector<QByteArray>, double>> unique;
     unique.reserve(m_samples.size());
     for (auto &sample : m_samples) {
-        if (!unique.empty() && !lessKeys(unique.back().first, sample.first))
+        if (!unique.empty() && !lessKeys(unique.back().first, sample.first)) {
             unique.back() = std::move(sample);
-        else
+        } else {
             unique.push_back(std::move(sample));
+        }
     }
     m_samples.clear();
     return unique;
@@ -416,8 +435,9 @@ void CallbackFamily::render(QByteArray &out) const
     CallbackSamples samples(qsizetype(info().labelNames.size()));
     {
         std::lock_guard lock(m_mutex);
-        if (!m_callback)
+        if (!m_callback) {
             return;
+        }
         m_callback(samples);
     }
     if (samples.hasDroppedSamples()) {
@@ -425,14 +445,16 @@ void CallbackFamily::render(QByteArray &out) const
                   info().name.constData());
     }
     const auto sorted = samples.takeSorted();
-    if (sorted.empty())
+    if (sorted.empty()) {
         return;
+    }
     appendHeader(out);
     ViewArray views;
     for (const auto &[values, value] : sorted) {
         views.clear();
-        for (const QByteArray &labelValue : values)
+        for (const QByteArray &labelValue : values) {
             views.append(labelValue);
+        }
         appendSampleLine(out, info().name, {}, labelFragment(spanOf(views)));
         appendValue(out, value);
         out.append('\n');

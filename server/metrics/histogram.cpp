@@ -12,8 +12,9 @@ Histogram::Histogram(std::shared_ptr<const std::vector<double>> bounds)
 
 void Histogram::observe(double value) noexcept
 {
-    if (std::isnan(value))
+    if (std::isnan(value)) {
         return;
+    }
     const std::vector<double> &bounds = *m_bounds;
     // First bound >= value; past the end means the +Inf bucket.
     const auto index =
@@ -38,8 +39,9 @@ std::vector<quint64> Histogram::cumulativeCounts() const
 quint64 Histogram::count() const
 {
     quint64 total = 0;
-    for (std::size_t i = 0; i <= m_bounds->size(); ++i)
+    for (std::size_t i = 0; i <= m_bounds->size(); ++i) {
         total += bucket(i).load(std::memory_order_relaxed);
+    }
     return total;
 }
 

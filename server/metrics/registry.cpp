@@ -23,8 +23,9 @@ QString text(QByteArrayView bytes)
 // A trailing +Inf bound is implicit in the format; accept it in a spec and drop it.
 std::vector<double> normalizedBuckets(std::vector<double> buckets)
 {
-    if (!buckets.empty() && std::isinf(buckets.back()) && buckets.back() > 0)
+    if (!buckets.empty() && std::isinf(buckets.back()) && buckets.back() > 0) {
         buckets.pop_back();
+    }
     return buckets;
 }
 
@@ -32,16 +33,20 @@ std::optional<QString> checkLabelNames(const std::vector<QByteArray> &names,
                                        const LabelPairs &globalLabels, bool isHistogram)
 {
     std::set<QByteArray> seen;
-    for (const auto &global : globalLabels)
+    for (const auto &global : globalLabels) {
         seen.insert(global.first);
+    }
     for (const QByteArray &name : names) {
-        if (!isValidLabelName(name))
+        if (!isValidLabelName(name)) {
             return QStringLiteral("invalid label name \"%1\"").arg(text(name));
-        if (isHistogram && name == "le")
+        }
+        if (isHistogram && name == "le") {
             return QStringLiteral("label name \"le\" is reserved for histogram buckets");
-        if (!seen.insert(name).second)
+        }
+        if (!seen.insert(name).second) {
             return QStringLiteral("label \"%1\" is declared twice (or is a global label)")
                     .arg(text(name));
+        }
     }
     return std::nullopt;
 }
@@ -51,10 +56,12 @@ std::optional<QString> checkLabelNames(const std::vector<QByteArray> &names,
 Registry::Registry(LabelPairs globalLabels) : m_globalLabels(std::move(globalLabels))
 {
     std::vector<QByteArray> names;
-    for (const auto &label : m_globalLabels)
+    for (const auto &label : m_globalLabels) {
         names.push_back(label.first);
-    if (const auto error = checkLabelNames(names, {}, false))
+    }
+    if (const auto error = checkLabelNames(names, {}, false)) {
         qFatal("metrics: invalid global labels: %s", qUtf8Printable(*error));
+    }
 }
 
 Registry::~Registry() = default;
@@ -66,35 +73,43 @@ std::optional<Error> Registry::checkDeclaration(MetricType type, const FamilySpe
             QStringLiteral("cannot declare metric \"%1\": %2").arg(text(spec.name), reason)
         };
     };
-    if (!isValidMetricName(spec.name))
+    if (!isValidMetricName(spec.name)) {
         return fail(QStringLiteral("invalid metric name"));
+    }
     const bool isHistogram = type == MetricType::Histogram;
-    if (const auto error = checkLabelNames(spec.labelNames, m_globalLabels, isHistogram))
+    if (const auto error = checkLabelNames(spec.labelNames, m_globalLabels, isHistogram)) {
         return fail(*error);
-    if (!isHistogram && !spec.buckets.empty())
+    }
+    if (!isHistogram && !spec.buckets.empty()) {
         return fail(QStringLiteral("only histograms have buckets"));
+    }
     const std::vector<double> buckets = normalizedBuckets(spec.buckets);
     for (std::size_t i = 0; i < buckets.size(); ++i) {
-        if (!std::isfinite(buckets[i]))
+        if (!std::isfinite(buckets[i])) {
             return fail(QStringLiteral("bucket bounds must be finite"));
-        if (i > 0 && !(buckets[i - 1] < buckets[i]))
+        }
+        if (i > 0 && !(buckets[i - 1] < buckets[i])) {
             return fail(QStringLiteral("bucket bounds must be strictly ascending"));
+        }
     }
 
     std::lock_guard lock(m_mutex);
-    if (m_families.count(spec.name) != 0)
+    if (m_families.count(spec.name) != 0) {
         return fail(QStringLiteral("already declared"));
+    }
     for (const QByteArrayView suffix : HistogramSuffixes) {
         // This histogram's series would collide with an existing family...
         QByteArray seriesName = spec.name;
         seriesName.append(suffix);
-        if (isHistogram && m_families.count(seriesName) != 0)
+        if (isHistogram && m_families.count(seriesName) != 0) {
             return fail(QStringLiteral("family \"%1\" exists").arg(text(seriesName)));
+        }
         // ... or this family with an existing histogram's series.
         if (spec.name.endsWith(suffix)) {
             const auto it = m_families.find(spec.name.chopped(suffix.size()));
-            if (it != m_families.end() && it->second->info().type == MetricType::Histogram)
+            if (it != m_families.end() && it->second->info().type == MetricType::Histogram) {
                 return fail(QStringLiteral("clashes with histogram \"%1\"").arg(text(it->first)));
+            }
         }
     }
     return std::nullopt;
@@ -105,16 +120,18 @@ F &Registry::declare(MetricType type, const FamilySpec &spec, bool isCallback, E
 {
     // Declarations are start-up code; checking and inserting under separate locks only races
     // with a concurrent declaration of the same name, which the insert below still catches.
-    if (const auto error = checkDeclaration(type, spec))
+    if (const auto error = checkDeclaration(type, spec)) {
         qFatal("metrics: %s", qUtf8Printable(error->message));
+    }
     FamilyInfo info{ spec.name, spec.help, type, spec.labelNames, normalizedBuckets(spec.buckets),
                      isCallback };
     auto family =
             std::make_shared<F>(std::move(info), m_globalLabels, std::forward<Extra>(extra)...);
     F &reference = *family;
     std::lock_guard lock(m_mutex);
-    if (!m_families.emplace(spec.name, std::move(family)).second)
+    if (!m_families.emplace(spec.name, std::move(family)).second) {
         qFatal("metrics: metric \"%s\" declared twice concurrently", spec.name.constData());
+    }
     qCDebug(lcMetrics, "declared %s %s", typeName(type).data(), spec.name.constData());
     return reference;
 }
@@ -171,8 +188,9 @@ bool Registry::removeFamily(QByteArrayView name)
     {
         std::lock_guard lock(m_mutex);
         const auto it = m_families.find(name.toByteArray());
-        if (it == m_families.end())
+        if (it == m_families.end()) {
             return false;
+        }
         family = it->second;
         m_families.erase(it);
         m_removed.push_back(family);
@@ -187,8 +205,9 @@ qsizetype Registry::removeSeries(QByteArrayView labelName, QByteArrayView value)
     std::vector<std::shared_ptr<FamilyBase>> families;
     {
         std::lock_guard lock(m_mutex);
-        for (const auto &entry : m_families)
+        for (const auto &entry : m_families) {
             families.push_back(entry.second);
+        }
     }
     qsizetype removed = 0;
     for (const auto &family : families) {
@@ -196,8 +215,9 @@ qsizetype Registry::removeSeries(QByteArrayView labelName, QByteArrayView value)
         const auto it = std::find_if(names.begin(), names.end(), [&](const QByteArray &name) {
             return QByteArrayView(name) == labelName;
         });
-        if (it != names.end())
+        if (it != names.end()) {
             removed += family->removeSeriesWith(it - names.begin(), value);
+        }
     }
     return removed;
 }
@@ -206,8 +226,9 @@ std::optional<FamilyInfo> Registry::info(QByteArrayView name) const
 {
     std::lock_guard lock(m_mutex);
     const auto it = m_families.find(name.toByteArray());
-    if (it == m_families.end())
+    if (it == m_families.end()) {
         return std::nullopt;
+    }
     return it->second->info();
 }
 
@@ -216,8 +237,9 @@ std::vector<FamilyInfo> Registry::families() const
     std::lock_guard lock(m_mutex);
     std::vector<FamilyInfo> result;
     result.reserve(m_families.size());
-    for (const auto &entry : m_families)
+    for (const auto &entry : m_families) {
         result.push_back(entry.second->info());
+    }
     return result;
 }
 
@@ -227,13 +249,15 @@ QByteArray Registry::render() const
     {
         std::lock_guard lock(m_mutex);
         families.reserve(m_families.size());
-        for (const auto &entry : m_families)
+        for (const auto &entry : m_families) {
             families.push_back(entry.second);
+        }
     }
     QByteArray out;
     out.reserve(m_renderSizeHint.load(std::memory_order_relaxed));
-    for (const auto &family : families)
+    for (const auto &family : families) {
         family->render(out);
+    }
     // Next time, reserve a little more than this body needed, to avoid regrowing.
     m_renderSizeHint.store(out.size() + out.size() / 8, std::memory_order_relaxed);
     return out;

@@ -51,10 +51,11 @@ QByteArray insertDecimal(int place, const QByteArray &digits)
     const auto exponentForm = [&] {
         text.append(digits.front());
         text.append('.');
-        if (length == 1)
+        if (length == 1) {
             text.append('0');
-        else
+        } else {
             text.append(QByteArrayView(digits).sliced(1));
+        }
         text.append('e');
         text.append(exponent);
         return text;
@@ -98,11 +99,12 @@ void appendValue(QByteArray &out, double value)
         return;
     }
     char buffer[32];
-    std::to_chars_result result;
-    if (std::fabs(value) < IntegerLimit && value == std::trunc(value))
+    std::to_chars_result result{};
+    if (std::fabs(value) < IntegerLimit && value == std::trunc(value)) {
         result = std::to_chars(buffer, buffer + sizeof buffer, static_cast<qint64>(value));
-    else
+    } else {
         result = std::to_chars(buffer, buffer + sizeof buffer, value); // shortest round trip
+    }
     appendChars(out, buffer, result.ptr);
 }
 
@@ -115,12 +117,15 @@ QByteArray formatValue(double value)
 
 QByteArray formatBucketBound(double bound)
 {
-    if (std::isnan(bound))
+    if (std::isnan(bound)) {
         return QByteArrayLiteral("NaN");
-    if (std::isinf(bound))
+    }
+    if (std::isinf(bound)) {
         return bound > 0 ? QByteArrayLiteral("+Inf") : QByteArrayLiteral("-Inf");
-    if (bound == 0)
+    }
+    if (bound == 0) {
         return std::signbit(bound) ? QByteArrayLiteral("-0.0") : QByteArrayLiteral("0.0");
+    }
 
     // Shortest round-trip digits in scientific form: "d[.ddd]e[+-]xx".
     char buffer[32];
@@ -130,66 +135,75 @@ QByteArray formatBucketBound(double bound)
     const qsizetype e = text.indexOf('e');
     QByteArray digits;
     for (const char c : text.first(e)) {
-        if (c != '.')
+        if (c != '.') {
             digits.append(c);
+        }
     }
-    while (digits.size() > 1 && digits.endsWith('0'))
+    while (digits.size() > 1 && digits.endsWith('0')) {
         digits.chop(1);
+    }
     int exponent = 0;
     const QByteArrayView exponentText = text.sliced(e + 1);
     const char *exponentBegin = exponentText.data() + (exponentText.front() == '+' ? 1 : 0);
     std::from_chars(exponentBegin, exponentText.data() + exponentText.size(), exponent);
 
     QByteArray formatted = insertDecimal(exponent + 1, digits);
-    if (bound < 0)
+    if (bound < 0) {
         formatted.prepend('-');
+    }
     return formatted;
 }
 
 void appendEscapedHelp(QByteArray &out, QByteArrayView help)
 {
     for (const char c : help) {
-        if (c == '\\')
+        if (c == '\\') {
             out.append("\\\\");
-        else if (c == '\n')
+        } else if (c == '\n') {
             out.append("\\n");
-        else
+        } else {
             out.append(c);
+        }
     }
 }
 
 void appendEscapedLabelValue(QByteArray &out, QByteArrayView value)
 {
     for (const char c : value) {
-        if (c == '\\')
+        if (c == '\\') {
             out.append("\\\\");
-        else if (c == '"')
+        } else if (c == '"') {
             out.append("\\\"");
-        else if (c == '\n')
+        } else if (c == '\n') {
             out.append("\\n");
-        else
+        } else {
             out.append(c);
+        }
     }
 }
 
 bool isValidMetricName(QByteArrayView name)
 {
-    if (name.isEmpty() || !(isNameStart(name.front()) || name.front() == ':'))
+    if (name.isEmpty() || !(isNameStart(name.front()) || name.front() == ':')) {
         return false;
+    }
     for (const char c : name) {
-        if (!(isNameStart(c) || isDigit(c) || c == ':'))
+        if (!(isNameStart(c) || isDigit(c) || c == ':')) {
             return false;
+        }
     }
     return true;
 }
 
 bool isValidLabelName(QByteArrayView name)
 {
-    if (name.isEmpty() || !isNameStart(name.front()) || name.startsWith("__"))
+    if (name.isEmpty() || !isNameStart(name.front()) || name.startsWith("__")) {
         return false;
+    }
     for (const char c : name) {
-        if (!(isNameStart(c) || isDigit(c)))
+        if (!(isNameStart(c) || isDigit(c))) {
             return false;
+        }
     }
     return true;
 }

@@ -17,7 +17,7 @@ constexpr int MaxArrayDimensions = 6;
 
 QJsonValue textValue(QByteArrayView text)
 {
-    return QJsonValue(QString::fromUtf8(text));
+    return { QString::fromUtf8(text) };
 }
 
 bool isDigit(char c)
@@ -42,14 +42,14 @@ QJsonValue numberValue(QByteArrayView text)
     bool ok = false;
     const qlonglong integer = text.toLongLong(&ok);
     if (ok) {
-        return QJsonValue(qint64(integer));
+        return { qint64(integer) };
     }
     const double number = text.toDouble(&ok);
     if (!ok || !std::isfinite(number)) {
         return textValue(text);
     }
     // to_jsonb goes through numeric, which has no negative zero.
-    return QJsonValue(number == 0.0 ? 0.0 : number);
+    return { number == 0.0 ? 0.0 : number };
 }
 
 QJsonValue jsonDocumentValue(QByteArrayView text)
@@ -380,10 +380,10 @@ QJsonValue jsonValue(QByteArrayView typeName, QByteArrayView text)
     }
     if (typeName == "bool") {
         if (text == "t") {
-            return QJsonValue(true);
+            return { true };
         }
         if (text == "f") {
-            return QJsonValue(false);
+            return { false };
         }
         return textValue(text);
     }

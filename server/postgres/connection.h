@@ -120,7 +120,7 @@ private:
     void noteFarewell(const pg_result *result);
     void finishCurrent();
     void fail(Work &work, const PgError &error);
-    void teardown(const PgError &error, bool emitFailed);
+    void teardown(const PgError &cause, bool emitFailed);
     PgError connectionError() const;
     void deliver(std::function<void()> call);
 

@@ -15,24 +15,24 @@ namespace rt::postgres {
 namespace {
 
 // The SQLSTATE the per-migration check raises when another server applied the version first.
-constexpr char kAlreadyApplied[] = "RTM01";
+constexpr char AlreadyAppliedState[] = "RTM01";
 
 QByteArray lockStatement()
 {
     return QByteArrayLiteral("SELECT pg_advisory_xact_lock(")
-            + QByteArray::number(MigrationRunner::kLockKey) + QByteArrayLiteral(");\n");
+            + QByteArray::number(MigrationRunner::LockKey) + QByteArrayLiteral(");\n");
 }
 
 } // namespace
 
 QList<Migration> migrationsFromDirectory(const QString &directory)
 {
-    static const QRegularExpression pattern(QStringLiteral("^([0-9]{1,18})_.*\\.sql$"));
+    static const QRegularExpression VersionedFile(QStringLiteral("^([0-9]{1,18})_.*\\.sql$"));
     QList<Migration> migrations;
     const QDir dir(directory);
     const QStringList files = dir.entryList(QDir::Files, QDir::Name);
     for (const QString &file : files) {
-        const QRegularExpressionMatch match = pattern.match(file);
+        const QRegularExpressionMatch match = VersionedFile.match(file);
         if (!match.hasMatch()) {
             qCWarning(lcPostgres, "ignoring %s: not a migration file name (NNNN_name.sql)",
                       qPrintable(dir.filePath(file)));
@@ -102,7 +102,7 @@ void MigrationRunner::start(Connection *connection, QList<Migration> migrations)
                                 "    applied_at timestamptz NOT NULL DEFAULT now()\n"
                                 ");\n");
     QPointer<MigrationRunner> self(this);
-    m_connection->runScript(setup, [self](StatementResult result) {
+    m_connection->runScript(setup, [self](const StatementResult &result) {
         if (!self) {
             return;
         }
@@ -174,7 +174,7 @@ void MigrationRunner::applyNext()
             + version
             + QByteArrayLiteral(") THEN\n"
                                 "    RAISE EXCEPTION 'migration already applied' USING ERRCODE = '")
-            + kAlreadyApplied
+            + AlreadyAppliedState
             + QByteArrayLiteral("';\n"
                                 "  END IF;\n"
                                 "END $rt_migration_check$;\n")
@@ -186,11 +186,11 @@ void MigrationRunner::applyNext()
     QPointer<MigrationRunner> self(this);
     const QString name = migration.name;
     const qint64 number = migration.version;
-    m_connection->runScript(script, [self, name, number](StatementResult result) {
+    m_connection->runScript(script, [self, name, number](const StatementResult &result) {
         if (!self) {
             return;
         }
-        if (!result.ok() && result.error().sqlState != kAlreadyApplied) {
+        if (!result.ok() && result.error().sqlState != AlreadyAppliedState) {
             PgError error = result.error();
             error.message = QStringLiteral("migration %1 failed: %2").arg(name, error.message);
             self->finishWithError(error);
@@ -206,7 +206,7 @@ void MigrationRunner::applyNext()
     });
 }
 
-void MigrationRunner::finishWithError(PgError error)
+void MigrationRunner::finishWithError(const PgError &error)
 {
     qCWarning(lcPostgres, "migrations failed: %s", qPrintable(error.text()));
     Q_EMIT failed(error);

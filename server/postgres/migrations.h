@@ -29,7 +29,7 @@ QList<Migration> tenantMigrations();
 
 // Applies migrations in version order, skipping versions recorded in
 // realtime.qtrealtime_migrations (schema and table created when absent). Each migration runs in
-// its own transaction together with its version row, under pg_advisory_xact_lock(kLockKey), and
+// its own transaction together with its version row, under pg_advisory_xact_lock(LockKey), and
 // re-checks its version once it holds the lock: servers migrating the same database at the
 // same time apply each migration exactly once. Stops at the first failure; the migrations
 // before it stay applied, the failing one is rolled back and not recorded.
@@ -40,7 +40,7 @@ class MigrationRunner : public QObject
     Q_OBJECT
 public:
     // The advisory lock key ("RTMIGRAT" as a big-endian integer).
-    static constexpr qint64 kLockKey = 0x52544D4947524154;
+    static constexpr qint64 LockKey = 0x52544D4947524154;
 
     explicit MigrationRunner(QObject *parent = nullptr);
 
@@ -53,7 +53,7 @@ Q_SIGNALS:
 private:
     void loadApplied();
     void applyNext();
-    void finishWithError(PgError error);
+    void finishWithError(const PgError &error);
 
     QPointer<Connection> m_connection;
     QList<Migration> m_migrations;

@@ -73,9 +73,9 @@ public:
 private:
     struct Member
     {
-        Subscriber *subscriber;
-        quint64 memberId;
-        protocol::Vsn vsn;
+        Subscriber *subscriber = nullptr;
+        quint64 memberId = 0;
+        protocol::Vsn vsn = protocol::Vsn::V2;
         MemberRights rights;
     };
     QHash<QByteArray, std::vector<Member>> m_topics; // TopicKey::id() -> members

@@ -43,10 +43,11 @@ public:
     virtual bool awaitTenantReachable(const QByteArray &tenantId, QObject *receiver,
                                       std::function<void()> reachable) const = 0;
 
-protected:
-    PubSub() = default;
     PubSub(const PubSub &) = delete;
     PubSub &operator=(const PubSub &) = delete;
+
+protected:
+    PubSub() = default;
 };
 
 } // namespace rt::pubsub

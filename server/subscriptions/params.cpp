@@ -14,7 +14,7 @@ QString actionFilter(const QJsonObject &params)
     if (!event.isString()) {
         return QStringLiteral("*");
     }
-    const QString upper = event.toString().toUpper();
+    QString upper = event.toString().toUpper();
     if (upper == QLatin1String("INSERT") || upper == QLatin1String("UPDATE")
         || upper == QLatin1String("DELETE")) {
         return upper;
@@ -34,7 +34,7 @@ Result<std::optional<QStringList>, QString> parseSelect(const QJsonObject &param
     }
     QStringList columns;
     const QJsonArray array = select.toArray();
-    for (const QJsonValue &item : array) {
+    for (const auto &item : array) {
         if (item.isString()) {
             columns.append(item.toString());
         }

@@ -19,7 +19,7 @@ bool HttpResponder::isConnected() const
     return !m_connection.isNull() && m_connection->tcp().isOpen();
 }
 
-void HttpResponder::respond(wire::HttpResponse response) const
+void HttpResponder::respond(const wire::HttpResponse &response) const
 {
     if (isConnected()) {
         m_connection->respond(m_requestNumber, response);
@@ -29,7 +29,7 @@ void HttpResponder::respond(wire::HttpResponse response) const
 void HttpResponder::respondAfter(int delayMs, wire::HttpResponse response) const
 {
     if (delayMs <= 0) {
-        respond(std::move(response));
+        respond(response);
         return;
     }
     if (m_connection.isNull()) {
@@ -72,7 +72,7 @@ DeferredResponder HttpResponder::deferred() const
     if (m_connection.isNull()) {
         return {};
     }
-    return DeferredResponder(m_connection->tcp().loop().mailbox(), m_connection, m_requestNumber);
+    return { m_connection->tcp().loop().mailbox(), m_connection, m_requestNumber };
 }
 
 HttpConnection::HttpConnection(TcpConnection &connection, HttpService &service, Limits limits)

@@ -42,7 +42,7 @@ public:
     HttpResponder(HttpConnection *connection, quint64 requestNumber);
 
     bool isConnected() const;
-    void respond(wire::HttpResponse response) const;
+    void respond(const wire::HttpResponse &response) const;
     // Answers after delayMs (the connect-error backoff); the connection stays open meanwhile.
     void respondAfter(int delayMs, wire::HttpResponse response) const;
     // Completes a WebSocket handshake (101) and hands the connection to `session`.
@@ -79,7 +79,8 @@ public:
         wire::HttpRequestParser::Limits parser;
         int headerTimeoutMs = 15'000;
         int idleTimeoutMs = 60'000;
-        qsizetype maxBufferedInput = 1024 * 1024; // pipelined bytes held while a request runs
+        qsizetype maxBufferedInput =
+                qsizetype{ 1024 } * 1024; // pipelined bytes held while a request runs
         WebSocketConnection::Limits websocket; // for connections upgraded to WebSocket
     };
 

@@ -18,8 +18,8 @@ qint64 SystemClock::epochMs() const
 
 const SystemClock &SystemClock::instance()
 {
-    static const SystemClock clock;
-    return clock;
+    static const SystemClock TheClock;
+    return TheClock;
 }
 
 } // namespace rt

@@ -9,16 +9,16 @@
 // threads that touch the same data outside such a hand-off are still reported.
 
 #if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define RT_UNDER_TSAN 1
-#endif
+#  if __has_feature(thread_sanitizer)
+#    define RT_UNDER_TSAN 1
+#  endif
 #endif
 #if !defined(RT_UNDER_TSAN) && defined(__SANITIZE_THREAD__)
-#define RT_UNDER_TSAN 1
+#  define RT_UNDER_TSAN 1
 #endif
 
 #if defined(RT_UNDER_TSAN)
-#include <sanitizer/tsan_interface.h>
+#  include <sanitizer/tsan_interface.h>
 extern "C" {
 // From TSan's dynamic-annotations interface (tsan_interface_ann.cpp); no public header has them.
 void AnnotateIgnoreReadsBegin(const char *file, int line);
@@ -43,7 +43,8 @@ namespace rt {
 inline void releaseTo([[maybe_unused]] const void *key)
 {
 #if defined(RT_UNDER_TSAN)
-    __tsan_release(const_cast<void *>(key)); // NOLINT(cppcoreguidelines-pro-type-const-cast): TSan's C API takes void*
+    __tsan_release(const_cast<void *>(
+            key)); // NOLINT(cppcoreguidelines-pro-type-const-cast): TSan's C API takes void*
 #endif
 }
 
@@ -51,7 +52,8 @@ inline void releaseTo([[maybe_unused]] const void *key)
 inline void acquireFrom([[maybe_unused]] const void *key)
 {
 #if defined(RT_UNDER_TSAN)
-    __tsan_acquire(const_cast<void *>(key)); // NOLINT(cppcoreguidelines-pro-type-const-cast): TSan's C API takes void*
+    __tsan_acquire(const_cast<void *>(
+            key)); // NOLINT(cppcoreguidelines-pro-type-const-cast): TSan's C API takes void*
 #endif
 }
 
@@ -133,8 +135,8 @@ inline void watchFinish([[maybe_unused]] QThread *thread)
 #if defined(RT_UNDER_TSAN)
     // Captures nothing: the connection is destroyed with the thread, by the waiter.
     QObject::connect(
-            thread, &QThread::finished, thread,
-            [] { releaseTo(QThread::currentThread()); }, Qt::DirectConnection);
+            thread, &QThread::finished, thread, [] { releaseTo(QThread::currentThread()); },
+            Qt::DirectConnection);
 #endif
 }
 

@@ -107,8 +107,8 @@ bool RemoteFigures::dropPeer(const QString &peer)
         return false;
     }
     // A copy, not a reference: setUsers() below changes m_peers.
-    const UsersByTenant held =
-            it.value(); // NOLINT(performance-unnecessary-copy-initialization): see above
+    // NOLINTNEXTLINE(performance-unnecessary-copy-initialization): see above
+    const UsersByTenant held = it.value();
     for (auto tenant = held.cbegin(); tenant != held.cend(); ++tenant) {
         setUsers(peer, tenant.key(), 0);
     }

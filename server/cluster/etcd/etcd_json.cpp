@@ -176,7 +176,7 @@ bool readKeyValues(const QJsonValue &value, QList<KeyValue> &out)
         return false;
     }
     out.reserve(array.size());
-    for (const QJsonValue &item : std::as_const(array)) {
+    for (const auto &item : std::as_const(array)) {
         KeyValue kv;
         if (!readKeyValue(item, kv)) {
             return false;
@@ -315,7 +315,7 @@ QByteArray rangeEndForPrefix(const QByteArray &prefix)
         }
         end.chop(1);
     }
-    return QByteArray(1, '\0');
+    return { 1, '\0' };
 }
 
 QByteArray encodeRange(const QByteArray &key, const QByteArray &rangeEnd)
@@ -446,7 +446,7 @@ EtcdResult<TxnResponse> decodeTxn(QByteArrayView body)
         || !readArray(object->value(QLatin1String("responses")), responses)) {
         return protocolError(QStringLiteral("malformed txn response"));
     }
-    for (const QJsonValue &item : std::as_const(responses)) {
+    for (const auto &item : std::as_const(responses)) {
         if (!item.isObject()) {
             return protocolError(QStringLiteral("malformed txn response op"));
         }
@@ -565,7 +565,7 @@ EtcdResult<WatchResponse> decodeWatchResponse(QByteArrayView line)
     }
     response.cancelReason = reason.toString();
     response.events.reserve(events.size());
-    for (const QJsonValue &item : std::as_const(events)) {
+    for (const auto &item : std::as_const(events)) {
         if (!item.isObject()) {
             return protocolError(QStringLiteral("malformed watch event"));
         }

@@ -211,7 +211,9 @@ EtcdResult<WatchResponse> decodeWatchResponse(QByteArrayView line);
 class NdjsonSplitter
 {
 public:
-    explicit NdjsonSplitter(qsizetype maxLineBytes = 16 * 1024 * 1024) : m_maxLine(maxLineBytes) { }
+    explicit NdjsonSplitter(qsizetype maxLineBytes = qsizetype{ 16 } * 1024 * 1024)
+        : m_maxLine(maxLineBytes)
+    { }
 
     QList<QByteArray> feed(QByteArrayView chunk);
     bool failed() const { return m_failed; }

@@ -10,7 +10,7 @@ namespace rt::cluster::links {
 namespace {
 
 // Bytes read from the socket per step: bounds the copy held outside the decoder.
-constexpr qint64 ReadChunkBytes = 256 * 1024;
+constexpr qint64 ReadChunkBytes = qint64{ 256 } * 1024;
 // How long a closing socket may take to deliver its Reject frame before it is aborted.
 constexpr int LingerMs = 1000;
 

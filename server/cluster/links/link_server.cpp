@@ -5,11 +5,13 @@
 #include <QTcpServer>
 #include <QTcpSocket>
 
+#include <utility>
+
 namespace rt::cluster::links {
 
-LinkServer::LinkServer(const LinkSettings &settings, QObject *parent)
+LinkServer::LinkServer(LinkSettings settings, QObject *parent)
     : QObject(parent),
-      m_settings(settings),
+      m_settings(std::move(settings)),
       m_server(new QTcpServer(this))
 {
     connect(m_server, &QTcpServer::newConnection, this, &LinkServer::onNewConnection);

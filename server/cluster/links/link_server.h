@@ -26,7 +26,7 @@ class LinkServer : public QObject
     Q_OBJECT
 
 public:
-    explicit LinkServer(const LinkSettings &settings, QObject *parent = nullptr);
+    explicit LinkServer(LinkSettings settings, QObject *parent = nullptr);
     ~LinkServer() override;
 
     // Starts listening; returns the bound port (useful with port 0).

@@ -36,7 +36,7 @@ QList<api::LoadSample> LoadHistory::history(const QString &nodeId) const
     if (it == m_samples.cend()) {
         return {};
     }
-    return QList<api::LoadSample>(it->cbegin(), it->cend());
+    return { it->cbegin(), it->cend() };
 }
 
 } // namespace rt::cluster::stats
