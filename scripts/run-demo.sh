@@ -17,12 +17,19 @@ export SEED_SELF_HOST=true
 export SELF_HOST_TENANT_NAME="${SELF_HOST_TENANT_NAME:-realtime-dev}"
 export DATA_DIR="${DATA_DIR:-$PWD/build/demo-data}"
 
-# An anon token for the demo tenant, valid for 30 days (HS256 with API_JWT_SECRET).
+# Tokens valid for 30 days (HS256 with API_JWT_SECRET): the demo tenant's anon key, for clients,
+# and an operator token (role service_role, one of API_JWT_OPERATOR_ROLES) for the tenant API
+# and the dashboard; the anon key is refused there.
 b64url() { openssl base64 -A | tr '+/' '-_' | tr -d '='; }
-header=$(printf '{"alg":"HS256","typ":"JWT"}' | b64url)
-payload=$(printf '{"role":"anon","iss":"qtrealtime-demo","exp":%s}' "$(($(date +%s) + 30 * 24 * 3600))" | b64url)
-signature=$(printf '%s.%s' "$header" "$payload" | openssl dgst -sha256 -hmac "$API_JWT_SECRET" -binary | b64url)
-token="$header.$payload.$signature"
+sign_hs256() { # <role>
+    local header payload signature
+    header=$(printf '{"alg":"HS256","typ":"JWT"}' | b64url)
+    payload=$(printf '{"role":"%s","iss":"qtrealtime-demo","exp":%s}' "$1" "$(($(date +%s) + 30 * 24 * 3600))" | b64url)
+    signature=$(printf '%s.%s' "$header" "$payload" | openssl dgst -sha256 -hmac "$API_JWT_SECRET" -binary | b64url)
+    printf '%s.%s.%s' "$header" "$payload" "$signature"
+}
+token=$(sign_hs256 anon)
+operator_token=$(sign_hs256 service_role)
 
 cat <<TXT
 
@@ -33,6 +40,7 @@ cat <<TXT
   Tenant    : $SELF_HOST_TENANT_NAME (localhost and IP hosts map to it)
   JWT secret: $API_JWT_SECRET
   anon token: $token
+  operator  : $operator_token
 
   Stop with Ctrl-C.
 

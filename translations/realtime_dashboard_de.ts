@@ -129,8 +129,8 @@
     </message>
     <message>
         <location filename="../dashboard/app/main.cpp" line="37"/>
-        <source>The operator token (a JWT signed with API_JWT_SECRET).</source>
-        <translation>Das Operator-Token (ein mit API_JWT_SECRET signiertes JWT).</translation>
+        <source>The operator token (a JWT signed with API_JWT_SECRET, role service_role).</source>
+        <translation>Das Operator-Token (ein mit API_JWT_SECRET signiertes JWT, Rolle service_role).</translation>
     </message>
     <message>
         <location filename="../dashboard/app/main.cpp" line="43"/>
@@ -377,8 +377,8 @@ Ihr Wert: %4</translation>
     </message>
     <message>
         <location filename="../dashboard/views/main_window.cpp" line="36"/>
-        <source>a JWT signed with API_JWT_SECRET</source>
-        <translation>ein mit API_JWT_SECRET signiertes JWT</translation>
+        <source>a JWT signed with API_JWT_SECRET, role service_role</source>
+        <translation>ein mit API_JWT_SECRET signiertes JWT, Rolle service_role</translation>
     </message>
     <message>
         <location filename="../dashboard/views/main_window.cpp" line="39"/>

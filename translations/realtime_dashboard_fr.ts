@@ -129,8 +129,8 @@
     </message>
     <message>
         <location filename="../dashboard/app/main.cpp" line="37"/>
-        <source>The operator token (a JWT signed with API_JWT_SECRET).</source>
-        <translation>Le jeton d’opérateur (un JWT signé avec API_JWT_SECRET).</translation>
+        <source>The operator token (a JWT signed with API_JWT_SECRET, role service_role).</source>
+        <translation>Le jeton d’opérateur (un JWT signé avec API_JWT_SECRET, rôle service_role).</translation>
     </message>
     <message>
         <location filename="../dashboard/app/main.cpp" line="43"/>
@@ -377,8 +377,8 @@ Votre valeur : %4</translation>
     </message>
     <message>
         <location filename="../dashboard/views/main_window.cpp" line="36"/>
-        <source>a JWT signed with API_JWT_SECRET</source>
-        <translation>un JWT signé avec API_JWT_SECRET</translation>
+        <source>a JWT signed with API_JWT_SECRET, role service_role</source>
+        <translation>un JWT signé avec API_JWT_SECRET, rôle service_role</translation>
     </message>
     <message>
         <location filename="../dashboard/views/main_window.cpp" line="39"/>

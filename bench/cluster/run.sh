@@ -158,8 +158,8 @@ start_server() {
   return 1
 }
 
-# The operator token of GET /api/cluster: HS256 with API_JWT_SECRET, no claims needed.
-OPERATOR_JWT="$(node -e 'console.log(require(process.argv[1]).signHS256({}, process.argv[2]))' "$BENCH_DIR/lib/jwt.js" "$JWT_SECRET")"
+# The operator token of GET /api/cluster: HS256 with API_JWT_SECRET and an operator role.
+OPERATOR_JWT="$(node -e 'console.log(require(process.argv[1]).signHS256({ role: "service_role" }, process.argv[2]))' "$BENCH_DIR/lib/jwt.js" "$JWT_SECRET")"
 cluster_view() { # <port>
   curl -fsS -m 2 -H "Authorization: Bearer $OPERATOR_JWT" "http://127.0.0.1:$1/api/cluster"
 }

@@ -44,7 +44,7 @@ CommandLine parseCommandLine(const QApplication &application)
             QStringLiteral("token"),
             QApplication::translate("main",
                                     "The operator token (a JWT signed with "
-                                    "API_JWT_SECRET)."),
+                                    "API_JWT_SECRET, role service_role)."),
             QStringLiteral("token"));
     const QCommandLineOption screenshotOption(
             QStringLiteral("screenshot"),

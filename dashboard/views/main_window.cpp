@@ -33,7 +33,7 @@ ConnectDialog::ConnectDialog(const QString &url, const QByteArray &token, QWidge
     m_url->setPlaceholderText(tr("http://node-a:4000"));
     m_token->setText(QString::fromUtf8(token));
     m_token->setEchoMode(QLineEdit::Password);
-    m_token->setPlaceholderText(tr("a JWT signed with API_JWT_SECRET"));
+    m_token->setPlaceholderText(tr("a JWT signed with API_JWT_SECRET, role service_role"));
     auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel,
                                          this); // child
     buttons->button(QDialogButtonBox::Ok)->setText(tr("Connect"));

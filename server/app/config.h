@@ -31,6 +31,7 @@ struct ServerConfig
     QByteArray apiJwtJwks;
     QByteArray apiJwtSecretNext; // accepted by the tenant API besides apiJwtSecret
     QByteArray apiTokenBlocklist; // comma-separated
+    QStringList operatorRoles; // API_JWT_OPERATOR_ROLES: `role` claims the operator API accepts
     QByteArray metricsJwtSecret; // empty: /metrics refuses every request
     QByteArray metricsTokenBlocklist;
     int tenantCacheExpirationMs = 0;

@@ -185,6 +185,21 @@ const OptionSpec Options[] = {
       [](Reader &r, const OptionSpec &o, ServerConfig &c) {
           c.apiJwtSecretNext = r.text(o).toUtf8();
       } },
+    { "api-jwt-operator-roles", "API_JWT_OPERATOR_ROLES", "roles",
+      "Comma-separated `role` claims the operator API (tenants, cluster configuration, admin "
+      "snapshot and feed) accepts; a client token (anon, authenticated) is refused with 403.",
+      "service_role,supabase_admin",
+      [](Reader &r, const OptionSpec &o, ServerConfig &c) {
+          c.operatorRoles.clear();
+          for (const QString &role : r.text(o).split(QLatin1Char(','))) {
+              if (!role.trimmed().isEmpty()) {
+                  c.operatorRoles.append(role.trimmed());
+              }
+          }
+          if (c.operatorRoles.isEmpty()) {
+              r.fail(o, r.text(o), QStringLiteral("at least one role, comma-separated"));
+          }
+      } },
     { "api-token-blocklist", "API_TOKEN_BLOCKLIST", "tokens",
       "Comma-separated tokens the tenant management API refuses.", "",
       [](Reader &r, const OptionSpec &o, ServerConfig &c) {

@@ -109,14 +109,14 @@ Server::Server(ServerConfig config, QObject *parent) : QObject(parent), m_config
     m_metricsAdmin = std::make_unique<http::AdminAuth>(
             QList<QByteArray>{ m_config.metricsJwtSecret },
             http::AdminAuth::parseBlocklist(m_config.metricsTokenBlocklist), QJsonObject(),
-            SystemClock::instance());
+            QStringList(), SystemClock::instance());
     if (!m_metricsAdmin->isConfigured()) {
         qCInfo(lcApp) << "METRICS_JWT_SECRET is not set: GET /metrics refuses every request";
     }
     m_tenantApiAdmin = std::make_unique<http::AdminAuth>(
             QList<QByteArray>{ m_config.apiJwtSecret, m_config.apiJwtSecretNext },
             http::AdminAuth::parseBlocklist(m_config.apiTokenBlocklist),
-            m_config.jwtClaimValidators, SystemClock::instance());
+            m_config.jwtClaimValidators, m_config.operatorRoles, SystemClock::instance());
     if (!m_tenantApiAdmin->isConfigured()) {
         qCInfo(lcApp)
                 << "API_JWT_SECRET is not set: the tenant management API refuses every request";

@@ -9,9 +9,10 @@
 namespace rt::http {
 
 AdminAuth::AdminAuth(const QList<QByteArray> &secrets, QList<QByteArray> blocklist,
-                     QJsonObject claimValidators, const Clock &clock)
+                     QJsonObject claimValidators, QStringList roles, const Clock &clock)
     : m_blocklist(std::move(blocklist)),
       m_claimValidators(std::move(claimValidators)),
+      m_roles(std::move(roles)),
       m_clock(clock)
 {
     for (const QByteArray &secret : secrets) {
@@ -92,9 +93,18 @@ bool AdminAuth::authorisesToken(QByteArrayView rawToken) const
     options.requireRoleAndExp = false;
     options.claimValidators = m_claimValidators;
     for (const std::shared_ptr<const auth::KeySet> &keys : m_keys) {
-        if (auth::verifyToken(token, *keys, options)) {
+        const Result<auth::VerifiedToken, auth::JwtError> verified =
+                auth::verifyToken(token, *keys, options);
+        if (!verified) {
+            continue;
+        }
+        if (m_roles.isEmpty() || m_roles.contains(verified->role)) {
             return true;
         }
+        // A valid signature with a client role: the self-host tenant's anon or user token.
+        qCInfo(lcHttp) << "operator request refused: role" << verified->role
+                       << "is not one of API_JWT_OPERATOR_ROLES";
+        return false;
     }
     return false;
 }

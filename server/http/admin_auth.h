@@ -5,6 +5,7 @@
 #include <QByteArray>
 #include <QJsonObject>
 #include <QList>
+#include <QStringList>
 
 #include <memory>
 
@@ -22,14 +23,18 @@ namespace rt::http {
 // upstream's rules (docs/upstream/tenants-limits-metrics.md §1): exactly one Authorization
 // header starting with the case-sensitive "Bearer ", the token URL-decoded and stripped of
 // whitespace, not on the blocklist, an HS256/384/512 signature by one of the secrets; `exp` and
-// `iat`, when present, must be numbers and `exp` in the future; role and exp are not required.
+// `iat`, when present, must be numbers and `exp` in the future; exp is not required. Unlike
+// upstream, the operator API also requires the token's `role` to be one of the operator roles
+// (API_JWT_OPERATOR_ROLES): the self-host tenant's client tokens are signed with the same
+// secret, and an anon key must not manage the installation. /metrics requires no role.
 // Immutable after construction, so every worker thread may use one instance.
 class AdminAuth
 {
 public:
-    // Empty secrets are dropped; with none, every request is refused.
+    // Empty secrets are dropped; with none, every request is refused. With `roles` empty, any
+    // role (or none) is accepted; otherwise the token's `role` claim must be one of them.
     AdminAuth(const QList<QByteArray> &secrets, QList<QByteArray> blocklist,
-              QJsonObject claimValidators, const Clock &clock);
+              QJsonObject claimValidators, QStringList roles, const Clock &clock);
     ~AdminAuth();
     AdminAuth(const AdminAuth &) = delete;
     AdminAuth &operator=(const AdminAuth &) = delete;
@@ -53,6 +58,7 @@ private:
     std::vector<std::shared_ptr<const auth::KeySet>> m_keys;
     QList<QByteArray> m_blocklist;
     QJsonObject m_claimValidators;
+    QStringList m_roles;
     const Clock &m_clock;
 };
 

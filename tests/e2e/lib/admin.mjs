@@ -13,14 +13,20 @@ import { httpRequest } from './util.mjs';
 const run = promisify(execFile);
 const nowSec = () => Math.floor(Date.now() / 1000);
 
-/** An HS* operator token; by default without role and without exp (allowed for the admin API). */
+/** The role an operator token carries unless told otherwise (one of API_JWT_OPERATOR_ROLES). */
+export const OPERATOR_ROLE = 'service_role';
+
+/**
+ * An HS* operator token: role service_role and no exp (allowed for the admin API). `claims` are
+ * added; `{ role: undefined }` leaves the role out, `{ role: 'anon' }` makes a client's token.
+ */
 export function operatorToken(secret, claims = {}, alg = 'HS256') {
-    return sign(claims, { alg, secret });
+    return sign({ role: OPERATOR_ROLE, ...claims }, { alg, secret });
 }
 
 /** An operator token that expired `secondsAgo` seconds ago. */
 export function expiredOperatorToken(secret, secondsAgo = 60) {
-    return sign({ exp: nowSec() - secondsAgo, iat: nowSec() - secondsAgo - 60 }, { secret });
+    return sign({ role: OPERATOR_ROLE, exp: nowSec() - secondsAgo, iat: nowSec() - secondsAgo - 60 }, { secret });
 }
 
 /**

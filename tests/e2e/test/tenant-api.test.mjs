@@ -252,6 +252,48 @@ describe('operator auth (upstream §1)', () => {
         assertJson(await api.show('x-unauth'), 404, { message: 'not found' });
     });
 
+    test('a client token signed with API_JWT_SECRET (the self-host anon key, a user token, no role) is refused on every operator endpoint, both prefixes', async () => {
+        const now = Math.floor(Date.now() / 1000);
+        const clientTokens = {
+            'the self-host anon key': token(API_SECRET, { role: 'anon', exp: now + 3600 }),
+            'an authenticated user': token(API_SECRET, { role: 'authenticated', sub: 'u-1', exp: now + 3600 }),
+            'no role': operatorToken(API_SECRET, { role: undefined }),
+            'a role that only looks like one': operatorToken(API_SECRET, { role: 'Service_Role' }),
+            'a non-string role': operatorToken(API_SECRET, { role: ['service_role'] }),
+            'signed with API_JWT_SECRET_NEXT, anon': operatorToken(NEXT_SECRET, { role: 'anon' }),
+        };
+        const routes = [
+            ['GET', '/api/tenants'], ['POST', '/api/tenants'], ['GET', `/api/tenants/${SELF_HOST_TENANT}`],
+            ['PATCH', `/api/tenants/${SELF_HOST_TENANT}`], ['DELETE', `/api/tenants/${SELF_HOST_TENANT}`],
+            ['POST', `/api/tenants/${SELF_HOST_TENANT}/reload`], ['GET', '/api/cluster'],
+            ['GET', '/api/cluster/config'], ['PUT', '/api/cluster/config/region_mapping'],
+            ['GET', '/api/admin/snapshot'],
+        ];
+        for (const [what, tok] of Object.entries(clientTokens)) {
+            for (const prefix of ['', '/realtime/v1']) {
+                for (const [method, p] of routes) {
+                    const body = method === 'GET' || method === 'DELETE' ? undefined : { tenant: { name: 'hacked' }, value: {} };
+                    const res = await api.request(method, `${prefix}${p}`, { headers: { Authorization: `Bearer ${tok}` }, body });
+                    assertEmpty403(res, `${method} ${prefix}${p}, ${what}`);
+                }
+                for (const headers of [{ Authorization: `Bearer ${tok}` }, {}]) {
+                    const q = Object.keys(headers).length ? '' : `&apikey=${tok}`;
+                    const feed = await upgradeRequest(server, { path: `${prefix}/api/admin/live/websocket?vsn=1.0.0${q}`, headers });
+                    assert.equal(feed.status, 403, `admin live feed ${prefix}, ${what}`);
+                }
+            }
+        }
+        // Nothing was changed, and the anon key still is what it is for: a client's connection.
+        const still = await api.show(SELF_HOST_TENANT);
+        assertJson(still, 200);
+        assert.equal(still.json.data.name, SELF_HOST_TENANT);
+        const feed = await upgradeRequest(server, { path: `/api/admin/live/websocket?vsn=1.0.0&apikey=${operatorToken(API_SECRET)}` });
+        assert.equal(feed.status, 101, 'an operator token opens the live feed');
+        const anon = clientTokens['the self-host anon key'];
+        const client = await upgradeRequest(server, { path: `/socket/websocket?vsn=2.0.0&apikey=${anon}` });
+        assert.equal(client.status, 101, 'the anon key still opens a client socket');
+    });
+
     test('exactly one authorization header: two valid Bearer headers → 403', async () => {
         const bearer = `authorization: Bearer ${operatorToken(API_SECRET)}`;
         const one = await rawHttp(server, { path: '/api/tenants', headerLines: [bearer] });
@@ -262,15 +304,16 @@ describe('operator auth (upstream §1)', () => {
         assert.equal(two.headers['content-type'], undefined);
     });
 
-    test('accepted: HS256/384/512 with API_JWT_SECRET, API_JWT_SECRET_NEXT, no role and no exp, a future exp, whitespace inside', async () => {
+    test('accepted: HS256/384/512 with API_JWT_SECRET, API_JWT_SECRET_NEXT, an operator role and no exp, a future exp, whitespace inside', async () => {
         const now = Math.floor(Date.now() / 1000);
         const tokens = {
-            'HS256, no claims at all': operatorToken(API_SECRET, {}),
+            'HS256, only the role': operatorToken(API_SECRET, {}),
+            'the other default operator role': operatorToken(API_SECRET, { role: 'supabase_admin' }),
             HS384: operatorToken(API_SECRET, { sub: 'op' }, 'HS384'),
             HS512: operatorToken(API_SECRET, { sub: 'op' }, 'HS512'),
             'API_JWT_SECRET_NEXT': operatorToken(NEXT_SECRET, {}),
             'API_JWT_SECRET_NEXT, HS512': operatorToken(NEXT_SECRET, { iat: now }, 'HS512'),
-            'future exp, no role': operatorToken(API_SECRET, { exp: now + 60 }),
+            'future exp': operatorToken(API_SECRET, { exp: now + 60 }),
             'role and exp': operatorToken(API_SECRET, { role: 'service_role', exp: now + 60, iat: now }),
             'same claims as the blocklisted token but another token': operatorToken(API_SECRET, { sub: 'blocked-operator', iat: now }),
         };

@@ -32,6 +32,7 @@ const Documented DocumentedOptions[] = {
     { "API_JWT_JWKS", "api-jwt-jwks" },
     { "API_JWT_SECRET_NEXT", "api-jwt-secret-next" },
     { "API_TOKEN_BLOCKLIST", "api-token-blocklist" },
+    { "API_JWT_OPERATOR_ROLES", "api-jwt-operator-roles" },
     { "METRICS_JWT_SECRET", "metrics-jwt-secret" },
     { "METRICS_TOKEN_BLOCKLIST", "metrics-token-blocklist" },
     { "TENANT_CACHE_EXPIRATION_IN_MS", "tenant-cache-expiration-in-ms" },
@@ -114,6 +115,8 @@ QString fieldOf(const ServerConfig &config, const QString &env)
         return QString::fromUtf8(config.apiJwtSecretNext);
     if (env == QLatin1String("API_TOKEN_BLOCKLIST"))
         return QString::fromUtf8(config.apiTokenBlocklist);
+    if (env == QLatin1String("API_JWT_OPERATOR_ROLES"))
+        return config.operatorRoles.join(QLatin1Char(','));
     if (env == QLatin1String("METRICS_JWT_SECRET"))
         return QString::fromUtf8(config.metricsJwtSecret);
     if (env == QLatin1String("METRICS_TOKEN_BLOCKLIST"))
@@ -310,6 +313,8 @@ void ConfigTest::defaults()
     QVERIFY(config.apiJwtSecret.isEmpty());
     QVERIFY(config.apiJwtJwks.isEmpty());
     QCOMPARE(config.seedSelfHost, false);
+    QCOMPARE(config.operatorRoles,
+             QStringList({ QStringLiteral("service_role"), QStringLiteral("supabase_admin") }));
     QCOMPARE(config.selfHostTenantName, QByteArray("realtime-dev"));
     QVERIFY(config.seedTenantsFile.isEmpty());
     QVERIFY(config.seedTenants.isEmpty());
@@ -409,6 +414,8 @@ void ConfigTest::everyOption_data()
     same("DB_HOST", "db.env", "db.flag", withKey);
     same("API_JWT_SECRET_NEXT", "next-env", "next-flag", none);
     same("API_TOKEN_BLOCKLIST", "a,b", "c", none);
+    row("API_JWT_OPERATOR_ROLES", QStringLiteral(" ops , service_role,"),
+        QStringLiteral("ops,service_role"), QStringLiteral("admin"), QStringLiteral("admin"), none);
     same("METRICS_JWT_SECRET", "metrics-env", "metrics-flag", none);
     same("METRICS_TOKEN_BLOCKLIST", "m1", "m2,m3", none);
     same("TENANT_CACHE_EXPIRATION_IN_MS", "1000", "2500", none);
@@ -551,6 +558,8 @@ void ConfigTest::invalidValues_data()
     const auto row = [](const char *name, const QStringList &environment, const char *expected) {
         QTest::newRow(name) << environment << QString::fromUtf8(expected);
     };
+    row("API_JWT_OPERATOR_ROLES empty", { QStringLiteral("API_JWT_OPERATOR_ROLES= , ") },
+        R"(invalid API_JWT_OPERATOR_ROLES (--api-jwt-operator-roles): " , "; expected at least one role, comma-separated)");
     row("PORT not a number", { QStringLiteral("PORT=abc") },
         R"(invalid PORT (--port): "abc"; expected an integer from 0 to 65535)");
     row("PORT too big", { QStringLiteral("PORT=65536") },

@@ -3,6 +3,7 @@
 #include "server/http/tenant_routes.h"
 #include "shared/core/clock.h"
 
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QTest>
 
@@ -45,6 +46,7 @@ private Q_SLOTS:
     void upgradesTakeTheHeaderOrTheApikeyParameter();
     void cleansTheTokenLikeUpstream();
     void claimValidatorsApply();
+    void operatorRolesAreRequiredWhenConfigured();
     void withoutSecretsEverythingIsRefused();
     void refusalIsAnEmpty403();
     void blocklistParsing();
@@ -56,7 +58,7 @@ private:
 
 void AdminAuthTest::acceptsSignedTokenWithoutRoleOrExp()
 {
-    const AdminAuth auth({ Secret }, {}, {}, m_clock);
+    const AdminAuth auth({ Secret }, {}, {}, {}, m_clock);
     QVERIFY(auth.isConfigured());
     QVERIFY(auth.authorises(withAuthorization({ "Bearer " + sign({}) })));
     QVERIFY(auth.authorises(
@@ -65,20 +67,20 @@ void AdminAuthTest::acceptsSignedTokenWithoutRoleOrExp()
 
 void AdminAuthTest::acceptsEveryHmacAlgorithmAndTheNextSecret()
 {
-    const AdminAuth auth({ Secret, NextSecret }, {}, {}, m_clock);
+    const AdminAuth auth({ Secret, NextSecret }, {}, {}, {}, m_clock);
     for (const auto algorithm :
          { auth::HmacAlgorithm::HS256, auth::HmacAlgorithm::HS384, auth::HmacAlgorithm::HS512 }) {
         QVERIFY(auth.authorises(withAuthorization({ "Bearer " + sign({}, Secret, algorithm) })));
     }
     QVERIFY(auth.authorises(withAuthorization({ "Bearer " + sign({}, NextSecret) })));
     // An empty secret is dropped, not accepted as "any token signed with nothing".
-    const AdminAuth emptyNext({ Secret, QByteArray() }, {}, {}, m_clock);
+    const AdminAuth emptyNext({ Secret, QByteArray() }, {}, {}, {}, m_clock);
     QVERIFY(!emptyNext.authorises(withAuthorization({ "Bearer " + sign({}, QByteArray("x")) })));
 }
 
 void AdminAuthTest::refusesWrongSchemesAndHeaders()
 {
-    const AdminAuth auth({ Secret }, {}, {}, m_clock);
+    const AdminAuth auth({ Secret }, {}, {}, {}, m_clock);
     const QByteArray token = sign({});
     QVERIFY(!auth.authorises(withAuthorization({})));
     QVERIFY(!auth.authorises(withAuthorization({ "bearer " + token })));
@@ -93,7 +95,7 @@ void AdminAuthTest::refusesWrongSchemesAndHeaders()
 void AdminAuthTest::refusesExpiredForeignAndBlockedTokens()
 {
     const QByteArray blocked = sign({ { QStringLiteral("sub"), QStringLiteral("leaked") } });
-    const AdminAuth auth({ Secret }, { blocked }, {}, m_clock);
+    const AdminAuth auth({ Secret }, { blocked }, {}, {}, m_clock);
     QVERIFY(!auth.authorises(
             withAuthorization({ "Bearer " + sign({ { QStringLiteral("exp"), Now - 1 } }) })));
     QVERIFY(!auth.authorises(withAuthorization({ "Bearer " + sign({}, NextSecret) })));
@@ -105,7 +107,7 @@ void AdminAuthTest::refusesExpiredForeignAndBlockedTokens()
 void AdminAuthTest::upgradesTakeTheHeaderOrTheApikeyParameter()
 {
     const QByteArray blocked = sign({ { QStringLiteral("sub"), QStringLiteral("leaked") } });
-    const AdminAuth auth({ Secret }, { blocked }, {}, m_clock);
+    const AdminAuth auth({ Secret }, { blocked }, {}, {}, m_clock);
     const QByteArray token = sign({});
     const auto upgrade = [](const QByteArray &query, const QList<QByteArray> &authorization) {
         wire::HttpRequest request = withAuthorization(authorization);
@@ -128,7 +130,7 @@ void AdminAuthTest::upgradesTakeTheHeaderOrTheApikeyParameter()
 
 void AdminAuthTest::cleansTheTokenLikeUpstream()
 {
-    const AdminAuth auth({ Secret }, {}, {}, m_clock);
+    const AdminAuth auth({ Secret }, {}, {}, {}, m_clock);
     QByteArray token = sign({});
     // URL-encoded and with whitespace inside: decoded and stripped before verification.
     QByteArray encoded = token;
@@ -141,16 +143,45 @@ void AdminAuthTest::cleansTheTokenLikeUpstream()
 void AdminAuthTest::claimValidatorsApply()
 {
     const AdminAuth auth({ Secret }, {},
-                         QJsonObject{ { QStringLiteral("iss"), QStringLiteral("ops") } }, m_clock);
+                         QJsonObject{ { QStringLiteral("iss"), QStringLiteral("ops") } }, {},
+                         m_clock);
     QVERIFY(auth.authorises(withAuthorization(
             { "Bearer " + sign({ { QStringLiteral("iss"), QStringLiteral("ops") } }) })));
     QVERIFY(!auth.authorises(withAuthorization(
             { "Bearer " + sign({ { QStringLiteral("iss"), QStringLiteral("other") } }) })));
 }
 
+void AdminAuthTest::operatorRolesAreRequiredWhenConfigured()
+{
+    const AdminAuth auth({ Secret }, {}, {},
+                         { QStringLiteral("service_role"), QStringLiteral("supabase_admin") },
+                         m_clock);
+    const auto withRole = [](const QJsonValue &role) -> QByteArray {
+        return "Bearer " + sign({ { QStringLiteral("role"), role } });
+    };
+    QVERIFY(auth.authorises(withAuthorization({ withRole(QStringLiteral("service_role")) })));
+    QVERIFY(auth.authorises(withAuthorization({ withRole(QStringLiteral("supabase_admin")) })));
+    // The self-host tenant's client tokens share the secret: their roles are refused.
+    QVERIFY(!auth.authorises(withAuthorization({ withRole(QStringLiteral("anon")) })));
+    QVERIFY(!auth.authorises(withAuthorization({ withRole(QStringLiteral("authenticated")) })));
+    QVERIFY(!auth.authorises(withAuthorization({ withRole(QStringLiteral("Service_Role")) })));
+    QVERIFY(!auth.authorises(withAuthorization({ withRole(QJsonValue(1)) })));
+    QVERIFY(!auth.authorises(
+            withAuthorization({ withRole(QJsonArray{ QStringLiteral("service_role") }) })));
+    QVERIFY(!auth.authorises(withAuthorization({ "Bearer " + sign({}) })));
+    // The live feed's upgrade applies the same rule to the apikey parameter.
+    wire::HttpRequest upgrade = withAuthorization({});
+    upgrade.query =
+            "vsn=1.0.0&apikey=" + sign({ { QStringLiteral("role"), QStringLiteral("anon") } });
+    QVERIFY(!auth.authorisesUpgrade(upgrade));
+    upgrade.query = "vsn=1.0.0&apikey="
+            + sign({ { QStringLiteral("role"), QStringLiteral("service_role") } });
+    QVERIFY(auth.authorisesUpgrade(upgrade));
+}
+
 void AdminAuthTest::withoutSecretsEverythingIsRefused()
 {
-    const AdminAuth auth({ QByteArray(), QByteArray() }, {}, {}, m_clock);
+    const AdminAuth auth({ QByteArray(), QByteArray() }, {}, {}, {}, m_clock);
     QVERIFY(!auth.isConfigured());
     QVERIFY(!auth.authorises(withAuthorization({ "Bearer " + sign({}, QByteArray()) })));
 }

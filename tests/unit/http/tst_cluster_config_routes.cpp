@@ -152,7 +152,10 @@ private:
 
 QByteArray bearer()
 {
-    return "Bearer " + auth::signHmac(QJsonObject{}, AdminSecret);
+    return "Bearer "
+            + auth::signHmac(
+                    QJsonObject{ { QStringLiteral("role"), QStringLiteral("service_role") } },
+                    AdminSecret);
 }
 
 QJsonObject bodyOf(const RawResponse &response)
@@ -212,8 +215,9 @@ private:
 
 void ClusterConfigRoutesTest::initTestCase()
 {
-    m_auth = std::make_unique<http::AdminAuth>(QList<QByteArray>{ AdminSecret },
-                                               QList<QByteArray>{}, QJsonObject{}, m_clock);
+    m_auth = std::make_unique<http::AdminAuth>(
+            QList<QByteArray>{ AdminSecret }, QList<QByteArray>{}, QJsonObject{},
+            QStringList{ QStringLiteral("service_role") }, m_clock);
     m_routes = std::make_unique<http::ClusterConfigRoutes>(
             *m_auth, m_access, &node::validateConfigEntry, &node::validateConfigKeyName);
     m_routes->registerOn(m_router);
@@ -260,6 +264,13 @@ void ClusterConfigRoutesTest::refusesWithoutToken()
     QByteArray text = "GET /api/cluster/config HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
             + auth::signHmac(QJsonObject{}, "other-secret-0123456789abcdefghijk") + "\r\n\r\n";
     QCOMPARE(exchange(m_listener->serverPort(), text).status, 403);
+    // Nor is the right secret with a client's role (the self-host tenant's anon key).
+    text = "PUT /api/cluster/config/region_mapping HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+            + auth::signHmac(QJsonObject{ { QStringLiteral("role"), QStringLiteral("anon") } },
+                             AdminSecret)
+            + "\r\nContent-Length: 12\r\n\r\n{\"value\":{}}";
+    QCOMPARE(exchange(m_listener->serverPort(), text).status, 403);
+    QCOMPARE(m_access.calls().size(), callsBefore);
 }
 
 void ClusterConfigRoutesTest::listsEntriesAndProblems()
