@@ -40,6 +40,7 @@ for line in \
     "EnvironmentFile=/etc/realtime-server/realtime-server.env" \
     "Environment=DATA_DIR=/var/lib/realtime-server" \
     "StateDirectory=realtime-server" \
+    "StateDirectoryMode=0700" \
     "DynamicUser=yes" \
     "Restart=on-failure" \
     "LimitNOFILE=1048576" \

@@ -235,7 +235,9 @@ const OptionSpec Options[] = {
       "JSON file {\"tenants\":[{\"external_id\":...,\"jwt_secret\":...,...}]} of tenants created "
       "(or reset) at start, in the tenant API's format.",
       "", [](Reader &r, const OptionSpec &o, ServerConfig &c) { readSeedTenants(r, o, c); } },
-    { "data-dir", "DATA_DIR", "dir", "Directory for the embedded SQLite control plane.",
+    { "data-dir", "DATA_DIR", "dir",
+      "Directory for the embedded SQLite control plane and its generated key (kept at mode 0700, "
+      "its files 0600).",
       "./realtime-data",
       [](Reader &r, const OptionSpec &o, ServerConfig &c) {
           c.dataDir = QDir(r.text(o)).absolutePath();

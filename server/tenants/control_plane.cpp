@@ -71,7 +71,8 @@ QSqlDatabase ControlPlane::database() const
     return QSqlDatabase::database(m_connectionName, false);
 }
 
-QJsonObject ControlPlane::encryptSettings(const QString &type, const QJsonObject &settings) const
+Result<QJsonObject> ControlPlane::encryptSettings(const QByteArray &tenant, const QString &type,
+                                                  const QJsonObject &settings) const
 {
     QJsonObject stored = settings;
     if (type != QLatin1String("postgres_cdc_rls")) {
@@ -80,7 +81,13 @@ QJsonObject ControlPlane::encryptSettings(const QString &type, const QJsonObject
     for (const QString &key : encryptedSettingKeys()) {
         const QJsonValue value = stored.value(key);
         if (value.isString()) {
-            stored.insert(key, QString::fromLatin1(m_cipher->encrypt(value.toString().toUtf8())));
+            const QByteArray field = key.toUtf8();
+            Result<QByteArray> sealed =
+                    m_cipher->encrypt(value.toString().toUtf8(), SecretPlace{ tenant, field });
+            if (!sealed) {
+                return Error{ sealed.error().message };
+            }
+            stored.insert(key, QString::fromLatin1(*sealed));
         }
     }
     return stored;
@@ -119,7 +126,10 @@ Result<QList<Extension>> ControlPlane::readExtensions(const QSqlDatabase &db,
                 if (!value.isString()) {
                     continue;
                 }
-                const Result<QByteArray> plain = m_cipher->decrypt(value.toString().toUtf8());
+                const QByteArray owner = query.value(2).toString().toUtf8();
+                const QByteArray field = key.toUtf8();
+                const Result<QByteArray> plain =
+                        m_cipher->decrypt(value.toString().toUtf8(), SecretPlace{ owner, field });
                 if (plain) {
                     extension.settings.insert(key, QString::fromUtf8(*plain));
                 } else {
@@ -225,7 +235,8 @@ TenantPtr ControlPlane::tenantFromRow(const QSqlRecord &row,
     tenant->name = value("name").toString();
     const QVariant secret = value("jwt_secret");
     if (!secret.isNull()) {
-        const Result<QByteArray> plain = m_cipher->decrypt(secret.toString().toUtf8());
+        const Result<QByteArray> plain = m_cipher->decrypt(
+                secret.toString().toUtf8(), SecretPlace{ tenant->externalId, "jwt_secret" });
         if (plain) {
             tenant->jwtSecret = *plain;
         } else {
@@ -492,9 +503,24 @@ Result<bool, ControlPlane::WriteFailure> ControlPlane::storeRow(const QSqlDataba
         query.prepare(QStringLiteral("UPDATE %1 SET %2 = ? WHERE external_id = ?")
                               .arg(table("tenants"), names.join(QStringLiteral(" = ?, "))));
     }
-    const auto encrypt = [this](const QByteArray &plain) { return m_cipher->encrypt(plain); };
+    std::optional<Error> sealFailure;
+    const auto encrypt = [this, &record, &sealFailure](QLatin1StringView field,
+                                                       const QByteArray &plain) {
+        const QByteArray name(field.data(), field.size());
+        Result<QByteArray> sealed =
+                m_cipher->encrypt(plain, SecretPlace{ record.externalId, name });
+        if (!sealed) {
+            sealFailure = sealed.error();
+            return QByteArray();
+        }
+        return *sealed;
+    };
     for (const TenantColumn &column : writtenTenantColumns()) {
         query.addBindValue(column.value(record, encrypt));
+    }
+    if (sealFailure) {
+        return writeFailure(
+                500, QStringLiteral("cannot write tenant %1: %2").arg(key, sealFailure->message));
     }
     if (!insert) {
         query.addBindValue(key);
@@ -508,7 +534,14 @@ Result<bool, ControlPlane::WriteFailure> ControlPlane::storeExtensions(const QSq
     const QString now = record.updatedAt.toString(Qt::ISODate);
     QSqlQuery query(db);
     for (Extension &extension : record.extensions) {
-        extension.storedSettings = encryptSettings(extension.type, extension.settings);
+        Result<QJsonObject> sealed =
+                encryptSettings(record.externalId, extension.type, extension.settings);
+        if (!sealed) {
+            return writeFailure(500,
+                                QStringLiteral("cannot write extension %1: %2")
+                                        .arg(extension.type, sealed.error().message));
+        }
+        extension.storedSettings = *sealed;
         extension.insertedAt = record.updatedAt;
         extension.updatedAt = record.updatedAt;
         query.prepare(QStringLiteral("INSERT INTO %1 (id, type, settings, tenant_external_id, "

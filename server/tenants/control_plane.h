@@ -175,7 +175,8 @@ private:
     static Result<bool, WriteFailure> exec(QSqlQuery &query, const QString &what);
     static Written sideEffects(const TenantPtr &before, const TenantPtr &stored,
                                const TenantPatch &patch);
-    QJsonObject encryptSettings(const QString &type, const QJsonObject &settings) const;
+    Result<QJsonObject> encryptSettings(const QByteArray &tenant, const QString &type,
+                                        const QJsonObject &settings) const;
     QString table(const char *name) const;
     QSqlDatabase database() const;
 

@@ -1,5 +1,6 @@
 #include "server/tenants/control_plane.h"
 #include "server/tenants/logging.h"
+#include "server/tenants/private_files.h"
 #include "server/tenants/sql_values.h"
 #include "server/tenants/tenant_directory.h"
 
@@ -9,6 +10,8 @@
 #include <QJsonDocument>
 #include <QSqlError>
 #include <QSqlQuery>
+
+#include <openssl/rand.h>
 
 // The control plane's start: open the database, prepare the secrets' cipher, apply the embedded
 // migrations, check the key, replace the seed tenants, load every tenant. The rest of the class
@@ -23,6 +26,31 @@ namespace {
 // schema and the bookkeeping table (concurrent CREATE ... IF NOT EXISTS can fail on PostgreSQL's
 // catalog unique indexes): all of it runs under one transaction-level lock.
 const QString MigrationLock = QStringLiteral("SELECT pg_advisory_xact_lock(7305190412)");
+
+// 16 characters of [A-Za-z0-9] from OpenSSL's generator, without modulo bias (bytes that
+// would favour the first letters are drawn again): the embedded default's AES-128 key, kept as
+// printable text so that an operator can copy it into DB_ENC_KEY.
+Result<QByteArray> randomKeyText()
+{
+    static constexpr char Alphabet[] =
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    constexpr int Letters = sizeof(Alphabet) - 1;
+    constexpr int Unbiased = 256 - 256 % Letters;
+    QByteArray key;
+    while (key.size() < 16) {
+        unsigned char draw[32];
+        if (RAND_bytes(draw, sizeof(draw)) != 1) {
+            return Error{ QStringLiteral("cannot generate an encryption key: OpenSSL's random "
+                                         "generator failed") };
+        }
+        for (const unsigned char byte : draw) {
+            if (byte < Unbiased && key.size() < 16) {
+                key.append(Alphabet[byte % Letters]);
+            }
+        }
+    }
+    return key;
+}
 
 } // namespace
 
@@ -45,11 +73,15 @@ Result<bool> ControlPlane::open()
         db.setPassword(m_settings.password);
         db.setConnectOptions(QStringLiteral("connect_timeout=10;application_name=qtrealtime"));
     } else {
+        // The database holds the tenants' (encrypted) secrets and their key may sit beside it:
+        // both are this user's only, from the moment they exist.
         const QFileInfo file(m_settings.sqlitePath);
-        if (!QDir().mkpath(file.absolutePath())) {
-            return Error{
-                QStringLiteral("cannot create the data directory %1").arg(file.absolutePath())
-            };
+        Result<bool> private_ = ensurePrivateDirectory(file.absolutePath());
+        if (private_) {
+            private_ = ensurePrivateFile(file.absoluteFilePath());
+        }
+        if (!private_) {
+            return private_;
         }
         db.setDatabaseName(file.absoluteFilePath());
         db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=5000"));
@@ -307,28 +339,23 @@ Result<bool> ControlPlane::prepareCipher()
         // this user; operators who want the key elsewhere set DB_ENC_KEY.
         QFile file(m_settings.keyFile);
         if (file.exists()) {
+            if (Result<bool> tightened = ensurePrivateFile(m_settings.keyFile); !tightened) {
+                return tightened;
+            }
             if (!file.open(QIODevice::ReadOnly)) {
                 return Error{ QStringLiteral("cannot read the encryption key file %1: %2")
                                       .arg(m_settings.keyFile, file.errorString()) };
             }
             key = file.readAll().trimmed();
         } else {
-            static constexpr char Alphabet[] =
-                    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-            QByteArray random(16, '\0');
-            QFile source(QStringLiteral("/dev/urandom"));
-            if (!source.open(QIODevice::ReadOnly) || source.read(random.data(), 16) != 16) {
-                return Error{ QStringLiteral("cannot read /dev/urandom for an encryption key") };
+            Result<QByteArray> random = randomKeyText();
+            if (!random) {
+                return Error{ random.error().message };
             }
-            for (char &c : random) {
-                c = Alphabet[static_cast<quint8>(c) % (sizeof(Alphabet) - 1)];
-            }
-            key = random;
-            if (!file.open(QIODevice::WriteOnly | QIODevice::NewOnly)
-                || !file.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner)
-                || file.write(key) != key.size()) {
-                return Error{ QStringLiteral("cannot write the encryption key file %1: %2")
-                                      .arg(m_settings.keyFile, file.errorString()) };
+            key = *random;
+            if (Result<bool> written = createPrivateFile(m_settings.keyFile, key); !written) {
+                return Error{ QStringLiteral("cannot write the encryption key file: %1")
+                                      .arg(written.error().message) };
             }
             qCInfo(lcTenants) << "generated the secrets encryption key" << m_settings.keyFile;
         }
@@ -348,6 +375,7 @@ Result<bool> ControlPlane::verifyEncryptionKey()
     // that the configured key is the same: a wrong key fails here with one clear message
     // instead of producing tenants whose tokens never verify.
     static const QByteArray Check = QByteArrayLiteral("qtrealtime encryption check");
+    const SecretPlace CheckPlace{ QByteArrayView(), "encryption_check" };
     const QString wrongKey = QStringLiteral("DB_ENC_KEY (or DB_ENC_KEY_GCM) is not the key this "
                                             "control plane's secrets were encrypted with");
     QSqlQuery query(database());
@@ -367,7 +395,10 @@ Result<bool> ControlPlane::verifyEncryptionKey()
                 QStringLiteral("cannot read tenants: %1").arg(describe(query.lastError()))
             };
         }
-        if (query.next() && !m_cipher->decrypt(query.value(1).toString().toUtf8())) {
+        if (query.next()
+            && !m_cipher->decrypt(
+                    query.value(1).toString().toUtf8(),
+                    SecretPlace{ query.value(0).toString().toUtf8(), "jwt_secret" })) {
             return Error{ wrongKey
                           + QStringLiteral(" (the jwt_secret of tenant %1 does not decrypt)")
                                     .arg(query.value(0).toString()) };
@@ -376,7 +407,11 @@ Result<bool> ControlPlane::verifyEncryptionKey()
         query.prepare(QStringLiteral("INSERT INTO %1 (name, value) VALUES ('encryption_check', ?) "
                                      "ON CONFLICT (name) DO NOTHING")
                               .arg(table("qtrealtime_settings")));
-        query.addBindValue(QString::fromLatin1(m_cipher->encrypt(Check)));
+        const Result<QByteArray> check = m_cipher->encrypt(Check, CheckPlace);
+        if (!check) {
+            return Error{ check.error().message };
+        }
+        query.addBindValue(QString::fromLatin1(*check));
         if (!query.exec()) {
             return Error{ QStringLiteral("cannot store the encryption check: %1")
                                   .arg(describe(query.lastError())) };
@@ -386,7 +421,8 @@ Result<bool> ControlPlane::verifyEncryptionKey()
                                   .arg(describe(query.lastError())) };
         }
     }
-    const Result<QByteArray> plain = m_cipher->decrypt(query.value(0).toString().toUtf8());
+    const Result<QByteArray> plain =
+            m_cipher->decrypt(query.value(0).toString().toUtf8(), CheckPlace);
     if (!plain || *plain != Check) {
         return Error{ wrongKey };
     }
@@ -407,23 +443,33 @@ Result<bool> ControlPlane::encryptPlaintextSecrets()
     while (read.next()) {
         write.prepare(QStringLiteral("UPDATE %1 SET jwt_secret = ? WHERE external_id = ?")
                               .arg(table("tenants")));
-        write.addBindValue(
-                QString::fromLatin1(m_cipher->encrypt(read.value(1).toString().toUtf8())));
+        const QByteArray tenant = read.value(0).toString().toUtf8();
+        const Result<QByteArray> sealed = m_cipher->encrypt(read.value(1).toString().toUtf8(),
+                                                            SecretPlace{ tenant, "jwt_secret" });
+        if (!sealed) {
+            return Error{ sealed.error().message };
+        }
+        write.addBindValue(QString::fromLatin1(*sealed));
         write.addBindValue(read.value(0).toString());
         if (!write.exec()) {
             return Error{ describe(write.lastError()) };
         }
     }
-    if (!read.exec(QStringLiteral("SELECT id, type, settings FROM %1").arg(table("extensions")))) {
+    if (!read.exec(QStringLiteral("SELECT id, type, settings, tenant_external_id FROM %1")
+                           .arg(table("extensions")))) {
         return Error{ describe(read.lastError()) };
     }
     while (read.next()) {
         write.prepare(
                 QStringLiteral("UPDATE %1 SET settings = ? WHERE id = ?").arg(table("extensions")));
-        const QJsonObject settings =
-                encryptSettings(read.value(1).toString(), sql::parseObject(read.value(2)));
+        const Result<QJsonObject> settings =
+                encryptSettings(read.value(3).toString().toUtf8(), read.value(1).toString(),
+                                sql::parseObject(read.value(2)));
+        if (!settings) {
+            return Error{ settings.error().message };
+        }
         write.addBindValue(
-                QString::fromUtf8(QJsonDocument(settings).toJson(QJsonDocument::Compact)));
+                QString::fromUtf8(QJsonDocument(*settings).toJson(QJsonDocument::Compact)));
         write.addBindValue(read.value(0).toString());
         if (!write.exec()) {
             return Error{ describe(write.lastError()) };

@@ -70,13 +70,12 @@ QVariant nullableInt(const std::optional<int> &value)
     return value ? QVariant(*value) : QVariant();
 }
 
-using Encrypt = std::function<QByteArray(QByteArray)>;
-
 template <typename Read>
 TenantColumn column(const char *name, Read read)
 {
-    return { QLatin1StringView(name),
-             [read](const Tenant &tenant, const Encrypt &) { return QVariant(read(tenant)); } };
+    return { QLatin1StringView(name), [read](const Tenant &tenant, const EncryptSecret &) {
+                return QVariant(read(tenant));
+            } };
 }
 
 } // namespace
@@ -143,9 +142,10 @@ const std::vector<TenantColumn> &writtenTenantColumns()
     static const std::vector<TenantColumn> Columns{
         column("name", [](const Tenant &t) { return t.name.isNull() ? QVariant() : t.name; }),
         { QLatin1StringView("jwt_secret"),
-          [](const Tenant &t, const Encrypt &encrypt) {
+          [](const Tenant &t, const EncryptSecret &encrypt) {
               return t.jwtSecret.isEmpty() ? QVariant()
-                                           : QVariant(QString::fromLatin1(encrypt(t.jwtSecret)));
+                                           : QVariant(QString::fromLatin1(encrypt(
+                                                   QLatin1StringView("jwt_secret"), t.jwtSecret)));
           } },
         column("jwt_jwks",
                [](const Tenant &t) {

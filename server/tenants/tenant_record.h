@@ -42,12 +42,13 @@ bool storedDiffer(const Tenant &a, const Tenant &b);
 bool credentialsDiffer(const Tenant &before, const Tenant &after);
 
 // One column of the tenants table that a write sets (all but id, external_id and inserted_at,
-// which only an insert sets): its name and the value bound for a record. `encryptSecret` turns
-// the JWT secret into its stored form.
+// which only an insert sets): its name and the value bound for a record. The encrypt function
+// turns a secret (the JWT secret) into its stored form, given the column it is stored in.
+using EncryptSecret = std::function<QByteArray(QLatin1StringView column, const QByteArray &)>;
 struct TenantColumn
 {
     QLatin1StringView name;
-    std::function<QVariant(const Tenant &, const std::function<QByteArray(QByteArray)> &)> value;
+    std::function<QVariant(const Tenant &, const EncryptSecret &)> value;
 };
 const std::vector<TenantColumn> &writtenTenantColumns();
 

@@ -35,6 +35,7 @@ using rt::tenants::ControlPlaneSettings;
 using rt::tenants::Extension;
 using rt::tenants::parseTenantPatch;
 using rt::tenants::SecretCipher;
+using rt::tenants::SecretPlace;
 using rt::tenants::TenantDefaults;
 using rt::tenants::TenantDirectory;
 using rt::tenants::TenantInput;
@@ -889,7 +890,8 @@ void ControlPlaneConformanceTest::secretsAreEncryptedAtRest()
                             .toUtf8()),
              json("{`keys`:[]}"));
     const SecretCipher cipher = *SecretCipher::create(TestKey, {}, false);
-    QCOMPARE(*cipher.decrypt("RyCVJG3NbUw4ejaukvfjuQ=="), QByteArray("secret"));
+    QCOMPARE(*cipher.decrypt("RyCVJG3NbUw4ejaukvfjuQ==", SecretPlace{ "t1", "jwt_secret" }),
+             QByteArray("secret"));
 
     // Settings: db_host, db_port, db_name, db_user, db_password encrypted (§4.1), the rest as
     // given, under the real type name.
@@ -952,18 +954,36 @@ void ControlPlaneConformanceTest::gcmWritesAreEncryptedToo()
 
     const QString stored =
             m_store->column(QStringLiteral("SELECT jwt_secret FROM {tenants}")).value(0);
-    QVERIFY2(stored.startsWith(QLatin1String("g1:")), qPrintable(stored));
+    QVERIFY2(stored.startsWith(QLatin1String("g2:")), qPrintable(stored));
     const SecretCipher reader = *SecretCipher::create({}, gcm.encryptionKeyGcm, true);
-    QCOMPARE(*reader.decrypt(stored.toLatin1()), QByteArray("secret"));
+    QCOMPARE(*reader.decrypt(stored.toLatin1(), SecretPlace{ "t1", "jwt_secret" }),
+             QByteArray("secret"));
+    // Bound to its place: the same value read as another tenant's or another field's fails.
+    QVERIFY(!reader.decrypt(stored.toLatin1(), SecretPlace{ "t2", "jwt_secret" }));
+    QVERIFY(!reader.decrypt(stored.toLatin1(), SecretPlace{ "t1", "db_password" }));
     const QJsonObject raw = object(
             m_store->column(QStringLiteral("SELECT settings FROM {extensions}")).value(0).toUtf8());
-    QVERIFY(raw.value(QLatin1String("db_password")).toString().startsWith(QLatin1String("g1:")));
+    const QString password = raw.value(QLatin1String("db_password")).toString();
+    QVERIFY(password.startsWith(QLatin1String("g2:")));
     QCOMPARE(raw.value(QLatin1String("region")).toString(), QStringLiteral("r"));
+
+    // A ciphertext moved into another tenant's row does not decrypt there: that tenant's
+    // secret is unreadable (its tokens fail), not silently someone else's.
+    TenantDirectory moved;
+    const StartOutcome second = startWith(gcm, { seed("t2", "other") }, moved);
+    QVERIFY2(second.readySignals == 1, qPrintable(second.failure));
+    QVERIFY(m_store->exec(QStringLiteral("UPDATE {tenants} SET jwt_secret = '%1' "
+                                         "WHERE external_id = 't2'")
+                                  .arg(stored)));
+    TenantDirectory afterMove;
+    QCOMPARE(startWith(gcm, {}, afterMove).readySignals, 1);
+    QCOMPARE(afterMove.find("t1")->jwtSecret, QByteArray("secret"));
+    QVERIFY(afterMove.find("t2")->jwtSecret.isEmpty());
 
     // Turning GCM writes off later still reads them (reading dispatches on the value).
     gcm.writeGcm = false;
     TenantDirectory ecbWriter;
-    QCOMPARE(startWith(gcm, {}, ecbWriter).readyCount, 1);
+    QCOMPARE(startWith(gcm, {}, ecbWriter).readyCount, 2);
     QCOMPARE(ecbWriter.find("t1")->jwtSecret, QByteArray("secret"));
 }
 

@@ -21,6 +21,8 @@
 #include <QTest>
 #include <QUuid>
 
+#include <sys/stat.h>
+
 #include <memory>
 
 using rt::tenants::ControlPlane;
@@ -28,6 +30,7 @@ using rt::tenants::ControlPlaneSettings;
 using rt::tenants::Extension;
 using rt::tenants::parseTenantPatch;
 using rt::tenants::SecretCipher;
+using rt::tenants::SecretPlace;
 using rt::tenants::TenantDefaults;
 using rt::tenants::TenantDirectory;
 using rt::tenants::TenantInput;
@@ -132,6 +135,7 @@ private Q_SLOTS:
     void unusableDataDirFails_data();
     void unusableDataDirFails();
     void generatedKeyIsKeptBesideTheDatabase();
+    void dataDirDatabaseAndKeyAreOwnerOnly();
     void plaintextOfAnEarlierVersionIsEncryptedOnce();
 
 private:
@@ -267,7 +271,9 @@ void ControlPlaneTest::generatedKeyIsKeptBesideTheDatabase()
     Inspector db(m_path);
     const QString stored = db.column(QStringLiteral("SELECT jwt_secret FROM tenants")).value(0);
     QVERIFY(stored != QLatin1String("s"));
-    QCOMPARE(*SecretCipher::create(key, {}, false)->decrypt(stored.toLatin1()), QByteArray("s"));
+    QCOMPARE(*SecretCipher::create(key, {}, false)
+                      ->decrypt(stored.toLatin1(), SecretPlace{ "t1", "jwt_secret" }),
+             QByteArray("s"));
 
     // Reused by the next start; the same key given explicitly works as well.
     TenantDirectory again;
@@ -289,6 +295,39 @@ void ControlPlaneTest::generatedKeyIsKeptBesideTheDatabase()
     QVERIFY2(refused.failure.contains(QLatin1String("DB_ENC_KEY is required"))
                      || refused.failure.contains(QLatin1String("QPSQL")),
              qPrintable(refused.failure));
+}
+
+void ControlPlaneTest::dataDirDatabaseAndKeyAreOwnerOnly()
+{
+    // Whatever the umask: the modes are set when the paths are created, not afterwards.
+    const mode_t previous = ::umask(0);
+    const QString dataDir = m_dir->filePath(QStringLiteral("private/data"));
+    ControlPlaneSettings settings =
+            sqliteSettings(dataDir + QStringLiteral("/control-plane.sqlite3"), {});
+    settings.keyFile = dataDir + QStringLiteral("/db_enc_key");
+    TenantDirectory directory;
+    const int ready = startWith(settings, { seed("t1", "s") }, directory).readyCount;
+    ::umask(previous);
+    QCOMPARE(ready, 1);
+    const auto modeOf = [](const QString &path) {
+        struct stat info = {};
+        return ::stat(QFile::encodeName(path).constData(), &info) == 0 ? info.st_mode & 07777
+                                                                       : mode_t(07777);
+    };
+    QCOMPARE(modeOf(dataDir), mode_t(0700));
+    QCOMPARE(modeOf(settings.sqlitePath), mode_t(0600));
+    QCOMPARE(modeOf(settings.keyFile), mode_t(0600));
+
+    // Paths an earlier version (or an operator) left open to others are tightened at start.
+    QVERIFY(::chmod(QFile::encodeName(dataDir).constData(), 0755) == 0);
+    QVERIFY(::chmod(QFile::encodeName(settings.sqlitePath).constData(), 0644) == 0);
+    QVERIFY(::chmod(QFile::encodeName(settings.keyFile).constData(), 0644) == 0);
+    TenantDirectory again;
+    QCOMPARE(startWith(settings, {}, again).readyCount, 1);
+    QCOMPARE(again.find("t1")->jwtSecret, QByteArray("s"));
+    QCOMPARE(modeOf(dataDir), mode_t(0700));
+    QCOMPARE(modeOf(settings.sqlitePath), mode_t(0600));
+    QCOMPARE(modeOf(settings.keyFile), mode_t(0600));
 }
 
 void ControlPlaneTest::plaintextOfAnEarlierVersionIsEncryptedOnce()

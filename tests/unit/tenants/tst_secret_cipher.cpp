@@ -3,6 +3,7 @@
 #include <QTest>
 
 using rt::tenants::SecretCipher;
+using rt::tenants::SecretPlace;
 
 namespace {
 
@@ -10,6 +11,8 @@ namespace {
 // (docs/upstream/tenants-limits-metrics.md §4.5).
 const QByteArray EcbKey = QByteArrayLiteral("1234567890123456");
 const QByteArray GcmKey = QByteArrayLiteral("12345678901234567890123456789012");
+// Where the tests' secrets are stored; ECB and "g1:" values ignore it.
+const SecretPlace Here{ "tenant-a", "jwt_secret" };
 
 SecretCipher ecb(const QByteArray &key = EcbKey)
 {
@@ -24,7 +27,8 @@ SecretCipher gcm(const QByteArray &ecbKey = EcbKey, const QByteArray &gcmKey = G
 } // namespace
 
 // Tests encryption at rest of tenant secrets: byte-exact with upstream's AES-128-ECB values,
-// layout-exact with its AES-256-GCM "g1:" values, and clear errors instead of garbage.
+// layout-exact with its AES-256-GCM "g1:" values, our "g2:" values bound to their place, and
+// clear errors instead of garbage.
 class SecretCipherTest : public QObject
 {
     Q_OBJECT
@@ -44,6 +48,7 @@ private Q_SLOTS:
     void malformedValuesAreErrors_data();
     void malformedValuesAreErrors();
     void missingKeyForTheFormatIsAnError();
+    void gcmValuesAreBoundToTheirPlace();
     void badConfigurationIsRefused_data();
     void badConfigurationIsRefused();
 };
@@ -76,12 +81,12 @@ void SecretCipherTest::ecbMatchesUpstreamVectors()
     const SecretCipher cipher = ecb();
     QVERIFY(!cipher.writesGcm());
     // Deterministic: byte for byte what upstream stores.
-    QCOMPARE(cipher.encrypt(plaintext), stored);
-    const auto plain = cipher.decrypt(stored);
+    QCOMPARE(*cipher.encrypt(plaintext, Here), stored);
+    const auto plain = cipher.decrypt(stored, Here);
     QVERIFY2(plain.ok(), qPrintable(plain.ok() ? QString() : plain.error().message));
     QCOMPARE(*plain, plaintext);
     // A GCM-writing cipher still reads legacy values.
-    const auto viaGcm = gcm().decrypt(stored);
+    const auto viaGcm = gcm().decrypt(stored, Here);
     QVERIFY(viaGcm.ok());
     QCOMPARE(*viaGcm, plaintext);
 }
@@ -95,11 +100,11 @@ void SecretCipherTest::gcmDecryptsUpstreamVector()
     QCOMPARE(blob.mid(12, 16).toHex(), QByteArray("3cda1a07aff16368287114cb87fcc1e1"));
     QCOMPARE(blob.mid(28).toHex(), QByteArray("2b310468107f"));
 
-    const auto plain = gcm().decrypt(stored);
+    const auto plain = gcm().decrypt(stored, Here);
     QVERIFY2(plain.ok(), qPrintable(plain.ok() ? QString() : plain.error().message));
     QCOMPARE(*plain, QByteArray("secret"));
     // Reading never depends on DB_ENC_WRITE_GCM, only on the key being there.
-    const auto readOnly = SecretCipher::create(EcbKey, GcmKey, false)->decrypt(stored);
+    const auto readOnly = SecretCipher::create(EcbKey, GcmKey, false)->decrypt(stored, Here);
     QVERIFY(readOnly.ok());
     QCOMPARE(*readOnly, QByteArray("secret"));
 }
@@ -108,9 +113,9 @@ void SecretCipherTest::gcmRoundTripsWithFreshIv()
 {
     const SecretCipher cipher = gcm();
     QVERIFY(cipher.writesGcm());
-    const QByteArray first = cipher.encrypt("secret");
-    const QByteArray second = cipher.encrypt("secret");
-    QVERIFY(first.startsWith("g1:"));
+    const QByteArray first = *cipher.encrypt("secret", Here);
+    const QByteArray second = *cipher.encrypt("secret", Here);
+    QVERIFY(first.startsWith("g2:"));
     // A random IV per value: the same plaintext never gives the same ciphertext.
     QVERIFY(first != second);
     // Layout: 12-byte IV, 16-byte tag, ciphertext as long as the plaintext.
@@ -118,26 +123,26 @@ void SecretCipherTest::gcmRoundTripsWithFreshIv()
             QByteArray::fromBase64Encoding(first.mid(3), QByteArray::AbortOnBase64DecodingErrors);
     QVERIFY(blob);
     QCOMPARE(blob.decoded.size(), qsizetype(12 + 16 + 6));
-    QCOMPARE(*cipher.decrypt(first), QByteArray("secret"));
-    QCOMPARE(*cipher.decrypt(second), QByteArray("secret"));
+    QCOMPARE(*cipher.decrypt(first, Here), QByteArray("secret"));
+    QCOMPARE(*cipher.decrypt(second, Here), QByteArray("secret"));
     // GCM-only (no DB_ENC_KEY) works for GCM values.
     const auto gcmOnly = SecretCipher::create({}, GcmKey, true);
     QVERIFY(gcmOnly.ok());
-    QCOMPARE(*gcmOnly->decrypt(gcmOnly->encrypt("x")), QByteArray("x"));
-    QCOMPARE(*gcmOnly->decrypt(first), QByteArray("secret"));
+    QCOMPARE(*gcmOnly->decrypt(*gcmOnly->encrypt("x", Here), Here), QByteArray("x"));
+    QCOMPARE(*gcmOnly->decrypt(first, Here), QByteArray("secret"));
 }
 
 void SecretCipherTest::readingDispatchesOnTheValue()
 {
-    // "g1:" is GCM, anything else ECB, whatever the writer's configuration.
+    // "g1:" and "g2:" are GCM, anything else ECB, whatever the writer's configuration.
     const SecretCipher writesEcb = *SecretCipher::create(EcbKey, GcmKey, false);
     const SecretCipher writesGcm = gcm();
-    const QByteArray legacy = writesEcb.encrypt("v");
-    const QByteArray modern = writesGcm.encrypt("v");
-    QVERIFY(!legacy.startsWith("g1:"));
-    QVERIFY(modern.startsWith("g1:"));
-    QCOMPARE(*writesEcb.decrypt(modern), QByteArray("v"));
-    QCOMPARE(*writesGcm.decrypt(legacy), QByteArray("v"));
+    const QByteArray legacy = *writesEcb.encrypt("v", Here);
+    const QByteArray modern = *writesGcm.encrypt("v", Here);
+    QVERIFY(!legacy.startsWith("g1:") && !legacy.startsWith("g2:"));
+    QVERIFY(modern.startsWith("g2:"));
+    QCOMPARE(*writesEcb.decrypt(modern, Here), QByteArray("v"));
+    QCOMPARE(*writesGcm.decrypt(legacy, Here), QByteArray("v"));
 }
 
 void SecretCipherTest::roundTripsAnyBytes_data()
@@ -156,8 +161,8 @@ void SecretCipherTest::roundTripsAnyBytes()
 {
     QFETCH(QByteArray, plaintext);
     for (const SecretCipher &cipher : { ecb(), gcm() }) {
-        const QByteArray stored = cipher.encrypt(plaintext);
-        const auto plain = cipher.decrypt(stored);
+        const QByteArray stored = *cipher.encrypt(plaintext, Here);
+        const auto plain = cipher.decrypt(stored, Here);
         QVERIFY2(plain.ok(), qPrintable(plain.ok() ? QString() : plain.error().message));
         QCOMPARE(*plain, plaintext);
     }
@@ -170,7 +175,7 @@ void SecretCipherTest::wrongEcbKeyIsAnError()
     for (const QByteArray &stored :
          { QByteArray("RyCVJG3NbUw4ejaukvfjuQ=="), QByteArray("v1QVng3N+pZd/0AEObABwg=="),
            QByteArray("6OHXh2GUsK5DnV6DlD2ihAUBh6DN5amHLLqwkatz5VM=") }) {
-        const auto plain = wrong.decrypt(stored);
+        const auto plain = wrong.decrypt(stored, Here);
         QVERIFY2(!plain.ok(), stored.constData());
         QVERIFY2(plain.error().message.contains(QLatin1String("DB_ENC_KEY")),
                  qPrintable(plain.error().message));
@@ -179,9 +184,9 @@ void SecretCipherTest::wrongEcbKeyIsAnError()
 
 void SecretCipherTest::wrongGcmKeyIsAnError()
 {
-    const QByteArray stored = gcm().encrypt("secret");
+    const QByteArray stored = *gcm().encrypt("secret", Here);
     const SecretCipher other = gcm(EcbKey, QByteArray(32, 'k'));
-    const auto plain = other.decrypt(stored);
+    const auto plain = other.decrypt(stored, Here);
     QVERIFY(!plain.ok());
     QCOMPARE(plain.error().message,
              QStringLiteral("GCM decryption failed: ciphertext or authentication tag is invalid"));
@@ -202,9 +207,9 @@ void SecretCipherTest::tamperedGcmIsAnError()
     QFETCH(int, offset);
     const SecretCipher cipher = gcm();
     QByteArray blob = QByteArray::fromBase64("AAECAwQFBgcICQoLPNoaB6/xY2gocRTLh/zB4SsxBGgQfw==");
-    QCOMPARE(*cipher.decrypt("g1:" + blob.toBase64()), QByteArray("secret"));
+    QCOMPARE(*cipher.decrypt("g1:" + blob.toBase64(), Here), QByteArray("secret"));
     blob[offset] = static_cast<char>(blob.at(offset) ^ 0x01);
-    const auto plain = cipher.decrypt("g1:" + blob.toBase64());
+    const auto plain = cipher.decrypt("g1:" + blob.toBase64(), Here);
     QVERIFY(!plain.ok());
     QCOMPARE(plain.error().message,
              QStringLiteral("GCM decryption failed: ciphertext or authentication tag is invalid"));
@@ -219,12 +224,15 @@ void SecretCipherTest::malformedValuesAreErrors_data()
     QTest::newRow("gcm not base64") << QByteArray("g1:***");
     QTest::newRow("gcm too short") << QByteArray("g1:AAECAwQF");
     QTest::newRow("gcm empty") << QByteArray("g1:");
+    QTest::newRow("bound gcm not base64") << QByteArray("g2:***");
+    QTest::newRow("bound gcm too short") << QByteArray("g2:AAECAwQF");
+    QTest::newRow("bound gcm empty") << QByteArray("g2:");
 }
 
 void SecretCipherTest::malformedValuesAreErrors()
 {
     QFETCH(QByteArray, stored);
-    const auto plain = gcm().decrypt(stored);
+    const auto plain = gcm().decrypt(stored, Here);
     QVERIFY(!plain.ok());
     QVERIFY(!plain.error().message.isEmpty());
     QVERIFY(!plain.error().message.contains(u'\n'));
@@ -232,14 +240,38 @@ void SecretCipherTest::malformedValuesAreErrors()
 
 void SecretCipherTest::missingKeyForTheFormatIsAnError()
 {
-    const auto noGcm = ecb().decrypt("g1:AAECAwQFBgcICQoLPNoaB6/xY2gocRTLh/zB4SsxBGgQfw==");
+    const auto noGcm = ecb().decrypt("g1:AAECAwQFBgcICQoLPNoaB6/xY2gocRTLh/zB4SsxBGgQfw==", Here);
     QVERIFY(!noGcm.ok());
     QVERIFY2(noGcm.error().message.contains(QLatin1String("DB_ENC_KEY_GCM")),
              qPrintable(noGcm.error().message));
-    const auto noEcb = SecretCipher::create({}, GcmKey, true)->decrypt("RyCVJG3NbUw4ejaukvfjuQ==");
+    const auto noEcb =
+            SecretCipher::create({}, GcmKey, true)->decrypt("RyCVJG3NbUw4ejaukvfjuQ==", Here);
     QVERIFY(!noEcb.ok());
     QVERIFY2(noEcb.error().message.contains(QLatin1String("DB_ENC_KEY")),
              qPrintable(noEcb.error().message));
+}
+
+void SecretCipherTest::gcmValuesAreBoundToTheirPlace()
+{
+    const SecretCipher cipher = gcm();
+    const QByteArray stored = *cipher.encrypt("secret", Here);
+    const QString failed =
+            QStringLiteral("GCM decryption failed: ciphertext or authentication tag is invalid");
+    // Moved to another tenant's row or into another field: refused, not decrypted.
+    for (const SecretPlace elsewhere :
+         { SecretPlace{ "tenant-b", "jwt_secret" }, SecretPlace{ "tenant-a", "db_password" },
+           SecretPlace{ "tenant-aj", "wt_secret" }, SecretPlace{ "", "jwt_secret" } }) {
+        const auto plain = cipher.decrypt(stored, elsewhere);
+        QVERIFY(!plain.ok());
+        QCOMPARE(plain.error().message, failed);
+    }
+    // Relabelled as upstream's unbound format, it does not decrypt either.
+    QVERIFY(!cipher.decrypt("g1:" + stored.mid(3), Here).ok());
+    // Values written without associated data (upstream's "g1:", ECB) read in any place.
+    const QByteArray upstream = "g1:AAECAwQFBgcICQoLPNoaB6/xY2gocRTLh/zB4SsxBGgQfw==";
+    QCOMPARE(*cipher.decrypt(upstream, SecretPlace{ "anyone", "db_host" }), QByteArray("secret"));
+    QCOMPARE(*cipher.decrypt("RyCVJG3NbUw4ejaukvfjuQ==", SecretPlace{ "x", "y" }),
+             QByteArray("secret"));
 }
 
 void SecretCipherTest::badConfigurationIsRefused_data()

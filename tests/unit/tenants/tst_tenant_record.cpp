@@ -135,7 +135,9 @@ void TenantRecordTest::columnsBindEveryWrittenField()
     Tenant record = stored();
     record.updatedAt = context().now;
     record.featureFlags = QJsonObject{ { QStringLiteral("a"), true } };
-    const auto encrypt = [](const QByteArray &plain) { return QByteArray("enc(" + plain + ")"); };
+    const auto encrypt = [](QLatin1StringView column, const QByteArray &plain) -> QByteArray {
+        return QByteArray(column.data(), column.size()) + ":enc(" + plain + ")";
+    };
     QList<QByteArray> names;
     QHash<QByteArray, QVariant> values;
     for (const TenantColumn &column : writtenTenantColumns()) {
@@ -164,7 +166,7 @@ void TenantRecordTest::columnsBindEveryWrittenField()
                                  "broadcast_adapter",
                                  "feature_flags",
                                  "updated_at" }));
-    QCOMPARE(values.value("jwt_secret").toString(), QStringLiteral("enc(secret)"));
+    QCOMPARE(values.value("jwt_secret").toString(), QStringLiteral("jwt_secret:enc(secret)"));
     QVERIFY(values.value("jwt_jwks").isNull()); // empty: NULL
     QCOMPARE(values.value("max_concurrent_users").toInt(), 500);
     QVERIFY(values.value("max_client_presence_events_per_window").isNull());
