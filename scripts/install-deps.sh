@@ -15,7 +15,7 @@ packages=(
     qt6-base-dev qt6-websockets-dev qt6-charts-dev libqt6opengl6-dev qt6-tools-dev qt6-l10n-tools
     qt6-translations-l10n  # Qt's own texts (buttons, dialogs) in the dashboard's languages
     libqt6sql6-psql libqt6sql6-sqlite
-    libpq-dev libssl-dev libhttp-parser-dev
+    libpq-dev libssl-dev libhttp-parser-dev libre2-dev
     postgresql etcd-server etcd-client nats-server
     xvfb xauth fonts-dejavu-core
     nodejs npm openssl

@@ -142,6 +142,11 @@ parseElements(const SubscribeRequest &request)
         if (!parsed) {
             return parsed.error();
         }
+        // Patterns are compiled (and refused) here, before anything is written to the
+        // tenant's database: the stream evaluates them, not the database.
+        if (std::optional<QString> refused = subscriptions::compileRegexFilters(parsed->filters)) {
+            return subscriptions::exceptionMessage(*parsed, *refused);
+        }
         params.append(std::move(parsed).value());
     }
     return params;

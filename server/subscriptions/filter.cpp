@@ -220,6 +220,21 @@ std::optional<QString> firstDatabaseFilterError(const QList<Filter> &filters)
     return std::nullopt;
 }
 
+std::optional<QString> compileRegexFilters(QList<Filter> &filters)
+{
+    for (Filter &filter : filters) {
+        if (filter.op != Op::Match && filter.op != Op::Imatch) {
+            continue;
+        }
+        const bool caseInsensitive = filter.op == Op::Imatch;
+        filter.regex = RegexPattern::compile(filter.value, caseInsensitive);
+        if (!filter.regex) {
+            return RegexPattern::refusal(filter.value, caseInsensitive);
+        }
+    }
+    return std::nullopt;
+}
+
 QString raiseExceptionText(const QString &message)
 {
     return QStringLiteral("ERROR P0001 (raise_exception) ") + message;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "server/subscriptions/regex_pattern.h"
 #include "shared/core/result.h"
 
 #include <QLatin1String>
@@ -7,6 +8,7 @@
 #include <QString>
 #include <QStringView>
 
+#include <memory>
 #include <optional>
 
 // The `filter` string of a postgres_changes binding (spec/server-protocol.md §6.2):
@@ -33,9 +35,20 @@ struct Filter
     // `in.(a,b,"c,d")` → `{a,b,"c,d"}`.
     QString value;
     bool negate = false; // `not.` prefix
+    // For match/imatch once compileRegexFilters() accepted the pattern (derived from op and
+    // value, so not part of equality); without it the matcher compiles the pattern itself.
+    std::shared_ptr<const RegexPattern> regex;
 
-    friend bool operator==(const Filter &, const Filter &) = default;
+    friend bool operator==(const Filter &a, const Filter &b)
+    {
+        return a.column == b.column && a.op == b.op && a.value == b.value && a.negate == b.negate;
+    }
 };
+
+// Compiles the match/imatch patterns of `filters` in place (RegexPattern): nullopt when all
+// are accepted, else the refusal of the first that is not (a pattern too long, or one that
+// RE2 cannot match as PostgreSQL would).
+std::optional<QString> compileRegexFilters(QList<Filter> &filters);
 
 struct FilterError
 {

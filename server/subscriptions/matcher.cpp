@@ -5,7 +5,6 @@
 #include "server/subscriptions/pg_scalar.h"
 
 #include <QHash>
-#include <QRegularExpression>
 
 namespace rt::subscriptions {
 
@@ -97,32 +96,26 @@ std::optional<bool> likeMatch(const QString &value, const QString &pattern, bool
 
 // ---- match / imatch
 
-std::optional<bool> regexMatch(const QString &value, const QString &pattern, bool caseInsensitive)
+// A pattern compiled for this evaluation: filters built without compileRegexFilters(), and
+// `match` on a citext column (case-insensitive, unlike the filter's own compiled pattern).
+// Kept per thread, bounded, so that a pattern repeating for every change compiles once.
+std::shared_ptr<const RegexPattern> patternFor(const QString &pattern, bool caseInsensitive)
 {
-    // Compiling is the expensive part and a subscription's pattern repeats for every change:
-    // keep the compiled expressions per thread, bounded.
-    thread_local QHash<QString, QRegularExpression> cache[2];
-    QHash<QString, QRegularExpression> &compiled = cache[caseInsensitive ? 1 : 0];
+    thread_local QHash<QString, std::shared_ptr<const RegexPattern>> cache[2];
+    QHash<QString, std::shared_ptr<const RegexPattern>> &compiled = cache[caseInsensitive ? 1 : 0];
     auto it = compiled.find(pattern);
     if (it == compiled.end()) {
         if (compiled.size() >= 256) {
             compiled.clear();
         }
-        // POSIX AREs let '.' match a newline by default; PCRE needs DotMatchesEverything.
-        QRegularExpression::PatternOptions options = QRegularExpression::DotMatchesEverythingOption;
-        if (caseInsensitive) {
-            options |= QRegularExpression::CaseInsensitiveOption;
-        }
-        it = compiled.insert(pattern, QRegularExpression(pattern, options));
-        if (!it->isValid()) {
+        it = compiled.insert(pattern, RegexPattern::compile(pattern, caseInsensitive));
+        if (!*it) {
             qCDebug(lcSubscriptions)
-                    << "match filter pattern does not compile:" << it->errorString();
+                    << "match filter pattern refused:"
+                    << RegexPattern::refusal(pattern, caseInsensitive).value_or(QString());
         }
     }
-    if (!it->isValid()) {
-        return std::nullopt;
-    }
-    return it->match(value).hasMatch();
+    return *it;
 }
 
 std::optional<bool> applyNegate(std::optional<bool> result, bool negate)
@@ -244,8 +237,14 @@ std::optional<bool> checkMatch(const Filter &filter, const TypeInfo &type,
     }
     const bool caseInsensitive =
             filter.op == Op::Imatch || (!type.isArray && type.element == TypeClass::Citext);
-    return applyNegate(regexMatch(QString::fromUtf8(*column.text), filter.value, caseInsensitive),
-                       filter.negate);
+    std::shared_ptr<const RegexPattern> pattern = filter.regex;
+    if (!pattern || caseInsensitive != (filter.op == Op::Imatch)) {
+        pattern = patternFor(filter.value, caseInsensitive);
+    }
+    if (!pattern) {
+        return std::nullopt; // refused when subscribing; never visible here
+    }
+    return applyNegate(pattern->matches(*column.text), filter.negate);
 }
 
 // eq, neq, lt, lte, gt, gte: the column's value against the filter's, cast to the column type.

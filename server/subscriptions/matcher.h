@@ -39,11 +39,9 @@
 //    differently in PostgreSQL (equality is the same for deterministic collations).
 //  - like/ilike: SQL patterns (% _ and backslash escape); ilike folds case with Unicode simple
 //    case folding (PostgreSQL uses the database locale);
-//  - match/imatch: QRegularExpression (PCRE2) in place of PostgreSQL's POSIX ARE. The common
-//    syntax agrees; ARE-only features (e.g. `[[:<:]]` word boundaries, `***=` director,
-//    embedded options other than (?i)) behave differently, PCRE-only features (lookbehind,
-//    \K) are accepted, and PCRE's `$` also matches before a final newline (PostgreSQL's does
-//    not; Qt offers no DOLLAR_ENDONLY). An invalid pattern is not visible.
+//  - match/imatch: RE2 (RegexPattern) in place of PostgreSQL's POSIX ARE, in linear time; the
+//    constructs where the two differ are refused when subscribing, and a refused pattern is
+//    not visible here;
 // A value that does not cast to the column type (upstream rejects those when subscribing) and an
 // `is true/false/unknown` on a non-boolean column evaluate as not visible.
 namespace rt::subscriptions {

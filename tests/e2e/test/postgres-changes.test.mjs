@@ -836,6 +836,24 @@ describe('postgres_changes: select, legacy joins, regex/distinct filters, token 
         assert.equal(msg.status, 'error', show(msg));
         assert.ok(msg.message.startsWith('Unable to subscribe to changes with given parameters. An exception happened so please check your connect parameters: [event: INSERT, schema: public, table: rx, filters: ['),
             `exception form of the error: ${msg.message}`);
+
+        // RE2 is not PostgreSQL's ARE: what the two would read differently is refused at join,
+        // as is a pattern over 1,000 bytes; nothing is written to realtime.subscription for them.
+        const refused = [
+            ['s=match.(a)\\1', 'not supported'],
+            ['s=match.a(?=b)', 'look-around'],
+            ['s=imatch.[[:<:]]ab', 'word boundaries'],
+            ['s=match.a\\bc', 'means something else in PostgreSQL'],
+            [`s=match.${'a'.repeat(1001)}`, 'match filter pattern is too long: 1001 bytes, at most 1000'],
+        ];
+        const before = await db.value("SELECT count(*) FROM realtime.subscription");
+        for (const [filter, reason] of refused) {
+            const bad = await pgChannel(c, unique('rx-refused'), [{ event: 'INSERT', schema: 'public', table: 'rx', filter }], { waitSubscribed: false });
+            const m = await bad.system.next((x) => x?.extension === 'postgres_changes', SUBSCRIBED_TIMEOUT_MS, `the system message for ${filter.slice(0, 40)}`);
+            assert.equal(m.status, 'error', show(m));
+            assert.ok(m.message.includes(reason), `${filter.slice(0, 40)}: ${m.message.slice(0, 300)}`);
+        }
+        assert.equal(await db.value("SELECT count(*) FROM realtime.subscription"), before, 'refused patterns store nothing');
     });
 
     test('token refresh on a postgres_changes channel: a second "Subscribed to PostgreSQL", rows follow the new claims', async () => {

@@ -5,7 +5,8 @@
 // knows, and every single filter is also checked against every column regardless of its name,
 // so the typed comparisons see fuzzed values. Besides crashes, the target aborts when a result
 // breaks a documented promise: `not.` flips a known result and keeps an unknown one unknown,
-// and evaluating twice gives the same answer.
+// and evaluating twice gives the same answer; match/imatch patterns compile (RE2) or are
+// refused with a join error, and compiled filters evaluate as the plain ones.
 #include "server/subscriptions/elixir_inspect.h"
 #include "server/subscriptions/filter.h"
 #include "server/subscriptions/matcher.h"
@@ -129,6 +130,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const rt::subscriptions::ColumnList lookup(row);
     const bool visible = rt::subscriptions::visibleThroughFilters(*syntax, lookup);
     require(rt::subscriptions::visibleThroughFilters(*syntax, lookup) == visible);
+
+    // match/imatch patterns as the join compiles them (RE2 and the divergence scanner): either
+    // all compile, or the refusal names a pattern; a compiled list evaluates as the plain one.
+    QList<Filter> compiled = *syntax;
+    const std::optional<QString> refusal = rt::subscriptions::compileRegexFilters(compiled);
+    if (refusal) {
+        require(refusal->startsWith(QLatin1String("match filter pattern is ")));
+    } else {
+        require(compiled == *syntax);
+        require(rt::subscriptions::visibleThroughFilters(compiled, lookup) == visible);
+        for (const Filter &filter : std::as_const(compiled)) {
+            if (filter.regex) {
+                (void)filter.regex->matches(filter.value.toUtf8());
+            }
+        }
+    }
 
     // Every filter against every column, so the typed comparisons see the fuzzed values.
     qsizetype checks = 0;
