@@ -53,6 +53,9 @@ struct ServerConfig
     int workers = 0; // 0: one per available CPU
     bool epollDispatcher = false; // EVENT_DISPATCHER=epoll or qt
     qsizetype maxSendBufferBytes = 0; // per connection; slow consumers beyond
+    qsizetype maxConnections = 0; // MAX_CONNECTIONS; 0: from RLIMIT_NOFILE
+    qsizetype maxPendingConnectionsPerAddress = 0; // not yet WebSockets; 0: no limit
+    QHostAddress clusterListenAddress; // CLUSTER_LISTEN_ADDRESS; null: listenAddress
     int websocketIdleTimeoutMs = 0; // no frame from a client for this long: closed
     QString logLevel;
 };

@@ -143,6 +143,15 @@ const OptionSpec Options[] = {
       [](Reader &r, const OptionSpec &o, ServerConfig &c) {
           c.cluster.linkPort = static_cast<quint16>(r.integer(o, 0, 65535));
       } },
+    { "cluster-listen-address", "CLUSTER_LISTEN_ADDRESS", "address",
+      "Address the node-link listener binds (e.g. a private interface); empty: LISTEN_ADDRESS.", "",
+      [](Reader &r, const OptionSpec &o, ServerConfig &c) {
+          const QString address = r.text(o).trimmed();
+          c.clusterListenAddress = QHostAddress();
+          if (!address.isEmpty() && !c.clusterListenAddress.setAddress(address)) {
+              r.fail(o, address, QStringLiteral("an IPv4 or IPv6 address"));
+          }
+      } },
     { "cluster-advertise-host", "CLUSTER_ADVERTISE_HOST", "host",
       "Host name or address other nodes use to reach this node's links and clients; the host "
       "name by default.",
@@ -407,6 +416,21 @@ const OptionSpec Options[] = {
       [](Reader &r, const OptionSpec &o, ServerConfig &c) {
           c.epollDispatcher = r.choice(o, { QStringLiteral("epoll"), QStringLiteral("qt") })
                   == QLatin1String("epoll");
+      } },
+    { "max-connections", "MAX_CONNECTIONS", "n",
+      "Open sockets this node accepts; more are answered 503 before any HTTP or WebSocket work. "
+      "0: as many as RLIMIT_NOFILE allows (raised to its hard limit at start), less a reserve "
+      "for databases, links and files.",
+      "0",
+      [](Reader &r, const OptionSpec &o, ServerConfig &c) {
+          c.maxConnections = r.integer(o, 0, 100'000'000);
+      } },
+    { "max-pending-connections-per-address", "MAX_PENDING_CONNECTIONS_PER_ADDRESS", "n",
+      "Sockets from one remote address that are not yet WebSockets (HTTP requests, handshakes in "
+      "progress); more are answered 429. 0: no limit.",
+      "1024",
+      [](Reader &r, const OptionSpec &o, ServerConfig &c) {
+          c.maxPendingConnectionsPerAddress = r.integer(o, 0, 100'000'000);
       } },
     { "max-send-buffer-bytes", "MAX_SEND_BUFFER_BYTES", "bytes",
       "Output a client may leave unread before it is disconnected as a slow consumer.", "16777216",

@@ -35,6 +35,10 @@
 #include <QSysInfo>
 #include <QTimer>
 
+#include <sys/resource.h>
+
+#include <algorithm>
+
 namespace rt::app {
 
 using node::applyTenantOverrides;
@@ -77,6 +81,38 @@ clusterBackendFactory(const node::ClusterConfig &config)
         return std::unique_ptr<cluster::ClusterBackend>(
                 std::make_unique<cluster::EtcdClusterBackend>(etcd));
     };
+}
+
+// Raises RLIMIT_NOFILE's soft limit to the hard one (a node holds a descriptor per client) and
+// returns how many client sockets fit: MAX_CONNECTIONS, or with 0 all that the limit allows
+// less a reserve for database connections, node links, etcd and files.
+qsizetype connectionBudget(qsizetype configured)
+{
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) {
+        return configured;
+    }
+    if (limit.rlim_cur < limit.rlim_max) {
+        const rlim_t before = limit.rlim_cur;
+        limit.rlim_cur = limit.rlim_max;
+        if (::setrlimit(RLIMIT_NOFILE, &limit) == 0) {
+            qCInfo(lcApp) << "raised the open-file limit (RLIMIT_NOFILE) from" << before << "to"
+                          << limit.rlim_cur;
+        } else {
+            ::getrlimit(RLIMIT_NOFILE, &limit);
+        }
+    }
+    const auto descriptors =
+            static_cast<qsizetype>(std::min<rlim_t>(limit.rlim_cur, rlim_t{ 100'000'000 }));
+    const qsizetype reserve = std::min<qsizetype>(1024, descriptors / 4);
+    const qsizetype fits = std::max<qsizetype>(1, descriptors - reserve);
+    if (configured > fits) {
+        qCWarning(lcApp) << "MAX_CONNECTIONS" << configured << "exceeds what RLIMIT_NOFILE"
+                         << descriptors << "allows; accepting at most" << fits;
+    }
+    const qsizetype budget = configured > 0 ? std::min(configured, fits) : fits;
+    qCInfo(lcApp) << "accepting at most" << budget << "client connections";
+    return budget;
 }
 
 } // namespace
@@ -301,6 +337,9 @@ void Server::onControlPlaneReady()
                 },
                 [this](const std::function<void(QByteArray)> &done) { requestAdminSnapshot(done); },
                 1000 },
+        [this](const wire::HttpRequest &head) {
+            return m_tenantApiAdmin->authorises(head) || m_apiAuth->carriesValidToken(head);
+        },
     };
     for (int i = 0; i < count; ++i) {
         QObject *context = m_workers->context(i);
@@ -334,7 +373,11 @@ void Server::startListening()
     for (WorkerNode *node : m_workerNodes) {
         loops.push_back(node->loop());
     }
-    m_listener = std::make_unique<transport::Listener>(std::move(loops));
+    transport::ConnectionAdmission::Limits admission;
+    admission.maxConnections = connectionBudget(m_config.maxConnections);
+    admission.maxPendingPerAddress = m_config.maxPendingConnectionsPerAddress;
+    m_admission = std::make_unique<transport::ConnectionAdmission>(admission);
+    m_listener = std::make_unique<transport::Listener>(std::move(loops), m_admission.get());
     if (!m_listener->listen(m_config.listenAddress, m_config.port)) {
         Q_EMIT failed(QStringLiteral("cannot listen on %1:%2: %3")
                               .arg(m_config.listenAddress.toString())
@@ -355,7 +398,8 @@ void Server::startCluster(quint16 clientPort)
     settings.cluster = m_config.cluster;
     settings.nodeId = nodeName();
     settings.region = m_config.region;
-    settings.listenAddress = m_config.listenAddress;
+    settings.listenAddress = m_config.clusterListenAddress.isNull() ? m_config.listenAddress
+                                                                    : m_config.clusterListenAddress;
     settings.clientPort = clientPort;
     // Diffs of other nodes' presences count against the tenant here, like local ones.
     m_presence->setRemoteCounting([this](const pubsub::TopicKey &topic) {

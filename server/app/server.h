@@ -26,6 +26,7 @@ namespace rt::runtime {
 class WorkerPool;
 }
 namespace rt::transport {
+class ConnectionAdmission;
 class Listener;
 class IoLoop;
 } // namespace rt::transport
@@ -164,6 +165,7 @@ private:
     node::ClusterStats *m_clusterStats =
             nullptr; // guarded by m_statsMutex; lives on m_clusterThread
     std::atomic<int> m_workersPending{ 0 };
+    std::unique_ptr<transport::ConnectionAdmission> m_admission; // outlives the listener
     std::unique_ptr<transport::Listener> m_listener;
     bool m_stopped = false;
 };

@@ -52,6 +52,18 @@ WorkerNode::WorkerNode(const Shared &shared, QObject *parent)
 
     transport::HttpConnection::Limits httpLimits;
     httpLimits.websocket.idleTimeoutMs = shared.websocketIdleTimeoutMs;
+    // A large body is read only for a request whose head is authenticated; the token is
+    // checked again (and charged) when the request is handled.
+    httpLimits.parser.bodyLimit = [credentials = shared.carriesCredentials,
+                                   maxBody = httpLimits.parser.maxBodyBytes](
+                                          const wire::HttpRequest &head) {
+        const bool small = !head.hasHeader("transfer-encoding")
+                && head.header("content-length").toLongLong() <= MaxUnauthenticatedBodyBytes;
+        if (small || !credentials || !credentials(head)) {
+            return MaxUnauthenticatedBodyBytes;
+        }
+        return maxBody;
+    };
     m_loop = new transport::IoLoop( // child
             [this, httpLimits](transport::TcpConnection &connection) {
                 connection.setHandler(std::make_unique<transport::HttpConnection>(

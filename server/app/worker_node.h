@@ -47,7 +47,13 @@ public:
         std::function<void(http::Router &)> registerRoutes; // REST routes shared by all workers
         cdc::CdcService *cdc; // tenant databases (thread-safe facade)
         gateway::AdminFeedEndpoint::Parts adminFeed; // the admin live feed's socket route
+        // Whether a request's head carries a credential some route accepts (operator or tenant
+        // token): only then may its body be larger than MaxUnauthenticatedBodyBytes.
+        std::function<bool(const wire::HttpRequest &head)> carriesCredentials;
     };
+
+    // The largest body read before the request is authenticated.
+    static constexpr qsizetype MaxUnauthenticatedBodyBytes = qsizetype{ 64 } * 1024;
 
     WorkerNode(const Shared &shared, QObject *parent);
     ~WorkerNode() override;

@@ -16,8 +16,17 @@ namespace {
 const QByteArray OkEmpty = QByteArrayLiteral("{}");
 // Join errors one socket may have waiting for their backoff before it is closed.
 constexpr std::size_t MaxDelayedFrames = 1000;
-// Messages one socket may send while a join waits for the tenant database.
+// Messages one socket may send while a join waits for the tenant database, by count and by
+// their bytes (a few frames at the 5 MB frame limit would otherwise hold gigabytes).
 constexpr std::size_t MaxHeldBackMessages = 1000;
+constexpr qsizetype MaxHeldBackBytes = qsizetype{ 8 } * 1024 * 1024;
+
+qsizetype heldBytes(const protocol::InboundMessage &message)
+{
+    return message.topic.size() + message.event.size() + message.payload.size()
+            + message.userEvent.size() + message.metadata.size() + message.joinRef.size()
+            + message.ref.size();
+}
 const QByteArray UnmatchedTopic = QByteArrayLiteral("{\"reason\":\"unmatched topic\"}");
 
 } // namespace
@@ -217,13 +226,17 @@ void PhoenixSession::route(const protocol::InboundMessage &message)
         return;
     }
     if (m_joinPending) {
-        if (m_heldBack.size() >= MaxHeldBackMessages) {
-            qCInfo(lcGateway) << "closing a socket that sent" << m_heldBack.size()
-                              << "messages while a join was pending";
+        const qsizetype bytes = heldBytes(message);
+        if (m_heldBack.size() >= MaxHeldBackMessages
+            || m_heldBackBytes + bytes > MaxHeldBackBytes) {
+            qCInfo(lcGateway) << "closing a socket that sent" << m_heldBack.size() + 1
+                              << "messages," << m_heldBackBytes + bytes
+                              << "bytes, while a join was pending";
             closeSocket(1008, QByteArray());
             m_closing = true;
             return;
         }
+        m_heldBackBytes += bytes;
         m_heldBack.push_back(message);
         return;
     }
@@ -252,6 +265,7 @@ void PhoenixSession::joinFinished(std::unique_ptr<channels::Channel> channel, bo
     while (!m_heldBack.empty() && !m_joinPending && !m_closed && !m_closing) {
         const protocol::InboundMessage next = std::move(m_heldBack.front());
         m_heldBack.pop_front();
+        m_heldBackBytes -= heldBytes(next);
         dispatch(next);
     }
 }

@@ -97,6 +97,7 @@ private:
     // order, as they would behind a Phoenix channel's join (bounded: see route()).
     bool m_joinPending = false;
     std::deque<protocol::InboundMessage> m_heldBack;
+    qsizetype m_heldBackBytes = 0; // of m_heldBack, bounded by MaxHeldBackBytes
 };
 
 } // namespace rt::gateway

@@ -61,8 +61,9 @@ TenantApiAuth::Outcome TenantApiAuth::admit(const wire::HttpRequest &request) co
         outcome.refusal = messageResponse(401, QStringLiteral("Tenant not found in database"));
         return outcome;
     }
+    // Read, not charged: only a request that is answered for the tenant counts (charge()), so
+    // that anyone who knows a tenant's host name cannot exhaust its budget with refused ones.
     const std::shared_ptr<limits::RateCounter> requests = m_rates.requests(*tenant);
-    requests->add(1);
     const limits::RateLimitHeaders headers =
             limits::computeRateLimitHeaders(requests->average(), tenant->maxEventsPerSecond);
     for (const auto &header : headers.toHttpHeaders()) {
@@ -85,26 +86,7 @@ TenantApiAuth::Outcome TenantApiAuth::authorise(const wire::HttpRequest &request
         return outcome;
     }
     const tenants::TenantPtr tenant = std::exchange(outcome.tenant, nullptr);
-    // "Bearer <jwt>" with any letter case of the scheme; otherwise the apikey header.
-    QByteArray token;
-    const QByteArray authorization = request.header("authorization").trimmed();
-    const qsizetype space = authorization.indexOf(' ');
-    if (space > 0 && authorization.left(space).toLower() == "bearer") {
-        token = authorization.mid(space + 1).trimmed();
-    }
-    if (token.isEmpty()) {
-        token = request.header("apikey");
-    }
-    if (token.isEmpty()) {
-        outcome.refusal =
-                outcome.withRateHeaders(messageResponse(401, QStringLiteral("Unauthorized")));
-        return outcome;
-    }
-    auth::VerifyOptions options;
-    options.nowSeconds = m_clock.epochMs() / 1000;
-    options.claimValidators = m_claimValidators;
-    Result<auth::VerifiedToken, auth::JwtError> verified =
-            auth::verifyToken(auth::cleanToken(token), *tenant->keys, options);
+    const std::optional<auth::VerifiedToken> verified = verifiedToken(request, *tenant);
     if (!verified) {
         outcome.refusal =
                 outcome.withRateHeaders(messageResponse(401, QStringLiteral("Unauthorized")));
@@ -118,7 +100,46 @@ TenantApiAuth::Outcome TenantApiAuth::authorise(const wire::HttpRequest &request
     }
     outcome.tenant = tenant;
     outcome.claims = verified->claims;
+    charge(*tenant);
     return outcome;
+}
+
+std::optional<auth::VerifiedToken> TenantApiAuth::verifiedToken(const wire::HttpRequest &request,
+                                                                const tenants::Tenant &tenant) const
+{
+    // "Bearer <jwt>" with any letter case of the scheme; otherwise the apikey header.
+    QByteArray token;
+    const QByteArray authorization = request.header("authorization").trimmed();
+    const qsizetype space = authorization.indexOf(' ');
+    if (space > 0 && authorization.left(space).toLower() == "bearer") {
+        token = authorization.mid(space + 1).trimmed();
+    }
+    if (token.isEmpty()) {
+        token = request.header("apikey");
+    }
+    if (token.isEmpty()) {
+        return std::nullopt;
+    }
+    auth::VerifyOptions options;
+    options.nowSeconds = m_clock.epochMs() / 1000;
+    options.claimValidators = m_claimValidators;
+    Result<auth::VerifiedToken, auth::JwtError> verified =
+            auth::verifyToken(auth::cleanToken(token), *tenant.keys, options);
+    if (!verified) {
+        return std::nullopt;
+    }
+    return std::move(verified).value();
+}
+
+bool TenantApiAuth::carriesValidToken(const wire::HttpRequest &head) const
+{
+    const tenants::TenantPtr tenant = tenantFor(head);
+    return tenant && verifiedToken(head, *tenant).has_value();
+}
+
+void TenantApiAuth::charge(const tenants::Tenant &tenant) const
+{
+    m_rates.requests(tenant)->add(1);
 }
 
 } // namespace rt::http

@@ -156,6 +156,7 @@ void HttpConnection::acceptWebSocket(quint64 requestNumber, const wire::HttpRequ
         return;
     }
     m_awaitingResponse = false;
+    m_connection.admission().establish(); // no longer a pending connection of its address
     wire::HttpResponse response;
     response.status = 101;
     response.headers = { { QByteArrayLiteral("upgrade"), QByteArrayLiteral("websocket") },

@@ -43,7 +43,7 @@ IoLoop::~IoLoop()
     closeAll();
 }
 
-void IoLoop::adopt(qintptr descriptor)
+void IoLoop::adopt(qintptr descriptor, AdmissionTicket ticket)
 {
     const int fd = static_cast<int>(descriptor);
     // Accepted sockets must not block the loop; small frames must not wait for Nagle.
@@ -53,10 +53,38 @@ void IoLoop::adopt(qintptr descriptor)
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 
     auto *connection = new TcpConnection(*this, fd); // owned by this loop (QObject child)
+    connection->setAdmission(std::move(ticket));
     connection->m_loopIndex = static_cast<qsizetype>(m_connections.size());
     m_connections.push_back(connection);
     m_factory(*connection);
     Q_EMIT connectionCountChanged(connectionCount());
+}
+
+namespace {
+
+// A refused socket: whatever the client sends is read and dropped (so that closing does not
+// reset the connection before it read the answer), never parsed.
+class RefusedHandler final : public TcpConnection::Handler
+{
+public:
+    void onReceived(QByteArrayView data) override { Q_UNUSED(data) }
+};
+
+constexpr int RefusalLingerMs = 500;
+
+} // namespace
+
+void IoLoop::refuse(qintptr descriptor, const QByteArray &response)
+{
+    const int fd = static_cast<int>(descriptor);
+    const int flags = ::fcntl(fd, F_GETFL, 0);
+    ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+    auto *connection = new TcpConnection(*this, fd);
+    connection->m_loopIndex = static_cast<qsizetype>(m_connections.size());
+    m_connections.push_back(connection);
+    connection->setHandler(std::make_unique<RefusedHandler>());
+    connection->send(response);
+    connection->closeAfterFlush(RefusalLingerMs);
 }
 
 void IoLoop::closeAll()

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "server/runtime/mailbox.h"
+#include "server/transport/admission.h"
 
 #include <QByteArray>
 #include <QElapsedTimer>
@@ -37,8 +38,11 @@ public:
     IoLoop(HandlerFactory factory, Limits limits, QObject *parent = nullptr);
     ~IoLoop() override;
 
-    // Takes ownership of a connected, accepted socket descriptor.
-    void adopt(qintptr descriptor);
+    // Takes ownership of a connected, accepted socket descriptor (and its place at the gate).
+    void adopt(qintptr descriptor, AdmissionTicket ticket = {});
+    // Takes a socket the gate refused: writes `response` (a complete HTTP answer), lingers
+    // briefly so that the client reads it, and closes; its request is never parsed.
+    void refuse(qintptr descriptor, const QByteArray &response);
     // Closes every connection immediately.
     void closeAll();
     // Lets every connection say goodbye (WebSocket close 1012), writes what is queued as far

@@ -43,6 +43,7 @@ TcpConnection::~TcpConnection()
         ::close(m_descriptor);
         m_loop.forget(this);
     }
+    m_admission = AdmissionTicket();
 }
 
 void TcpConnection::setHandler(std::unique_ptr<Handler> handler)
@@ -58,9 +59,14 @@ void TcpConnection::switchHandler(std::unique_ptr<Handler> handler)
 
 QByteArray TcpConnection::peerAddress() const
 {
+    return peerAddressOf(m_descriptor);
+}
+
+QByteArray peerAddressOf(int descriptor)
+{
     sockaddr_storage address{};
     socklen_t length = sizeof(address);
-    if (::getpeername(m_descriptor, reinterpret_cast<sockaddr *>(&address), &length) != 0) {
+    if (::getpeername(descriptor, reinterpret_cast<sockaddr *>(&address), &length) != 0) {
         return {};
     }
     char text[INET6_ADDRSTRLEN] = {};
@@ -309,6 +315,7 @@ void TcpConnection::close()
         m_writeNotifier->setEnabled(false);
     }
     ::close(m_descriptor);
+    m_admission = AdmissionTicket(); // the place is free as soon as the descriptor is
     m_queue.clear();
     m_queuedBytes = 0;
     m_loop.forget(this);

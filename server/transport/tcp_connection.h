@@ -1,5 +1,7 @@
 #pragma once
 
+#include "server/transport/admission.h"
+
 #include <QByteArray>
 #include <QByteArrayView>
 #include <QObject>
@@ -74,6 +76,10 @@ public:
     qint64 lastReceivedMs() const { return m_lastReceivedMs; }
     QByteArray peerAddress() const;
 
+    // The connection's place at the node's gate (given back when it closes).
+    void setAdmission(AdmissionTicket ticket) { m_admission = std::move(ticket); }
+    AdmissionTicket &admission() { return m_admission; }
+
     // Internal, for IoLoop.
     void serverShutdown();
     void flush();
@@ -117,6 +123,10 @@ private:
     bool m_slowConsumer = false;
     qsizetype m_droppedFrames = 0; // chunks discarded when closed as a slow consumer
     bool m_closeAfterFlush = false;
+    AdmissionTicket m_admission;
 };
+
+// The remote address of a connected socket as text ("127.0.0.1", "::1"); empty if unknown.
+QByteArray peerAddressOf(int descriptor);
 
 } // namespace rt::transport

@@ -327,6 +327,7 @@ struct HttpRequestParser::State
         headBytes = 0;
         headersComplete = false;
         chunkedBody = false;
+        bodyLimit = limits.maxBodyBytes;
         messageComplete = false;
         lastCallbackWasValue = false;
         failed = false;
@@ -381,9 +382,9 @@ struct HttpRequestParser::State
         return 0;
     }
 
-    // The checks of a complete head, in this order: field names, version, method, body size.
-    // Returns the status to refuse the request with, or 0.
-    static int headRefusal(const http_parser *p, const HttpRequest &r, qsizetype maxBodyBytes)
+    // The checks of a complete head, in this order: field names, version, method (the body's
+    // size comes after, in onHeadersComplete). Returns the status to refuse it with, or 0.
+    static int headRefusal(const http_parser *p, const HttpRequest &r)
     {
         // The non-strict build lets spaces into field names ("Content-Length : 5" would become
         // an unrelated header instead of an error).
@@ -398,9 +399,6 @@ struct HttpRequestParser::State
         }
         if (!isSupportedMethod(p->method)) {
             return 501;
-        }
-        if (hasContentLengthBody(p) && p->content_length > quint64(maxBodyBytes)) {
-            return 413;
         }
         return 0;
     }
@@ -449,7 +447,7 @@ struct HttpRequestParser::State
         // framing check depending on where the input was split.
         s.chunkedBody = (p->flags & F_CHUNKED) != 0;
         HttpRequest &r = s.request;
-        if (const int status = headRefusal(p, r, s.limits.maxBodyBytes)) {
+        if (const int status = headRefusal(p, r)) {
             return s.reject(status);
         }
 
@@ -461,8 +459,14 @@ struct HttpRequestParser::State
         r.upgrade = p->upgrade != 0 || r.hasHeader("upgrade");
         splitTarget(r);
 
+        s.bodyLimit = s.limits.bodyLimit
+                ? qBound(qsizetype(0), s.limits.bodyLimit(r), s.limits.maxBodyBytes)
+                : s.limits.maxBodyBytes;
+        if (hasContentLengthBody(p) && p->content_length > quint64(s.bodyLimit)) {
+            return s.reject(413);
+        }
         if (hasContentLengthBody(p) && p->content_length > 0) {
-            // Checked against maxBodyBytes above: one exact allocation, one copy of the body.
+            // Checked against the body limit above: one exact allocation, one copy of the body.
             r.body.reserve(qsizetype(p->content_length));
         }
         return 0;
@@ -472,7 +476,7 @@ struct HttpRequestParser::State
     {
         State &s = of(p);
         // content_length holds this chunk's size; refuse before its bytes arrive.
-        const auto room = quint64(s.limits.maxBodyBytes - s.request.body.size());
+        const auto room = quint64(s.bodyLimit - s.request.body.size());
         return p->content_length > room ? s.reject(413) : 0;
     }
 
@@ -562,6 +566,7 @@ struct HttpRequestParser::State
     qsizetype headBytes = 0; // request line + headers seen so far (until headersComplete)
     bool headersComplete = false;
     bool chunkedBody = false; // the body is chunked (fixed at the end of the head)
+    qsizetype bodyLimit = 0; // of the current request, fixed at the end of its head
     bool messageComplete = false;
     bool lastCallbackWasValue = false;
     bool failed = false;

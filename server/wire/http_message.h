@@ -5,6 +5,7 @@
 #include <QList>
 #include <QPair>
 
+#include <functional>
 #include <memory>
 
 // HTTP/1.1 requests and responses as values, and a resumable request parser built on Debian's
@@ -45,6 +46,11 @@ public:
     {
         qsizetype maxHeaderBytes = qsizetype(16) * 1024; // request line + headers
         qsizetype maxBodyBytes = qsizetype(8) * 1024 * 1024;
+        // The largest body one request may have, judged from its complete head before any body
+        // byte is read (e.g. small unless it carries valid credentials); never more than
+        // maxBodyBytes. Unset: maxBodyBytes for every request. A larger Content-Length or chunk
+        // is refused with 413 at once.
+        std::function<qsizetype(const HttpRequest &head)> bodyLimit;
     };
 
     enum class Status {

@@ -27,6 +27,9 @@ enum class ControlKind : quint8 {
 constexpr quint8 FirstApplicationKind = 16;
 constexpr qsizetype FrameHeaderBytes = 5;
 constexpr quint32 DefaultMaxFramePayloadBytes = 16U * 1024U * 1024U;
+// Until a link has passed its handshake, only Hello and Proof may arrive: a peer that has not
+// proved the cluster secret cannot make a node buffer more than this per frame.
+constexpr quint32 PreAuthMaxFramePayloadBytes = 4U * 1024U;
 
 inline bool isControlKind(quint8 kind)
 {
@@ -76,6 +79,9 @@ public:
     // Bytes received but not yet returned as frames.
     qsizetype bufferedBytes() const { return m_buffer.size() - m_offset; }
     quint32 maxPayloadBytes() const { return m_maxPayloadBytes; }
+    // Changes the limit for frames whose header has not been judged yet (the handshake's small
+    // limit is raised once the peer is authenticated).
+    void setMaxPayloadBytes(quint32 maxPayloadBytes) { m_maxPayloadBytes = maxPayloadBytes; }
 
 private:
     void compact();

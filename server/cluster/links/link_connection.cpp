@@ -5,6 +5,8 @@
 #include <QHostAddress>
 #include <QTcpSocket>
 
+#include <algorithm>
+
 namespace rt::cluster::links {
 
 namespace {
@@ -19,6 +21,9 @@ const char *roleName(HandshakeRole role)
     return role == HandshakeRole::Dialer ? "dialer" : "acceptor";
 }
 
+// Hello and Proof fit many times over; more is not read until the peer is authenticated.
+constexpr qint64 PreAuthReadBufferBytes = 16 * 1024;
+
 HandshakeRole otherRole(HandshakeRole role)
 {
     return role == HandshakeRole::Dialer ? HandshakeRole::Acceptor : HandshakeRole::Dialer;
@@ -30,7 +35,7 @@ LinkConnection::LinkConnection(const LinkSettings &settings, HandshakeRole role,
     : QObject(parent),
       m_settings(settings),
       m_role(role),
-      m_decoder(settings.maxFramePayloadBytes)
+      m_decoder(std::min(settings.maxFramePayloadBytes, PreAuthMaxFramePayloadBytes))
 {
     m_handshakeTimer.setSingleShot(true);
     m_handshakeTimer.setInterval(settings.handshakeTimeout);
@@ -79,6 +84,8 @@ void LinkConnection::accept(QTcpSocket *socket)
 void LinkConnection::attachSocket(QTcpSocket *socket)
 {
     m_socket = socket;
+    // Until the handshake is done, Qt must not buffer what an unauthenticated peer sends.
+    m_socket->setReadBufferSize(PreAuthReadBufferBytes);
     connect(socket, &QTcpSocket::readyRead, this, &LinkConnection::onReadyRead);
     connect(socket, &QTcpSocket::disconnected, this, &LinkConnection::onDisconnected);
     connect(socket, &QTcpSocket::errorOccurred, this, &LinkConnection::onErrorOccurred);
@@ -228,6 +235,8 @@ void LinkConnection::handleProof(const QByteArray &payload)
 void LinkConnection::becomeReady()
 {
     m_state = State::Ready;
+    m_decoder.setMaxPayloadBytes(m_settings.maxFramePayloadBytes);
+    m_socket->setReadBufferSize(0); // an authenticated peer's frames are read as they come
     m_handshakeTimer.stop();
     m_heartbeatTimer.start();
     qCDebug(lcLinks) << "link" << roleName(m_role) << "ready with node" << m_peerNodeId << "at"

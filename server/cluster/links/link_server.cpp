@@ -19,8 +19,8 @@ LinkServer::LinkServer(LinkSettings settings, QObject *parent)
 
 LinkServer::~LinkServer()
 {
-    for (LinkConnection *connection : std::as_const(m_handshaking)) {
-        connection->disconnect(this);
+    for (auto it = m_handshaking.cbegin(); it != m_handshaking.cend(); ++it) {
+        it.key()->disconnect(this);
     }
     for (auto it = m_ready.cbegin(); it != m_ready.cend(); ++it) {
         it.key()->disconnect(this);
@@ -53,7 +53,7 @@ quint16 LinkServer::port() const
 void LinkServer::close()
 {
     m_server->close();
-    QList<LinkConnection *> all = m_handshaking.values();
+    QList<LinkConnection *> all = m_handshaking.keys();
     all += m_ready.keys();
     for (LinkConnection *connection : std::as_const(all)) {
         connection->close(QStringLiteral("node is shutting down its links"));
@@ -63,18 +63,22 @@ void LinkServer::close()
 void LinkServer::onNewConnection()
 {
     while (QTcpSocket *socket = m_server->nextPendingConnection()) {
-        if (m_handshaking.size() >= m_settings.maxPendingHandshakes) {
+        const QHostAddress address = socket->peerAddress();
+        const bool busy = m_handshaking.size() >= m_settings.maxPendingHandshakes;
+        if (busy || m_handshakingFrom.value(address) >= m_settings.maxPendingHandshakesPerAddress) {
             ++m_refused;
-            qCWarning(lcLinks) << "refusing a link from" << socket->peerAddress().toString()
-                               << ": too many handshakes in progress";
+            qCWarning(lcLinks) << "refusing a link from" << address.toString() << ":"
+                               << (busy ? "too many handshakes in progress"
+                                        : "too many handshakes in progress from that address");
             socket->abort();
             socket->deleteLater();
             continue;
         }
         auto *connection = new LinkConnection(m_settings, HandshakeRole::Acceptor, this);
-        m_handshaking.insert(connection);
+        m_handshaking.insert(connection, address);
+        ++m_handshakingFrom[address];
         connect(connection, &LinkConnection::ready, this, [this, connection](const QString &peer) {
-            m_handshaking.remove(connection);
+            forgetHandshake(connection);
             m_ready.insert(connection, peer);
             ++m_incoming[peer].links;
         });
@@ -101,7 +105,7 @@ void LinkServer::onClosed(LinkConnection *connection, CloseCause cause)
         --m_incoming[*ready].links;
         m_ready.erase(ready);
     }
-    m_handshaking.remove(connection);
+    forgetHandshake(connection);
     if (cause == CloseCause::AuthFailure) {
         ++m_authFailures;
     } else if (cause == CloseCause::ProtocolError) {
@@ -109,6 +113,19 @@ void LinkServer::onClosed(LinkConnection *connection, CloseCause cause)
     }
     connection->disconnect(this);
     connection->deleteLater();
+}
+
+void LinkServer::forgetHandshake(LinkConnection *connection)
+{
+    const auto it = m_handshaking.constFind(connection);
+    if (it == m_handshaking.constEnd()) {
+        return;
+    }
+    const auto from = m_handshakingFrom.find(*it);
+    if (from != m_handshakingFrom.end() && --*from <= 0) {
+        m_handshakingFrom.erase(from);
+    }
+    m_handshaking.erase(it);
 }
 
 } // namespace rt::cluster::links

@@ -16,7 +16,9 @@ QT_END_NAMESPACE
 namespace rt::cluster::links {
 
 // Listens on CLUSTER_PORT and accepts links from peer nodes: each accepted socket must pass
-// the handshake (cluster secret) within handshakeTimeout, or it is closed with a logged reason.
+// the handshake (cluster secret) within handshakeTimeout, or it is closed with a logged reason;
+// handshakes in progress are capped in all and per peer address, and an unauthenticated peer's
+// frames are limited to a few KiB (PreAuthMaxFramePayloadBytes).
 // Frames of authenticated links come out of frameReceived with the peer's node id. Incoming
 // links from any authenticated node are accepted, even one not (yet) in this node's member
 // list, since membership views converge at different times.
@@ -53,10 +55,12 @@ Q_SIGNALS:
 private:
     void onNewConnection();
     void onClosed(LinkConnection *connection, CloseCause cause);
+    void forgetHandshake(LinkConnection *connection);
 
     LinkSettings m_settings;
     QTcpServer *m_server = nullptr; // child
-    QSet<LinkConnection *> m_handshaking; // children, not yet authenticated
+    QHash<LinkConnection *, QHostAddress> m_handshaking; // children, not yet authenticated
+    QHash<QHostAddress, int> m_handshakingFrom; // handshakes in progress per peer address
     QHash<LinkConnection *, QString> m_ready; // children, authenticated -> peer node id
     QHash<QString, IncomingCounters> m_incoming;
     quint64 m_authFailures = 0;

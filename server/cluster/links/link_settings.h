@@ -40,8 +40,10 @@ struct LinkSettings
     // A ready link sends a Ping this often; one that hears nothing for 3 intervals is closed
     // (catches peers that vanished without a FIN, e.g. a host that lost power).
     std::chrono::milliseconds heartbeatInterval{ 2000 };
-    // Incoming connections still in their handshake; further ones are closed at once.
+    // Incoming connections still in their handshake, in all and from one address; further ones
+    // are closed at once (one host cannot keep the real peers out).
     int maxPendingHandshakes = 64;
+    int maxPendingHandshakesPerAddress = 16;
 };
 
 // Why settings cannot be used (empty node id, empty secret, ...), or nullopt when they can.

@@ -131,6 +131,7 @@ export async function startServer(opts = {}) {
     let stopped = null;
     const server = {
         port,
+        pid: proc.pid,
         host: '127.0.0.1',
         /** Host header value addressing a tenant by its first DNS label. */
         hostFor: (tenant) => `${tenant}.localhost:${port}`,

@@ -37,6 +37,7 @@ const TENANTS = {
     // max_events_per_second, HTTP
     'http-events': { max_events_per_second: 4 },
     'http-rate': { max_events_per_second: 10 },
+    'http-uncharged': { max_events_per_second: 10 },
     'http-zero': { max_events_per_second: 0 },
     'http-suspended': { suspend: true },
     // presence
@@ -388,7 +389,7 @@ describe('limits', { concurrency: true }, () => {
 
     // -----------------------------------------------------------------------------------------
     describe('HTTP request rate (x-rate-* headers)', () => {
-        test('headers on /api/ping and /api/broadcast (200, 202, 401); none for an unknown tenant; 429 "Too many requests" before auth once trunc(avg) >= max_events_per_second', async () => {
+        test('headers on /api/ping and /api/broadcast (200, 202, 401); none for an unknown tenant; 429 "Too many requests" before auth once trunc(avg) >= max_events_per_second; only authorised requests are charged', async () => {
             const tenant = 'http-rate';
             const first = await ping(tenant);
             assertJson(first, 200, { message: 'Success' }, 'ping');
@@ -403,8 +404,17 @@ describe('limits', { concurrency: true }, () => {
             assertJson(unknown, 401, { message: 'Tenant not found in database' });
             assert.deepEqual(rateHeaders(unknown), { rolling: undefined, limit: undefined, remaining: undefined }, 'no headers before the tenant is known');
 
-            // 40 requests at once; within a second the 1 s counter's average passes 10.
-            await Promise.all(Array.from({ length: 40 }, () => ping(tenant)));
+            // Refused requests are not charged (upstream charges them): a flood of bad tokens and
+            // pings on another tenant must leave its budget whole.
+            const other = 'http-uncharged';
+            await Promise.all([
+                ...Array.from({ length: 60 }, () => batch(other, [{ topic: 't', event: 'e', payload: {} }], { Authorization: 'Bearer garbage' })),
+                ...Array.from({ length: 60 }, () => single(other, 't', 'e', {}, {})),
+                ...Array.from({ length: 60 }, () => ping(other)),
+            ]);
+
+            // 40 authorised requests at once; within a second the 1 s counter's average passes 10.
+            await Promise.all(Array.from({ length: 40 }, () => privateProbe(tenant)));
             const limited = await pollUntil(() => ping(tenant), { until: (r) => r.status !== 200, intervalMs: 100, timeoutMs: 3000, what: 'ping 429' });
             assertJson(limited, 429, { message: 'Too many requests' }, 'ping over the request rate');
             const h = assertRateHeaders(limited, 10, 'on 429');
@@ -414,6 +424,11 @@ describe('limits', { concurrency: true }, () => {
             assertJson(garbage, 429, { message: 'Too many requests' }, 'batch with a bad token while limited');
             assertRateHeaders(garbage, 10, 'batch 429');
             assertJson(await single(tenant, 't', 'e', {}), 429, { message: 'Too many requests' }, 'single while limited');
+
+            // The counters tick together, so the other tenant's would show its flood by now.
+            const untouched = await batch(other, [{ topic: 't', event: 'e', payload: {} }]);
+            assert.equal(untouched.status, 202, untouched.body);
+            assert.deepEqual(rateHeaders(untouched), { rolling: '0', limit: '10', remaining: '10' }, 'refused requests cost nothing');
         });
 
         test('max_events_per_second 0: every request is 429 "Too many requests" (0 >= 0)', async () => {

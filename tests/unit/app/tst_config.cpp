@@ -79,6 +79,9 @@ const Documented DocumentedOptions[] = {
     { "ETCD_PREFIX", "etcd-prefix" },
     { "CLUSTER_LEASE_TTL_S", "cluster-lease-ttl-s" },
     { "CLUSTER_PORT", "cluster-port" },
+    { "CLUSTER_LISTEN_ADDRESS", "cluster-listen-address" },
+    { "MAX_CONNECTIONS", "max-connections" },
+    { "MAX_PENDING_CONNECTIONS_PER_ADDRESS", "max-pending-connections-per-address" },
     { "CLUSTER_ADVERTISE_HOST", "cluster-advertise-host" },
     { "CLUSTER_SECRET", "cluster-secret" },
     { "CLUSTER_LINKS_PER_PEER", "cluster-links-per-peer" },
@@ -220,6 +223,12 @@ QString fieldOf(const ServerConfig &config, const QString &env)
         return number(config.cluster.leaseTtlSeconds);
     if (env == QLatin1String("CLUSTER_PORT"))
         return number(config.cluster.linkPort);
+    if (env == QLatin1String("CLUSTER_LISTEN_ADDRESS"))
+        return config.clusterListenAddress.toString();
+    if (env == QLatin1String("MAX_CONNECTIONS"))
+        return number(config.maxConnections);
+    if (env == QLatin1String("MAX_PENDING_CONNECTIONS_PER_ADDRESS"))
+        return number(config.maxPendingConnectionsPerAddress);
     if (env == QLatin1String("CLUSTER_ADVERTISE_HOST"))
         return config.cluster.advertiseHost;
     if (env == QLatin1String("CLUSTER_SECRET"))
@@ -462,6 +471,9 @@ void ConfigTest::everyOption_data()
     same("ETCD_PREFIX", "/env", "/flag/x", none);
     same("CLUSTER_LEASE_TTL_S", "3", "60", none);
     same("CLUSTER_PORT", "7000", "7001", none);
+    same("CLUSTER_LISTEN_ADDRESS", "10.0.0.5", "::1", none);
+    same("MAX_CONNECTIONS", "5000", "0", none);
+    same("MAX_PENDING_CONNECTIONS_PER_ADDRESS", "16", "0", none);
     same("CLUSTER_ADVERTISE_HOST", "10.0.0.5", "node-b.internal", none);
     same("CLUSTER_SECRET", "env-secret", "flag-secret", none);
     same("CLUSTER_LINKS_PER_PEER", "1", "4", none);
@@ -612,6 +624,10 @@ void ConfigTest::invalidValues_data()
         R"(invalid ETCD_PREFIX (--etcd-prefix): "qtrealtime/"; expected a key prefix starting with / and not ending with /)");
     row("CLUSTER_LEASE_TTL_S", { QStringLiteral("CLUSTER_LEASE_TTL_S=1") },
         R"(invalid CLUSTER_LEASE_TTL_S (--cluster-lease-ttl-s): "1"; expected an integer from 2 to 300)");
+    row("CLUSTER_LISTEN_ADDRESS", { QStringLiteral("CLUSTER_LISTEN_ADDRESS=eth0") },
+        R"(invalid CLUSTER_LISTEN_ADDRESS (--cluster-listen-address): "eth0"; expected an IPv4 or IPv6 address)");
+    row("MAX_CONNECTIONS", { QStringLiteral("MAX_CONNECTIONS=-1") },
+        R"(invalid MAX_CONNECTIONS (--max-connections): "-1"; expected an integer from 0 to 100000000)");
     row("CLUSTER_PORT", { QStringLiteral("CLUSTER_PORT=70000") },
         R"(invalid CLUSTER_PORT (--cluster-port): "70000"; expected an integer from 0 to 65535)");
     row("CLUSTER_LINKS_PER_PEER", { QStringLiteral("CLUSTER_LINKS_PER_PEER=0") },

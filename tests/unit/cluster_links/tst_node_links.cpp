@@ -3,7 +3,8 @@
 // secret or a wrong node is refused on both sides, garbage on the port is closed, a restarted
 // peer is reconnected and gets the frames queued meanwhile, the queue for an unreachable peer
 // is bounded (drops counted), frames of many megabytes arrive intact, and a peer that goes
-// silent without closing is dropped by the heartbeat.
+// silent without closing is dropped by the heartbeat; before the handshake frames are capped
+// at a few KiB and handshakes in progress per address.
 #include "server/cluster/links/frame_codec.h"
 #include "server/cluster/links/handshake.h"
 #include "server/cluster/links/node_links.h"
@@ -15,6 +16,7 @@
 #include <QTcpServer>
 #include <QTcpSocket>
 #include <QTest>
+#include <QtEndian>
 
 #include <memory>
 
@@ -102,6 +104,8 @@ private Q_SLOTS:
     void wrongNodeAtAddressIsRefused();
     void garbageOnThePortIsClosed();
     void silentClientTimesOut();
+    void largeFrameBeforeTheHandshakeIsRefused();
+    void pendingHandshakesAreCappedPerAddress();
     void restartedPeerIsReconnected();
     void boundedQueueDropsWhileDown();
     void largeFramesArriveIntact();
@@ -267,6 +271,55 @@ void NodeLinksTest::silentClientTimesOut()
     QSignalSpy disconnected(&client, &QTcpSocket::disconnected);
     client.connectToHost(QHostAddress::LocalHost, a.links->listeningPort());
     QTRY_COMPARE_WITH_TIMEOUT(disconnected.size(), 1, WaitMs);
+}
+
+void NodeLinksTest::largeFrameBeforeTheHandshakeIsRefused()
+{
+    // A peer that has not proved the secret may announce a few KiB, not the 16 MiB a ready
+    // link carries: the header alone gets it closed, nothing of the payload is awaited.
+    Node a(testSettings(QStringLiteral("node-a")));
+    QVERIFY(a.listen());
+    QTcpSocket client;
+    QSignalSpy disconnected(&client, &QTcpSocket::disconnected);
+    client.connectToHost(QHostAddress::LocalHost, a.links->listeningPort());
+    QTRY_COMPARE_WITH_TIMEOUT(client.state(), QAbstractSocket::ConnectedState, WaitMs);
+    QByteArray header(5, '\0');
+    qToBigEndian<quint32>(PreAuthMaxFramePayloadBytes + 1, header.data());
+    header[4] = static_cast<char>(ControlKind::Hello);
+    client.write(header);
+    QTRY_COMPARE_WITH_TIMEOUT(disconnected.size(), 1, WaitMs);
+    QCOMPARE(a.links->totals().authFailures, 1U);
+    QVERIFY(a.received.isEmpty());
+}
+
+void NodeLinksTest::pendingHandshakesAreCappedPerAddress()
+{
+    LinkSettings settings = testSettings(QStringLiteral("node-a"));
+    settings.maxPendingHandshakesPerAddress = 3;
+    Node a(settings);
+    QVERIFY(a.listen());
+    // Three silent sockets from one address hold its handshake places...
+    std::vector<std::unique_ptr<QTcpSocket>> silent;
+    for (int i = 0; i < 3; ++i) {
+        silent.push_back(std::make_unique<QTcpSocket>());
+        silent.back()->connectToHost(QHostAddress::LocalHost, a.links->listeningPort());
+        QTRY_COMPARE_WITH_TIMEOUT(silent.back()->state(), QAbstractSocket::ConnectedState, WaitMs);
+        // The node's hello is its sign that it took the socket as a handshake.
+        QTRY_VERIFY_WITH_TIMEOUT(silent.back()->bytesAvailable() > 0, WaitMs);
+    }
+    // ...so a fourth is refused at once.
+    QTcpSocket fourth;
+    QSignalSpy dropped(&fourth, &QTcpSocket::disconnected);
+    fourth.connectToHost(QHostAddress::LocalHost, a.links->listeningPort());
+    QTRY_COMPARE_WITH_TIMEOUT(dropped.size(), 1, WaitMs);
+    QTRY_COMPARE_WITH_TIMEOUT(a.links->totals().refusedConnections, 1U, WaitMs);
+    // A real peer on the same address gets in once one place is free.
+    silent.front()->abort();
+    silent.erase(silent.begin());
+    Node b(testSettings(QStringLiteral("node-b")));
+    QVERIFY(b.listen());
+    b.links->setPeers({ a.address() });
+    QTRY_VERIFY_WITH_TIMEOUT(b.links->isConnected(QStringLiteral("node-a")), WaitMs);
 }
 
 void NodeLinksTest::restartedPeerIsReconnected()

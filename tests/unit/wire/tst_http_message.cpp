@@ -6,6 +6,7 @@ using rt::wire::HttpRequest;
 using rt::wire::HttpRequestParser;
 using rt::wire::HttpResponse;
 using Status = HttpRequestParser::Status;
+using Outcome = HttpRequestParser::Outcome;
 using Params = QList<QPair<QByteArray, QByteArray>>;
 
 Q_DECLARE_METATYPE(rt::wire::HttpResponse)
@@ -143,6 +144,7 @@ private Q_SLOTS:
     void limits();
     void oversizedHeadRefusedBeforeItEnds();
     void oversizedBodyRefusedBeforeItArrives();
+    void bodyLimitIsJudgedFromTheHead();
     void malformed_data();
     void malformed();
     void errorIsSticky();
@@ -465,6 +467,58 @@ void HttpMessageTest::oversizedBodyRefusedBeforeItArrives()
     const HttpRequestParser::Outcome second = chunked.feed("1e9\r\n"); // 512 + 489 > 1000
     QCOMPARE(second.status, Status::Error);
     QCOMPARE(second.errorStatus, 413);
+}
+
+void HttpMessageTest::bodyLimitIsJudgedFromTheHead()
+{
+    // Small bodies unless the head carries a credential: decided before any body byte.
+    HttpRequestParser::Limits limits = limitsOf(1024, 1000);
+    QList<QByteArray> judgedPaths;
+    limits.bodyLimit = [&judgedPaths](const HttpRequest &head) {
+        judgedPaths.append(head.path);
+        return head.header("authorization") == "ok" ? qsizetype(5000) : qsizetype(10);
+    };
+    HttpRequestParser anonymous(limits);
+    Outcome outcome = anonymous.feed("POST /a?x=1 HTTP/1.1\r\nContent-Length: 11\r\n\r\n");
+    QCOMPARE(outcome.status, Status::Error);
+    QCOMPARE(outcome.errorStatus, 413);
+    QCOMPARE(judgedPaths, QList<QByteArray>{ "/a" });
+
+    HttpRequestParser small(limits);
+    outcome = small.feed("POST /b HTTP/1.1\r\nContent-Length: 10\r\n\r\n0123456789");
+    QCOMPARE(outcome.status, Status::Complete);
+    QCOMPARE(small.takeRequest().body, QByteArray("0123456789"));
+
+    // A credential raises the limit, but never above maxBodyBytes.
+    HttpRequestParser authorised(limits);
+    outcome = authorised.feed(
+            QByteArray("POST /c HTTP/1.1\r\nAuthorization: ok\r\nContent-Length: 1000\r\n\r\n"
+                       + QByteArray(1000, 'x')));
+    QCOMPARE(outcome.status, Status::Complete);
+    HttpRequestParser capped(limits);
+    outcome = capped.feed("POST /d HTTP/1.1\r\nAuthorization: ok\r\nContent-Length: 1001\r\n\r\n");
+    QCOMPARE(outcome.errorStatus, 413);
+
+    // Chunked bodies are held to the same per-request limit, chunk by chunk.
+    HttpRequestParser chunked(limits);
+    QCOMPARE(chunked.feed("POST /e HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n12345678\r\n")
+                     .status,
+             Status::NeedMore);
+    outcome = chunked.feed("3\r\n");
+    QCOMPARE(outcome.status, Status::Error);
+    QCOMPARE(outcome.errorStatus, 413);
+
+    // The next request on the connection is judged anew.
+    HttpRequestParser pipelined(limits);
+    QCOMPARE(pipelined.feed("POST /f HTTP/1.1\r\nContent-Length: 2\r\n\r\nab").status,
+             Status::Complete);
+    pipelined.takeRequest();
+    pipelined.reset();
+    outcome = pipelined.feed(
+            QByteArray("POST /g HTTP/1.1\r\nAuthorization: ok\r\nContent-Length: 20\r\n\r\n"
+                       + QByteArray(20, 'y')));
+    QCOMPARE(outcome.status, Status::Complete);
+    QCOMPARE(pipelined.takeRequest().body.size(), qsizetype(20));
 }
 
 void HttpMessageTest::malformed_data()
