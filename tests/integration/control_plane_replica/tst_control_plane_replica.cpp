@@ -41,7 +41,8 @@ constexpr int WaitMs = 15'000;
 QByteArray apiToken(const QByteArray &secret)
 {
     return rt::auth::signHmac(
-            QJsonObject{ { QStringLiteral("exp"), QDateTime::currentSecsSinceEpoch() + 3600 } },
+            QJsonObject{ { QStringLiteral("role"), QStringLiteral("service_role") },
+                         { QStringLiteral("exp"), QDateTime::currentSecsSinceEpoch() + 3600 } },
             secret);
 }
 

@@ -82,4 +82,10 @@ QByteArray TestServer::token(QJsonObject claims) const
     return auth::signHmac(claims, m_options.secret);
 }
 
+QByteArray TestServer::operatorToken() const
+{
+    return token({ { QStringLiteral("role"), QStringLiteral("service_role") },
+                   { QStringLiteral("exp"), QDateTime::currentSecsSinceEpoch() + 3600 } });
+}
+
 } // namespace rt::testsupport

@@ -50,6 +50,8 @@ public:
 
     // An HS256 token for the self-host tenant; default claims {"role":"anon","exp":now+3600}.
     QByteArray token(QJsonObject claims = {}) const;
+    // A token of the operator API (role service_role, one of API_JWT_OPERATOR_ROLES).
+    QByteArray operatorToken() const;
     const QByteArray &secret() const { return m_options.secret; }
 
 private:

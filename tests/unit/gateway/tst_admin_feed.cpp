@@ -42,7 +42,7 @@ private:
 
     std::unique_ptr<PhoenixClient> connectFeed()
     {
-        auto client = std::make_unique<PhoenixClient>(feedUrl(m_server.token()));
+        auto client = std::make_unique<PhoenixClient>(feedUrl(m_server.operatorToken()));
         return client->open() ? std::move(client) : nullptr;
     }
 
@@ -133,7 +133,7 @@ private Q_SLOTS:
     {
         QWebSocket socket;
         QNetworkRequest request(feedUrl({}));
-        request.setRawHeader("Authorization", "Bearer " + m_server.token());
+        request.setRawHeader("Authorization", "Bearer " + m_server.operatorToken());
         QSignalSpy connected(&socket, &QWebSocket::connected);
         socket.open(request);
         QVERIFY(connected.wait(5000));
@@ -148,6 +148,8 @@ private Q_SLOTS:
         QTest::newRow("other secret") << rt::auth::signHmac(
                 QJsonObject{}, QByteArrayLiteral("another-secret-another-secret-another"),
                 rt::auth::HmacAlgorithm::HS256);
+        // The right secret but a client's role (the self-host tenant's anon key).
+        QTest::newRow("client role") << m_server.token();
     }
     void withoutAValidTokenTheUpgradeIsRefused()
     {
@@ -164,7 +166,7 @@ private Q_SLOTS:
         QTcpSocket socket;
         socket.connectToHost(QHostAddress::LocalHost, m_server.port());
         QTRY_COMPARE(socket.state(), QAbstractSocket::ConnectedState);
-        const QUrl url = feedUrl(m_server.token());
+        const QUrl url = feedUrl(m_server.operatorToken());
         socket.write("GET " + url.path(QUrl::FullyEncoded).toLatin1() + '?'
                      + url.query(QUrl::FullyEncoded).toLatin1()
                      + " HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
