@@ -420,7 +420,8 @@ void SubscriptionParamsTest::describeForError()
     params.event = QStringLiteral("*");
     params.schema = QStringLiteral("public");
     params.table = QStringLiteral("test");
-    params.filters = { Filter{ QStringLiteral("subject"), Op::Eq, QStringLiteral("hey"), false } };
+    params.filters = { Filter{ QStringLiteral("subject"), Op::Eq, QStringLiteral("hey"), false,
+                               nullptr } };
     QCOMPARE(
             rt::subscriptions::describeForError(params),
             QStringLiteral(
@@ -434,8 +435,8 @@ void SubscriptionParamsTest::describeForError()
              QStringLiteral("[event: INSERT, schema: public, table: *, filters: [], select: nil]"));
 
     SubscriptionParams selected = params;
-    selected.filters = { Filter{ QStringLiteral("id"), Op::In, QStringLiteral("{1,\"a b\"}"),
-                                 true } };
+    selected.filters = { Filter{ QStringLiteral("id"), Op::In, QStringLiteral("{1,\"a b\"}"), true,
+                                 nullptr } };
     selected.select = QStringList{ QStringLiteral("id"), QStringLiteral("title") };
     QCOMPARE(
             rt::subscriptions::describeForError(selected),
@@ -444,9 +445,10 @@ void SubscriptionParamsTest::describeForError()
 
     // Past 80 columns the filter list is laid out one tuple per line (inspect pretty: true).
     SubscriptionParams many = params;
-    many.filters = { Filter{ QStringLiteral("id"), Op::Gt, QStringLiteral("0"), false },
-                     Filter{ QStringLiteral("id"), Op::Lt, QStringLiteral("100"), false },
-                     Filter{ QStringLiteral("name"), Op::Eq, QStringLiteral("abc"), true } };
+    many.filters = { Filter{ QStringLiteral("id"), Op::Gt, QStringLiteral("0"), false, nullptr },
+                     Filter{ QStringLiteral("id"), Op::Lt, QStringLiteral("100"), false, nullptr },
+                     Filter{ QStringLiteral("name"), Op::Eq, QStringLiteral("abc"), true,
+                             nullptr } };
     QCOMPARE(rt::subscriptions::describeForError(many),
              QStringLiteral("[event: *, schema: public, table: test, filters: [\n"
                             "  {\"id\", \"gt\", \"0\", false},\n"
@@ -458,7 +460,8 @@ void SubscriptionParamsTest::describeForError()
     SubscriptionParams eleven = params;
     eleven.filters.clear();
     for (int i = 0; i < 11; ++i) {
-        eleven.filters.append(Filter{ QStringLiteral("c"), Op::Eq, QString::number(i), false });
+        eleven.filters.append(
+                Filter{ QStringLiteral("c"), Op::Eq, QString::number(i), false, nullptr });
     }
     const QString described = rt::subscriptions::describeForError(eleven);
     QVERIFY2(described.contains(
@@ -479,8 +482,8 @@ void SubscriptionParamsTest::messages()
                             "schema: public, table: doesnotexist, filters: [], select: nil]"));
 
     params.table = QStringLiteral("test");
-    params.filters = { Filter{ QStringLiteral("notacolumn"), Op::Eq, QStringLiteral("123"),
-                               false } };
+    params.filters = { Filter{ QStringLiteral("notacolumn"), Op::Eq, QStringLiteral("123"), false,
+                               nullptr } };
     QCOMPARE(rt::subscriptions::exceptionMessage(
                      params,
                      rt::subscriptions::raiseExceptionText(
