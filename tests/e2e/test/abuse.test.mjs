@@ -16,12 +16,15 @@ import { after, afterEach, before, describe, test } from 'node:test';
 import { ClientPool, joinChannel } from '../lib/clients.mjs';
 import { adminApi, operatorToken } from '../lib/admin.mjs';
 import { token } from '../lib/jwt.mjs';
+import { RawClient } from '../lib/raw.mjs';
 import { sentinelBroadcast } from '../lib/sentinel.mjs';
 import { SELF_HOST_SECRET, startServer } from '../lib/server.mjs';
 import { Recorder, waitFor } from '../lib/util.mjs';
 
 const OTHER = 'abuse-tenant';
 const OTHER_SECRET = 'abuse-tenant-secret-0123456789abcdefghijklmnop';
+const SILENT_DB = 'abuse-silent-db';
+const SILENT_DB_SECRET = 'abuse-silent-db-secret-0123456789abcdefghijkl';
 
 /** A raw TCP socket from `localAddress` that records what it receives and when it closes. */
 function rawSocket(server, localAddress) {
@@ -132,17 +135,57 @@ describe('connection caps (MAX_CONNECTIONS 12, MAX_PENDING_CONNECTIONS_PER_ADDRE
     });
 });
 
-describe('slowloris, bodies before authentication, descriptors', () => {
+describe('slowloris, bodies before authentication, held-back messages, descriptors', () => {
     let server;
     let pool;
+    let silentDb;
+    const silentDbSockets = new Set();
     before(async () => {
-        server = await startServer({ tenants: [{ external_id: OTHER, jwt_secret: OTHER_SECRET }] });
+        // A "database" that accepts and never answers: a postgres_changes join waits for it.
+        silentDb = net.createServer((s) => {
+            silentDbSockets.add(s);
+            s.on('error', () => {});
+        });
+        await new Promise((r) => silentDb.listen(0, '127.0.0.1', r));
+        server = await startServer({
+            tenants: [
+                { external_id: OTHER, jwt_secret: OTHER_SECRET },
+                {
+                    external_id: SILENT_DB,
+                    jwt_secret: SILENT_DB_SECRET,
+                    extensions: [{
+                        type: 'postgres_cdc_rls',
+                        settings: {
+                            db_host: '127.0.0.1', db_port: String(silentDb.address().port), db_name: 'x',
+                            db_user: 'x', db_password: 'x', region: 'local', ssl_enforced: false,
+                        },
+                    }],
+                },
+            ],
+        });
         pool = new ClientPool(server);
     });
     afterEach(() => pool.cleanup());
     after(async () => {
         const result = await server.stop();
+        for (const s of silentDbSockets) s.destroy();
+        silentDb.close();
         assert.equal(result.crashedBeforeStop, null, `server exited during the tests:\n${result.stderr}`);
+    });
+
+    test('messages sent while a join waits for the database are held back up to 8 MiB, then the socket is closed 1008', async () => {
+        const raw = pool.track(await RawClient.connect(server, { token: token(SILENT_DB_SECRET), host: server.hostFor(SILENT_DB) }));
+        const joinRef = raw.push('realtime:held', 'phx_join', {
+            config: { broadcast: { self: false }, presence: { key: '' }, postgres_changes: [{ event: '*', schema: 'public', table: 't' }] },
+        });
+        await waitFor(() => silentDbSockets.size > 0, 10_000, 'the server connecting to the silent database');
+        // 1 MiB messages on another topic, held back behind the pending join: the ninth is one
+        // too many (upstream would hold all of them).
+        const blob = 'x'.repeat(1024 * 1024);
+        for (let i = 0; i < 9 && !raw.closed; ++i) raw.push('realtime:other', 'broadcast', { type: 'broadcast', event: 'e', payload: { blob } });
+        await waitFor(() => raw.closed, 10_000, 'the socket closed for holding back too much');
+        assert.equal(raw.closed.code, 1008, JSON.stringify(raw.closed));
+        void joinRef;
     });
 
     test('2,000 slowloris sockets do not delay a realtime-js subscribe; their heads time out with 408', async () => {
