@@ -385,6 +385,13 @@ const OptionSpec Options[] = {
       [](Reader &r, const OptionSpec &o, ServerConfig &c) {
           c.cdc.connectRetryMs = r.integer(o, 0, 600'000);
       } },
+    { "cdc-max-inflight-bytes", "CDC_MAX_INFLIGHT_BYTES", "bytes",
+      "Per tenant: decoded database changes not yet handed to fan-out; beyond it the change "
+      "stream stops reading (the slot keeps the WAL) until half of it is gone.",
+      "67108864",
+      [](Reader &r, const OptionSpec &o, ServerConfig &c) {
+          c.cdc.maxInflightBytes = r.integer(o, 1024 * 1024, 2'000'000'000);
+      } },
     { "slot-name-suffix", "SLOT_NAME_SUFFIX", "text",
       "Appended to replication slot names (\"<slot>_<suffix>\"), so that several servers can "
       "stream one database.",

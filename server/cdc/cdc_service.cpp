@@ -143,6 +143,7 @@ TenantDatabase *CdcService::database(const tenants::TenantPtr &tenant)
             options.slotName += '_' + m_settings.slotNameSuffix;
         }
         options.poolSize = m_settings.poolSize;
+        options.maxInflightBytes = m_settings.maxInflightBytes;
         options.connectRetryMs = m_settings.connectRetryMs;
         options.rlsStrategy = m_settings.naiveRls ? RlsStrategy::Naive : RlsStrategy::Batched;
         // Every delivered copy counts as a database event of the tenant (metrics, no limit).

@@ -20,6 +20,9 @@ struct CdcSettings
     // streaming, so that the other nodes' subscribers are registered with it first (the
     // changes left in the slot are then matched for them too).
     int streamTakeoverGraceMs = 1000;
+    // CDC_MAX_INFLIGHT_BYTES: per tenant, decoded changes not yet with fan-out; beyond it the
+    // change stream stops reading (the slot keeps the WAL).
+    qsizetype maxInflightBytes = qsizetype{ 64 } * 1024 * 1024;
 };
 
 } // namespace rt::cdc

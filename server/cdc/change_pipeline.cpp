@@ -10,6 +10,8 @@
 #include <QPointer>
 #include <QTimer>
 
+#include <utility>
+
 namespace rt::cdc {
 
 namespace {
@@ -31,6 +33,7 @@ ChangePipeline::ChangePipeline(Parts parts, QObject *parent)
 
 void ChangePipeline::push(ChangeBatch batch)
 {
+    m_queuedBytes += batch.decodedBytes;
     m_queue.push_back(std::move(batch));
     processNext();
 }
@@ -38,6 +41,8 @@ void ChangePipeline::push(ChangeBatch batch)
 void ChangePipeline::clear()
 {
     m_queue.clear();
+    m_queuedBytes = m_inFlightBytes;
+    Q_EMIT progressed();
 }
 
 void ChangePipeline::invalidatePrivileges()
@@ -61,6 +66,7 @@ void ChangePipeline::processNext()
         batch.append(std::move(m_queue.front()));
         m_queue.pop_front();
     }
+    m_inFlightBytes = batch.decodedBytes;
     if (batch.changes.isEmpty() && batch.broadcasts.isEmpty()) {
         finishBatch(batch.endLsn);
         return;
@@ -515,7 +521,9 @@ void ChangePipeline::finishBatch(quint64 endLsn)
     if (endLsn != 0) {
         Q_EMIT published(endLsn);
     }
+    m_queuedBytes -= std::exchange(m_inFlightBytes, 0);
     m_processing = false;
+    Q_EMIT progressed();
     processNext();
 }
 

@@ -53,9 +53,13 @@ public:
     void clear();
     // A relation was described again: column privileges are read again by the next batch.
     void invalidatePrivileges();
+    // The decoded bytes waiting here or in evaluation (the stream's in-flight budget).
+    qsizetype queuedBytes() const { return m_queuedBytes; }
 
 Q_SIGNALS:
     void published(quint64 endLsn);
+    // A batch left the pipeline (published, or dropped by clear()): queuedBytes() went down.
+    void progressed();
 
 private:
     void processNext();
@@ -78,6 +82,8 @@ private:
     Parts m_parts;
     std::deque<ChangeBatch> m_queue; // waiting for their turn
     bool m_processing = false;
+    qsizetype m_queuedBytes = 0; // of m_queue and the batch in evaluation
+    qsizetype m_inFlightBytes = 0; // of the batch in evaluation
     router::Privileges m_privileges; // (role, relation) -> selectable columns
     qint64 m_privilegesReadAtMs = 0; // when m_privileges was last emptied
     // A new relation description came: privileges are read again by the next batch (never

@@ -64,6 +64,23 @@ TenantDatabase::TenantDatabase(TenantDatabaseOptions options, const pubsub::PubS
             m_stream->confirm(endLsn);
         }
     });
+    QObject::connect(m_pipeline, &ChangePipeline::progressed, this,
+                     &TenantDatabase::regulateStream);
+}
+
+void TenantDatabase::regulateStream()
+{
+    if (m_stream == nullptr) {
+        return;
+    }
+    const qsizetype inflight = m_pipeline->queuedBytes();
+    if (!m_stream->isPaused() && inflight > m_options.maxInflightBytes) {
+        qCDebug(lcCdc) << "tenant" << m_options.tenantId << "change stream waits:" << inflight
+                       << "bytes in flight";
+        m_stream->pause();
+    } else if (m_stream->isPaused() && inflight <= m_options.maxInflightBytes / 2) {
+        m_stream->resume();
+    }
 }
 
 TenantDatabase::~TenantDatabase()
@@ -351,6 +368,7 @@ void TenantDatabase::onWalMessages(const QList<replication::WalMessage> &batch)
     if (std::optional<ChangeBatch> committed = m_assembler.takeCommitted()) {
         m_pipeline->push(std::move(*committed));
     }
+    regulateStream();
 }
 
 void TenantDatabase::subscribe(SubscribeRequest request, std::function<void(SubscribeOutcome)> done)

@@ -55,6 +55,9 @@ struct TenantDatabaseOptions
     int poolSize = 3;
     int connectRetryMs = 2000; // after a failed connect, joins fail fast for this long
     RlsStrategy rlsStrategy = RlsStrategy::Batched;
+    // CDC_MAX_INFLIGHT_BYTES: the stream stops reading while more than this is decoded and not
+    // yet with fan-out; it reads again once that fell below half.
+    qsizetype maxInflightBytes = qsizetype{ 64 } * 1024 * 1024;
 };
 
 // The outcome of "obtain the tenant database" (join step 9): empty = ready, else the join
@@ -155,6 +158,8 @@ private:
     void startStream();
     void ensureStream();
     void onWalMessages(const QList<replication::WalMessage> &batch);
+    // Pauses the stream while too much is in flight, resumes it below half the budget.
+    void regulateStream();
     void subscribeNow(SubscribeRequest request, std::function<void(SubscribeOutcome)> done);
     void maintainPartitions();
 

@@ -7,6 +7,7 @@
 #include <QLoggingCategory>
 
 #include <type_traits>
+#include <utility>
 
 namespace rt::cdc {
 
@@ -72,6 +73,20 @@ std::optional<DatabaseBroadcast> broadcastFromRow(const RelationInfo &relation,
     return broadcast;
 }
 
+// What a change's values weigh in memory (text plus a per-value and per-change overhead).
+qsizetype decodedSize(const Change &change)
+{
+    constexpr qsizetype PerValue = 16;
+    constexpr qsizetype PerChange = 96;
+    qsizetype bytes = PerChange;
+    for (const QList<TupleValue> *tuple : { &change.newTuple, &change.oldTuple }) {
+        for (const TupleValue &value : *tuple) {
+            bytes += value.text.size() + PerValue;
+        }
+    }
+    return bytes;
+}
+
 // The old row of an update or delete: the full row (REPLICA IDENTITY FULL) or the key.
 template <typename RowMessage>
 void setOldTuple(Change &change, const RowMessage &message)
@@ -90,8 +105,15 @@ void ChangeBatch::append(ChangeBatch &&later)
 {
     changes.append(std::move(later.changes));
     broadcasts.append(std::move(later.broadcasts));
-    xids.append(later.xids);
-    endLsn = later.endLsn;
+    for (const quint32 xid : std::as_const(later.xids)) {
+        if (xids.isEmpty() || xids.constLast() != xid) {
+            xids.append(xid); // chunks of one transaction name it once
+        }
+    }
+    if (later.endLsn != 0) {
+        endLsn = later.endLsn;
+    }
+    decodedBytes += later.decodedBytes;
 }
 
 TransactionAssembler::TransactionAssembler(Listens listens) : m_listens(std::move(listens)) { }
@@ -128,16 +150,22 @@ void TransactionAssembler::onCommit(const pgoutput::Commit &commit)
     if (!m_open) {
         return;
     }
-    if (!m_open->changes.isEmpty()) {
+    m_open->endLsn = commit.endLsn;
+    handOutOpenChunk();
+    m_open.reset();
+}
+
+void TransactionAssembler::handOutOpenChunk()
+{
+    if (!m_open->changes.isEmpty() && m_open->xids.isEmpty()) {
         m_open->xids.append(m_openXid);
     }
-    m_open->endLsn = commit.endLsn;
+    ChangeBatch chunk = std::exchange(*m_open, ChangeBatch{});
     if (m_committed) {
-        m_committed->append(std::move(*m_open));
+        m_committed->append(std::move(chunk));
     } else {
-        m_committed = std::move(*m_open);
+        m_committed = std::move(chunk);
     }
-    m_open.reset();
 }
 
 void TransactionAssembler::onRelation(const pgoutput::Relation &message)
@@ -176,6 +204,7 @@ void TransactionAssembler::onRow(const RowMessage &message)
     if (relation->schema == "realtime" && relation->table == "messages") {
         if constexpr (std::is_same_v<RowMessage, pgoutput::Insert>) {
             if (auto broadcast = broadcastFromRow(*relation, tupleValues(message.newTuple))) {
+                m_open->decodedBytes += broadcast->payload.size() + broadcast->topic.size();
                 m_open->broadcasts.append(std::move(*broadcast));
             }
         }
@@ -198,7 +227,11 @@ void TransactionAssembler::onRow(const RowMessage &message)
         change.type = ChangeType::Delete;
         setOldTuple(change, message);
     }
+    m_open->decodedBytes += decodedSize(change);
     m_open->changes.append(std::move(change));
+    if (m_open->changes.size() >= MaxChunkChanges || m_open->decodedBytes >= MaxChunkBytes) {
+        handOutOpenChunk();
+    }
 }
 
 std::optional<ChangeBatch> TransactionAssembler::takeCommitted()

@@ -316,6 +316,12 @@ void ReplicationStream::onReadable()
         continueConnect();
         return;
     }
+    if (m_paused && m_phase == Phase::Copy && !m_flushPending) {
+        // Not even into libpq's buffer: what the server sends waits in the socket, then in the
+        // server. resume() enables the notifier again.
+        m_readNotifier->setEnabled(false);
+        return;
+    }
     if (PQconsumeInput(m_conn) == 0) {
         fail(trimmedMessage(PQerrorMessage(m_conn)));
         return;
@@ -476,9 +482,27 @@ void ReplicationStream::enterCopy()
     Q_EMIT streaming();
 }
 
+void ReplicationStream::pause()
+{
+    m_paused = true;
+    m_continueTimer->stop();
+}
+
+void ReplicationStream::resume()
+{
+    if (!m_paused) {
+        return;
+    }
+    m_paused = false;
+    if (m_phase == Phase::Copy && m_readNotifier != nullptr) {
+        m_readNotifier->setEnabled(true);
+        m_continueTimer->start(); // libpq may hold complete CopyData already
+    }
+}
+
 void ReplicationStream::readCopyData()
 {
-    if (m_phase != Phase::Copy || m_conn == nullptr) {
+    if (m_phase != Phase::Copy || m_conn == nullptr || m_paused) {
         return;
     }
     const quint64 generation = m_generation;

@@ -84,6 +84,12 @@ public:
     void confirm(quint64 flushedLsn);
     // Closes the connection (a pending confirmation is sent first); no further signals.
     void stop();
+    // Stops reading while the consumer is behind: no messages() until resume(). The server
+    // then waits (its socket buffer fills) and the slot keeps the WAL; status updates go on,
+    // so the walsender does not time out. Kept across a reconnect.
+    void pause();
+    void resume();
+    bool isPaused() const { return m_paused; }
 
     quint64 confirmedLsn() const { return m_confirmedLsn; }
     // The highest WAL end the server has reported on any connection (keepalives included): how
@@ -140,6 +146,7 @@ private:
     QSocketNotifier *m_readNotifier = nullptr;
     QSocketNotifier *m_writeNotifier = nullptr;
     bool m_flushPending = false; // libpq holds unsent output (PQflush returned 1)
+    bool m_paused = false; // pause(): CopyData is not read
 
     // Bumped by every teardown: code that emitted a signal checks it to see whether a slot
     // stopped or restarted the stream meanwhile (and then touches nothing of the old connection).

@@ -85,6 +85,8 @@ private Q_SLOTS:
     void databaseBroadcastsComeFromRealtimeMessages();
     void anAbandonedTransactionLeavesNothing();
     void relationsTellWhenDescribedAndKeepTheirCatalog();
+    void aHugeTransactionComesOutInChunks();
+    void largeValuesMakeSmallerChunks();
 
 private:
     QList<QByteArray> m_asked; // schema.table of every "anyone listening?"
@@ -165,6 +167,77 @@ void TransactionAssemblerTest::transactionsCommittedMeanwhileFormOneBatch()
     QCOMPARE(batch->changes.size(), 2);
     QCOMPARE(batch->changes.at(0).type, ChangeType::Insert); // commit order
     QCOMPARE(batch->changes.at(1).type, ChangeType::Delete);
+}
+
+void TransactionAssemblerTest::aHugeTransactionComesOutInChunks()
+{
+    // pgoutput sends a transaction only once it committed: it need not sit whole in memory.
+    // Every MaxChunkChanges changes go out before the Commit; only the last chunk may be
+    // confirmed, and an earlier complete transaction keeps its end.
+    TransactionAssembler stream = assembler();
+    stream.add(recorded("relation"));
+    stream.add(begin(1));
+    stream.add(recorded("insert"));
+    stream.add(commit(10));
+    stream.add(begin(2));
+    const qsizetype rows = 2 * TransactionAssembler::MaxChunkChanges + 5;
+    qsizetype taken = 0;
+    QList<ChangeBatch> chunks;
+    for (qsizetype i = 0; i < rows; ++i) {
+        stream.add(recorded("insert"));
+        // Taken first once the first chunk is out: it joins transaction 1 in one batch.
+        if (i + 1 < TransactionAssembler::MaxChunkChanges) {
+            continue;
+        }
+        if (std::optional<ChangeBatch> chunk = stream.takeCommitted()) {
+            taken += chunk->changes.size();
+            chunks.append(std::move(*chunk));
+        }
+    }
+    QCOMPARE(chunks.size(), 2);
+    QCOMPARE(chunks[0].changes.size(), TransactionAssembler::MaxChunkChanges + 1);
+    QCOMPARE(chunks[0].endLsn, quint64(10)); // transaction 1, complete, may be confirmed
+    QCOMPARE(chunks[0].xids, (QList<quint32>{ 1, 2 }));
+    QCOMPARE(chunks[1].changes.size(), TransactionAssembler::MaxChunkChanges);
+    QCOMPARE(chunks[1].endLsn, quint64(0)); // a chunk of transaction 2 only: not yet
+    QCOMPARE(chunks[1].xids, QList<quint32>{ 2 });
+    QVERIFY(chunks[1].decodedBytes > 0);
+    stream.add(commit(20));
+    const std::optional<ChangeBatch> last = stream.takeCommitted();
+    QVERIFY(last);
+    QCOMPARE(last->changes.size(), qsizetype(5));
+    QCOMPARE(last->endLsn, quint64(20));
+    QCOMPARE(taken + last->changes.size(), rows + 1);
+    // Merged again (as the pipeline merges queued batches), one transaction is named once.
+    ChangeBatch merged = std::move(chunks[1]);
+    merged.append(ChangeBatch(*last));
+    QCOMPARE(merged.xids, QList<quint32>{ 2 });
+    QCOMPARE(merged.endLsn, quint64(20));
+}
+
+void TransactionAssemblerTest::largeValuesMakeSmallerChunks()
+{
+    TransactionAssembler stream = assembler();
+    stream.add(recorded("relation"));
+    stream.add(begin(7));
+    pgoutput::Insert big = std::get<pgoutput::Insert>(recorded("insert"));
+    for (pgoutput::Value &value : big.newTuple.values) {
+        if (value.kind == pgoutput::Value::Kind::Text) {
+            value.bytes = QByteArray(256 * 1024, 'v');
+        }
+    }
+    int chunks = 0;
+    for (int i = 0; i < 20; ++i) {
+        stream.add(big);
+        if (const std::optional<ChangeBatch> chunk = stream.takeCommitted()) {
+            ++chunks;
+            QVERIFY(chunk->changes.size() < TransactionAssembler::MaxChunkChanges);
+            QVERIFY(chunk->decodedBytes >= TransactionAssembler::MaxChunkBytes);
+            QVERIFY(chunk->decodedBytes < TransactionAssembler::MaxChunkBytes
+                            + 2 * big.newTuple.values.size() * 256 * 1024);
+        }
+    }
+    QVERIFY(chunks >= 3);
 }
 
 void TransactionAssemblerTest::changesNobodyListensToAreDroppedButTheirCommitCounts()
