@@ -6,6 +6,7 @@
 #include "server/runtime/post.h"
 #include "server/tenants/control_plane.h"
 #include "server/tenants/tenant_directory.h"
+#include "server/tenants/tenant_input.h"
 
 #include <QDateTime>
 #include <QJsonArray>
@@ -278,20 +279,16 @@ void TenantRoutes::show(const QByteArray &externalId, const tenants::ApiSession 
 void TenantRoutes::write(const wire::HttpRequest &request, QByteArray externalId,
                          const HttpResponder &responder) const
 {
-    QJsonParseError parseError;
-    const QJsonDocument document = QJsonDocument::fromJson(request.body, &parseError);
-    if (parseError.error != QJsonParseError::NoError) {
+    tenants::TenantWriteBody body = tenants::readTenantWriteBody(request.body);
+    if (body.status == tenants::TenantWriteBody::Status::NotJson) {
         responder.respond(Router::plainBadRequest());
         return;
     }
-    // Upstream's controller actions match only a body with a "tenant" object.
-    const QJsonValue tenantValue = document.object().value(QLatin1String("tenant"));
-    if (!document.isObject() || !tenantValue.isObject()) {
+    if (body.status == tenants::TenantWriteBody::Status::NoTenantObject) {
         responder.respond(phrase(400));
         return;
     }
-    tenants::TenantPatchResult parsed = tenants::parseTenantPatch(tenantValue.toObject());
-    tenants::refuseFloatIntegers(tenants::floatLiteralTenantFields(request.body), parsed.errors);
+    tenants::TenantPatchResult &parsed = body.parsed;
     const bool creating = externalId.isEmpty(); // POST: the id comes from the body
     if (creating) {
         if (parsed.externalId) {

@@ -423,6 +423,26 @@ TenantPatchResult parseTenantPatch(const QJsonObject &object)
     return result;
 }
 
+TenantWriteBody readTenantWriteBody(const QByteArray &body)
+{
+    TenantWriteBody read;
+    QJsonParseError parseError{};
+    const QJsonDocument document = QJsonDocument::fromJson(body, &parseError);
+    if (parseError.error != QJsonParseError::NoError) {
+        read.status = TenantWriteBody::Status::NotJson;
+        return read;
+    }
+    // Upstream's controller actions match only a body with a "tenant" object.
+    const QJsonValue tenantValue = document.object().value(QLatin1String("tenant"));
+    if (!document.isObject() || !tenantValue.isObject()) {
+        read.status = TenantWriteBody::Status::NoTenantObject;
+        return read;
+    }
+    read.parsed = parseTenantPatch(tenantValue.toObject());
+    refuseFloatIntegers(floatLiteralTenantFields(body), read.parsed.errors);
+    return read;
+}
+
 TenantPatch TenantInput::toPatch() const
 {
     TenantPatch patch;

@@ -59,6 +59,22 @@ QStringList floatLiteralTenantFields(QByteArrayView body);
 // Adds "is invalid" for every integer field of the tenant API among `fields`.
 void refuseFloatIntegers(const QStringList &fields, QJsonObject &errors);
 
+// The body of a tenant write (POST /api/tenants, PUT and PATCH /api/tenants/<id>), read as
+// upstream's controller reads it: JSON whose "tenant" member is an object, that object through
+// parseTenantPatch(), and integer fields written as 1.0 or 1e2 refused
+// (floatLiteralTenantFields()). Pure; the bytes are the client's.
+struct TenantWriteBody
+{
+    enum class Status {
+        Read, // `parsed` holds the patch and its field errors
+        NotJson, // not JSON at all: the parser's plain-text 400
+        NoTenantObject, // JSON without a "tenant" object: upstream's 400
+    };
+    Status status = Status::Read;
+    TenantPatchResult parsed; // Read only
+};
+TenantWriteBody readTenantWriteBody(const QByteArray &body);
+
 // A complete tenant as seeded at start (SEED_SELF_HOST, SEED_TENANTS_FILE): the same fields,
 // external_id required, and a JWT secret or JWKS required.
 struct TenantInput

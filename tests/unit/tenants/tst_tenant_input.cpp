@@ -13,6 +13,8 @@ using rt::tenants::TenantInputResult;
 using rt::tenants::TenantPatch;
 using rt::tenants::TenantPatchResult;
 
+Q_DECLARE_METATYPE(rt::tenants::TenantWriteBody::Status)
+
 namespace {
 
 // JSON written with ` for " (readable in C++ strings, and no raw literals for moc to trip on).
@@ -49,6 +51,8 @@ class TenantInputTest : public QObject
 
 private Q_SLOTS:
     void floatLiteralsAreFoundInTheRawBody();
+    void writeBodies_data();
+    void writeBodies();
     // parseTenantPatch
     void emptyPatchChangesNothing();
     void everyFieldIsRead();
@@ -581,6 +585,45 @@ void TenantInputTest::floatLiteralsAreFoundInTheRawBody()
     QVERIFY(floatLiteralTenantFields("{\"tenant\":{\"max_concurrent_users\":1.").size() == 1);
     QVERIFY(floatLiteralTenantFields("}}]\"").isEmpty());
     QVERIFY(floatLiteralTenantFields("").isEmpty());
+}
+
+void TenantInputTest::writeBodies_data()
+{
+    using Status = rt::tenants::TenantWriteBody::Status;
+    QTest::addColumn<QByteArray>("body");
+    QTest::addColumn<Status>("status");
+    QTest::addColumn<QStringList>("errors");
+    QTest::newRow("not JSON") << QByteArray("{`tenant`:") << Status::NotJson << QStringList();
+    QTest::newRow("empty") << QByteArray() << Status::NotJson << QStringList();
+    QTest::newRow("array") << QByteArray("[{`tenant`:{}}]") << Status::NoTenantObject
+                           << QStringList();
+    QTest::newRow("no tenant") << QByteArray("{`name`:`a`}") << Status::NoTenantObject
+                               << QStringList();
+    QTest::newRow("tenant not an object")
+            << QByteArray("{`tenant`:[`a`]}") << Status::NoTenantObject << QStringList();
+    QTest::newRow("valid") << QByteArray("{`tenant`:{`name`:`a`,`max_concurrent_users`:5}}")
+                           << Status::Read << QStringList();
+    QTest::newRow("float integer")
+            << QByteArray("{`tenant`:{`max_concurrent_users`:5.0,`max_joins_per_second`:`x`}}")
+            << Status::Read
+            << QStringList{ QStringLiteral("max_concurrent_users"),
+                            QStringLiteral("max_joins_per_second") };
+}
+
+// The route's reading of the whole body: the two 400s, then the patch and its field errors.
+void TenantInputTest::writeBodies()
+{
+    QFETCH(QByteArray, body);
+    QFETCH(rt::tenants::TenantWriteBody::Status, status);
+    QFETCH(QStringList, errors);
+    body.replace('`', '"');
+    const rt::tenants::TenantWriteBody read = rt::tenants::readTenantWriteBody(body);
+    QCOMPARE(read.status, status);
+    QCOMPARE(read.parsed.errors.keys(), errors);
+    if (status == rt::tenants::TenantWriteBody::Status::Read && errors.isEmpty()) {
+        QCOMPARE(read.parsed.patch.name, std::optional<QString>(QStringLiteral("a")));
+        QCOMPARE(read.parsed.patch.maxConcurrentUsers, std::optional<int>(5));
+    }
 }
 
 QTEST_GUILESS_MAIN(TenantInputTest)
