@@ -2,12 +2,12 @@
 
 #include "server/cdc/cdc_service.h"
 #include "server/http/api_auth.h"
+#include "server/http/broadcast_request.h"
 #include "server/http/logging.h"
 #include "server/metrics/catalog.h"
 #include "server/pubsub/local_pubsub.h"
 #include "server/pubsub/outbound_message.h"
 #include "server/tenants/tenant_rates.h"
-#include "shared/protocol/json_scan.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -20,34 +20,13 @@ namespace rt::http {
 
 namespace {
 
-const QString CantBeBlank = QStringLiteral("can't be blank");
-const QString IsInvalid = QStringLiteral("is invalid");
-const QString PayloadTooLarge = QStringLiteral("Payload size exceeds tenant limit");
 const QString ExceededRateLimit = QStringLiteral("You have exceeded your rate limit");
-// A kind-4 frame carries the topic ("realtime:" + sub-topic) and event in 255 bytes each.
-constexpr qsizetype MaxSubTopicBytes = 255 - 9;
-constexpr qsizetype MaxEventBytes = 255;
 
 wire::HttpResponse accepted()
 {
     wire::HttpResponse response = wire::HttpResponse::empty(202);
     Router::addCorsHeaders(response);
     return response;
-}
-
-wire::HttpResponse errorsResponse(const QJsonObject &errors)
-{
-    QJsonObject body;
-    body.insert(QLatin1String("errors"), errors);
-    wire::HttpResponse response =
-            wire::HttpResponse::json(422, QJsonDocument(body).toJson(QJsonDocument::Compact));
-    Router::addCorsHeaders(response);
-    return response;
-}
-
-bool isBlank(const QJsonValue &value)
-{
-    return !value.isString() || value.toString().trimmed().isEmpty();
 }
 
 QByteArray mediaType(const QByteArray &contentType)
@@ -95,88 +74,6 @@ void BroadcastRoutes::registerOn(Router &router)
 
 namespace {
 
-// The batch's "messages" array, or the refusal (400 when the body is not an object, 422 with
-// upstream's field errors when the list is missing, not a list or empty).
-std::optional<wire::HttpResponse> readMessages(const QByteArray &body, QJsonArray &messages)
-{
-    QJsonParseError parseError{};
-    const QJsonDocument document = QJsonDocument::fromJson(body, &parseError);
-    if (parseError.error != QJsonParseError::NoError || !document.isObject()) {
-        return messageResponse(
-                400, QStringLiteral("The request body must be a JSON object with a messages list"));
-    }
-    const QJsonValue value = document.object().value(QLatin1String("messages"));
-    if (!value.isArray() || value.toArray().isEmpty()) {
-        const bool blank = value.isUndefined() || value.isNull() || value.isArray();
-        QJsonObject errors;
-        errors.insert(QLatin1String("messages"), QJsonArray{ blank ? CantBeBlank : IsInvalid });
-        return errorsResponse(errors);
-    }
-    messages = value.toArray();
-    return std::nullopt;
-}
-
-// Upstream's errors of one message of a batch ({} when it is valid).
-QJsonObject messageErrors(const QJsonObject &message, const tenants::Tenant &tenant)
-{
-    QJsonObject errors;
-    if (isBlank(message.value(QLatin1String("topic")))) {
-        errors.insert(QLatin1String("topic"), QJsonArray{ CantBeBlank });
-    }
-    if (isBlank(message.value(QLatin1String("event")))) {
-        errors.insert(QLatin1String("event"), QJsonArray{ CantBeBlank });
-    }
-    const QJsonValue payload = message.value(QLatin1String("payload"));
-    if (payload.isUndefined() || payload.isNull()) {
-        errors.insert(QLatin1String("payload"), QJsonArray{ CantBeBlank });
-    } else if (!payload.isObject()) {
-        errors.insert(QLatin1String("payload"), QJsonArray{ IsInvalid });
-    } else if (QJsonDocument(payload.toObject()).toJson(QJsonDocument::Compact).size()
-               > tenant.maxPayloadBytes()) {
-        errors.insert(QLatin1String("payload"), QJsonArray{ PayloadTooLarge });
-    }
-    const QJsonValue isPrivate = message.value(QLatin1String("private"));
-    if (!isPrivate.isUndefined() && !isPrivate.isNull() && !isPrivate.isBool()) {
-        errors.insert(QLatin1String("private"), QJsonArray{ IsInvalid });
-    }
-    return errors;
-}
-
-// Every message's errors, or nothing when the whole batch is valid (nothing is sent unless it is).
-std::optional<wire::HttpResponse> batchErrors(const QJsonArray &messages,
-                                              const tenants::Tenant &tenant)
-{
-    QJsonArray perMessage;
-    bool anyError = false;
-    for (const QJsonValue value : messages) {
-        const QJsonObject errors = messageErrors(value.toObject(), tenant);
-        anyError = anyError || !errors.isEmpty();
-        perMessage.append(errors);
-    }
-    if (!anyError) {
-        return std::nullopt;
-    }
-    QJsonObject errors;
-    errors.insert(QLatin1String("messages"), perMessage);
-    return errorsResponse(errors);
-}
-
-// The Phoenix payload a batch message is broadcast as: {type, event, payload[, meta: {id}]}.
-QByteArray broadcastPayload(const QJsonObject &message)
-{
-    QJsonObject broadcast;
-    broadcast.insert(QLatin1String("type"), QStringLiteral("broadcast"));
-    broadcast.insert(QLatin1String("event"), message.value(QLatin1String("event")));
-    broadcast.insert(QLatin1String("payload"), message.value(QLatin1String("payload")));
-    const QJsonValue id = message.value(QLatin1String("id"));
-    if (!id.isUndefined() && !id.isNull()) {
-        QJsonObject meta;
-        meta.insert(QLatin1String("id"), id);
-        broadcast.insert(QLatin1String("meta"), meta);
-    }
-    return QJsonDocument(broadcast).toJson(QJsonDocument::Compact);
-}
-
 wire::HttpResponse acceptedWith(const QList<QPair<QByteArray, QByteArray>> &rateHeaders)
 {
     wire::HttpResponse response = accepted();
@@ -184,45 +81,6 @@ wire::HttpResponse acceptedWith(const QList<QPair<QByteArray, QByteArray>> &rate
         response.setHeader(name, value);
     }
     return response;
-}
-
-// The single-message API's payload (a non-object JSON body arrives wrapped, as upstream's parser
-// does), or the 400 for a JSON body that is not JSON.
-std::optional<wire::HttpResponse> singlePayload(QByteArray &payload, bool isJson)
-{
-    if (!isJson) {
-        return std::nullopt;
-    }
-    payload = payload.trimmed();
-    if (!payload.isEmpty() && !protocol::json::isValid(payload)) {
-        return messageResponse(400, QStringLiteral("The request body is not valid JSON"));
-    }
-    if (!payload.isEmpty() && !payload.startsWith('{')) {
-        payload = QByteArrayLiteral("{\"_json\":") + payload + '}';
-    }
-    return std::nullopt;
-}
-
-QJsonObject singleErrors(const QByteArray &topic, const QByteArray &event,
-                         const QByteArray &payload, const tenants::Tenant &tenant)
-{
-    QJsonObject errors;
-    if (topic.trimmed().isEmpty()) {
-        errors.insert(QLatin1String("topic"), QJsonArray{ CantBeBlank });
-    } else if (topic.size() > MaxSubTopicBytes) {
-        errors.insert(QLatin1String("topic"), QJsonArray{ QStringLiteral("is too long") });
-    }
-    if (event.trimmed().isEmpty()) {
-        errors.insert(QLatin1String("event"), QJsonArray{ CantBeBlank });
-    } else if (event.size() > MaxEventBytes) {
-        errors.insert(QLatin1String("event"), QJsonArray{ QStringLiteral("is too long") });
-    }
-    if (payload.isEmpty()) {
-        errors.insert(QLatin1String("payload"), QJsonArray{ CantBeBlank });
-    } else if (payload.size() > tenant.maxPayloadBytes()) {
-        errors.insert(QLatin1String("payload"), QJsonArray{ PayloadTooLarge });
-    }
-    return errors;
 }
 
 wire::HttpResponse unsupportedMediaType()
@@ -267,11 +125,9 @@ void BroadcastRoutes::handleBatch(const wire::HttpRequest &request,
         return;
     }
     const tenants::Tenant &tenant = *authorised.tenant;
-    QJsonArray messages;
-    std::optional<wire::HttpResponse> refusal = readMessages(request.body, messages);
-    if (!refusal) {
-        refusal = batchErrors(messages, tenant);
-    }
+    BroadcastBatch batch = readBroadcastBatch(request.body, tenant.maxPayloadBytes());
+    std::optional<wire::HttpResponse> refusal = std::move(batch.refusal);
+    const QJsonArray messages = std::move(batch.messages);
     const std::shared_ptr<limits::RateCounter> events = m_rates.events(tenant);
     if (!refusal) {
         refusal = overRate(tenant, events->average(), messages.size());
@@ -289,7 +145,7 @@ void BroadcastRoutes::handleBatch(const wire::HttpRequest &request,
         pubsub->publish(pubsub::OutboundMessage::push(
                 pubsub::TopicKey(tenantId, isPrivate,
                                  message.value(QLatin1String("topic")).toString().toUtf8()),
-                QByteArrayLiteral("broadcast"), broadcastPayload(message),
+                QByteArrayLiteral("broadcast"), batchBroadcastPayload(message),
                 pubsub::Audience::BroadcastReaders, 0, counting));
     };
     // Private messages need broadcast-write under the tenant's RLS policies, checked once per
@@ -358,14 +214,10 @@ void BroadcastRoutes::handleSingle(const wire::HttpRequest &request, const Route
     const QByteArray topic = params.value("topic");
     const QByteArray event = params.value("event");
     const bool isPrivate = wire::queryValue(wire::parseQuery(request.query), "private") == "true";
-    QByteArray payload = request.body;
-    std::optional<wire::HttpResponse> refusal = singlePayload(payload, isJson);
-    if (!refusal) {
-        if (const QJsonObject errors = singleErrors(topic, event, payload, tenant);
-            !errors.isEmpty()) {
-            refusal = errorsResponse(errors);
-        }
-    }
+    SingleBroadcast single =
+            readSingleBroadcast(request.body, isJson, topic, event, tenant.maxPayloadBytes());
+    std::optional<wire::HttpResponse> refusal = std::move(single.refusal);
+    const QByteArray payload = std::move(single.payload);
     const std::shared_ptr<limits::RateCounter> events = m_rates.events(tenant);
     if (!refusal) {
         refusal = overRate(tenant, events->average(), 0);
