@@ -1,6 +1,7 @@
 #include "shared/api/cluster_snapshot.h"
 
 #include "shared/api/json_reader.h"
+#include "shared/core/json_values.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -145,11 +146,14 @@ TenantPlacement readTenant(const QJsonObject &item, const QString &path,
     r.text("stream_state", tenant.streamState);
     const QJsonObject users = r.object("users");
     for (auto it = users.constBegin(); it != users.constEnd() && !error; ++it) {
-        if (!it.value().isDouble()) {
-            error = r.field("users") + u'.' + it.key() + QStringLiteral(" must be a number");
+        // Exact integers only, like every other count: casting a double outside qint64's range
+        // (1e300) to an integer is undefined.
+        const std::optional<qint64> count = json::exactInteger(it.value());
+        if (!count) {
+            error = r.field("users") + u'.' + it.key() + QStringLiteral(" must be an integer");
             break;
         }
-        tenant.usersByNode.insert(it.key(), static_cast<qint64>(it.value().toDouble()));
+        tenant.usersByNode.insert(it.key(), *count);
     }
     if (tenant.tenant.isEmpty() && !error) {
         error = path + QStringLiteral(".tenant must be a non-empty string");

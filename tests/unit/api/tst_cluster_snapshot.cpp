@@ -100,7 +100,14 @@ private Q_SLOTS:
                 << QStringLiteral("nodes[0].id must be a non-empty string");
         QTest::newRow("users not numbers")
                 << QByteArray(R"({"tenants":[{"tenant":"t","users":{"n":"many"}}]})")
-                << QStringLiteral("tenants[0].users.n must be a number");
+                << QStringLiteral("tenants[0].users.n must be an integer");
+        // Found by fuzz_dashboard_replies: casting 1e300 to qint64 was undefined behaviour.
+        QTest::newRow("users beyond any integer")
+                << QByteArray(R"({"tenants":[{"tenant":"t","users":{"n":1e300}}]})")
+                << QStringLiteral("tenants[0].users.n must be an integer");
+        QTest::newRow("fractional users")
+                << QByteArray(R"({"tenants":[{"tenant":"t","users":{"n":2.5}}]})")
+                << QStringLiteral("tenants[0].users.n must be an integer");
         QTest::newRow("config revision") << QByteArray(R"({"config":{"revision":true}})")
                                          << QStringLiteral("config.revision must be an integer");
         QTest::newRow("huge integer") << QByteArray(R"({"taken_at":1e300})")
