@@ -14,7 +14,7 @@ namespace {
 
 // Bounds one compiled pattern's program and its lazily built DFA; a pattern that needs more
 // fails to compile ("pattern too large") and is refused at join.
-constexpr int64_t MaxProgramMemory = 256 * 1024;
+constexpr int64_t MaxProgramMemory = int64_t{ 256 } * 1024;
 
 const QString NotSupported = QStringLiteral(
         "match filter pattern is not supported: %1 (match and imatch use RE2, a linear-time "

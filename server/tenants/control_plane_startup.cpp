@@ -76,12 +76,12 @@ Result<bool> ControlPlane::open()
         // The database holds the tenants' (encrypted) secrets and their key may sit beside it:
         // both are this user's only, from the moment they exist.
         const QFileInfo file(m_settings.sqlitePath);
-        Result<bool> private_ = ensurePrivateDirectory(file.absolutePath());
-        if (private_) {
-            private_ = ensurePrivateFile(file.absoluteFilePath());
+        Result<bool> madePrivate = ensurePrivateDirectory(file.absolutePath());
+        if (madePrivate) {
+            madePrivate = ensurePrivateFile(file.absoluteFilePath());
         }
-        if (!private_) {
-            return private_;
+        if (!madePrivate) {
+            return madePrivate;
         }
         db.setDatabaseName(file.absoluteFilePath());
         db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=5000"));
@@ -375,7 +375,7 @@ Result<bool> ControlPlane::verifyEncryptionKey()
     // that the configured key is the same: a wrong key fails here with one clear message
     // instead of producing tenants whose tokens never verify.
     static const QByteArray Check = QByteArrayLiteral("qtrealtime encryption check");
-    const SecretPlace CheckPlace{ QByteArrayView(), "encryption_check" };
+    const SecretPlace checkPlace{ QByteArrayView(), "encryption_check" };
     const QString wrongKey = QStringLiteral("DB_ENC_KEY (or DB_ENC_KEY_GCM) is not the key this "
                                             "control plane's secrets were encrypted with");
     QSqlQuery query(database());
@@ -407,7 +407,7 @@ Result<bool> ControlPlane::verifyEncryptionKey()
         query.prepare(QStringLiteral("INSERT INTO %1 (name, value) VALUES ('encryption_check', ?) "
                                      "ON CONFLICT (name) DO NOTHING")
                               .arg(table("qtrealtime_settings")));
-        const Result<QByteArray> check = m_cipher->encrypt(Check, CheckPlace);
+        const Result<QByteArray> check = m_cipher->encrypt(Check, checkPlace);
         if (!check) {
             return Error{ check.error().message };
         }
@@ -422,7 +422,7 @@ Result<bool> ControlPlane::verifyEncryptionKey()
         }
     }
     const Result<QByteArray> plain =
-            m_cipher->decrypt(query.value(0).toString().toUtf8(), CheckPlace);
+            m_cipher->decrypt(query.value(0).toString().toUtf8(), checkPlace);
     if (!plain || *plain != Check) {
         return Error{ wrongKey };
     }

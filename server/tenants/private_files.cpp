@@ -23,7 +23,7 @@ constexpr mode_t PrivateFileMode = 0600;
 
 QString lastError()
 {
-    return QString::fromLocal8Bit(std::strerror(errno));
+    return qt_error_string(errno);
 }
 
 // Removes group and other bits from an existing path (after creation or on a later start).

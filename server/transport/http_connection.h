@@ -84,7 +84,7 @@ public:
         WebSocketConnection::Limits websocket; // for connections upgraded to WebSocket
     };
 
-    HttpConnection(TcpConnection &connection, HttpService &service, Limits limits);
+    HttpConnection(TcpConnection &connection, HttpService &service, const Limits &limits);
 
     void onReceived(QByteArrayView data) override;
     void onTick(qint64 nowMs) override;

@@ -315,7 +315,7 @@ struct HttpRequestParser::State
         }
     };
 
-    explicit State(Limits l) : limits(l) { init(); }
+    explicit State(Limits l) : limits(std::move(l)) { init(); }
 
     void init()
     {
@@ -575,7 +575,10 @@ struct HttpRequestParser::State
 
 HttpRequestParser::HttpRequestParser() : HttpRequestParser(Limits()) { }
 
-HttpRequestParser::HttpRequestParser(Limits limits) : m_state(std::make_unique<State>(limits)) { }
+HttpRequestParser::HttpRequestParser(const Limits &limits)
+    : m_state(std::make_unique<State>(limits))
+{
+}
 
 HttpRequestParser::~HttpRequestParser() = default;
 

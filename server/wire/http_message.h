@@ -69,7 +69,7 @@ public:
     // Two constructors instead of `Limits limits = {}`: a nested struct with default member
     // initializers cannot be a default argument inside its enclosing class (CWG 1397).
     HttpRequestParser();
-    explicit HttpRequestParser(Limits limits);
+    explicit HttpRequestParser(const Limits &limits);
     ~HttpRequestParser();
     HttpRequestParser(const HttpRequestParser &) = delete;
     HttpRequestParser &operator=(const HttpRequestParser &) = delete;

@@ -22,7 +22,7 @@ const char *roleName(HandshakeRole role)
 }
 
 // Hello and Proof fit many times over; more is not read until the peer is authenticated.
-constexpr qint64 PreAuthReadBufferBytes = 16 * 1024;
+constexpr qint64 PreAuthReadBufferBytes = qint64{ 16 } * 1024;
 
 HandshakeRole otherRole(HandshakeRole role)
 {
