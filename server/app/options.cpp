@@ -103,12 +103,7 @@ const OptionSpec Options[] = {
           c.port = static_cast<quint16>(r.integer(o, 0, 65535));
       } },
     { "listen-address", "LISTEN_ADDRESS", "address", "Address to listen on.", "0.0.0.0",
-      [](Reader &r, const OptionSpec &o, ServerConfig &c) {
-          const QString address = r.text(o).trimmed();
-          if (!c.listenAddress.setAddress(address)) {
-              r.fail(o, address, QStringLiteral("an IPv4 or IPv6 address"));
-          }
-      } },
+      [](Reader &r, const OptionSpec &o, ServerConfig &c) { c.listenAddress = r.address(o); } },
     { "node-name", "NODE_NAME", "name", "Unique name of this node; derived from host and port.", "",
       [](Reader &r, const OptionSpec &o, ServerConfig &c) { c.nodeName = r.text(o).trimmed(); } },
     { "region", "REGION", "name", "Region of this node (tenant health, placement).", "local",
@@ -146,11 +141,7 @@ const OptionSpec Options[] = {
     { "cluster-listen-address", "CLUSTER_LISTEN_ADDRESS", "address",
       "Address the node-link listener binds (e.g. a private interface); empty: LISTEN_ADDRESS.", "",
       [](Reader &r, const OptionSpec &o, ServerConfig &c) {
-          const QString address = r.text(o).trimmed();
-          c.clusterListenAddress = QHostAddress();
-          if (!address.isEmpty() && !c.clusterListenAddress.setAddress(address)) {
-              r.fail(o, address, QStringLiteral("an IPv4 or IPv6 address"));
-          }
+          c.clusterListenAddress = r.address(o, true);
       } },
     { "cluster-advertise-host", "CLUSTER_ADVERTISE_HOST", "host",
       "Host name or address other nodes use to reach this node's links and clients; the host "

@@ -4,6 +4,7 @@
 
 #include <QCommandLineParser>
 #include <QHash>
+#include <QHostAddress>
 #include <QString>
 
 #include <optional>
@@ -74,6 +75,18 @@ public:
                                  + QStringLiteral(" or ") + choices.constLast());
         }
         return value;
+    }
+
+    // An IPv4 or IPv6 address; with emptyMeansNone, no text gives the null address.
+    QHostAddress address(const OptionSpec &spec, bool emptyMeansNone = false)
+    {
+        const QString value = text(spec).trimmed();
+        QHostAddress address;
+        if ((value.isEmpty() && emptyMeansNone) || address.setAddress(value)) {
+            return address;
+        }
+        fail(spec, value, QStringLiteral("an IPv4 or IPv6 address"));
+        return {};
     }
 
     int integer(const OptionSpec &spec, int minimum, int maximum)
