@@ -52,7 +52,7 @@ function healthy(port) {
     });
 }
 
-async function spawnOnce({ tenants, env, jwks }) {
+async function spawnOnce({ tenants, env, jwks, launcher = [] }) {
     if (!fs.existsSync(serverBin)) {
         throw new Error(`realtime-server binary not found at ${serverBin}; build it or set RT_SERVER_BIN`);
     }
@@ -80,7 +80,10 @@ async function spawnOnce({ tenants, env, jwks }) {
         fs.writeFileSync(file, JSON.stringify({ tenants }));
         childEnv.SEED_TENANTS_FILE = file;
     }
-    const proc = spawn(serverBin, [], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    // A launcher (e.g. prlimit) runs the server as its last argument and must exec it, so that
+    // the pid is the server's.
+    const [command, ...args] = [...launcher, serverBin];
+    const proc = spawn(command, args, { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     proc.stderr.setEncoding('utf8');
     const logFile = process.env.RT_E2E_SERVER_LOG;
@@ -113,6 +116,7 @@ async function spawnOnce({ tenants, env, jwks }) {
  * @param {object[]} [opts.tenants] extra tenants (SEED_TENANTS_FILE format, spec §9.1 fields)
  * @param {object} [opts.env] extra environment for the server
  * @param {object} [opts.jwks] JWKS for the self-host tenant (API_JWT_JWKS)
+ * @param {string[]} [opts.launcher] command that execs the server (e.g. ['prlimit', '--nofile=256:4096', '--'])
  */
 export async function startServer(opts = {}) {
     let last;

@@ -7,11 +7,14 @@
 //    sockets get 408 when their head did not arrive in time;
 //  - request bodies: 64 KiB unless the head carries a token that verifies (413 before the body);
 //  - RLIMIT_NOFILE is raised to its hard limit at start.
+//  - DATA_DIR, the SQLite control plane and the generated key are private whatever the umask.
 // Attackers connect from 127.0.0.2/127.0.0.3 (all of 127/8 is loopback), real clients from
 // 127.0.0.1, so that the per-address cap tells them apart as it would on a network.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { ClientPool, joinChannel } from '../lib/clients.mjs';
 import { adminApi, operatorToken } from '../lib/admin.mjs';
@@ -258,10 +261,51 @@ describe('slowloris, bodies before authentication, held-back messages, descripto
         assert.equal(small.status, 403);
     });
 
-    test('RLIMIT_NOFILE: the soft limit was raised to the hard one', () => {
-        const limits = fs.readFileSync(`/proc/${server.pid}/limits`, 'utf8');
-        const line = limits.split('\n').find((l) => l.startsWith('Max open files'));
-        const [soft, hard] = line.replace('Max open files', '').trim().split(/\s+/);
-        assert.equal(soft, hard, line);
+    test('secrets at rest: DATA_DIR 0700, the control plane and the generated key 0600 under umask 000', async () => {
+        const base = fs.mkdtempSync(path.join(os.tmpdir(), 'rt-e2e-secrets-'));
+        const dataDir = path.join(base, 'state', 'qtrealtime'); // the server creates both levels
+        const previous = process.umask(0o000); // the child inherits the most permissive umask
+        let node;
+        try {
+            node = await startServer({ env: { DATA_DIR: dataDir } });
+        } finally {
+            process.umask(previous);
+        }
+        try {
+            const mode = (file) => fs.statSync(file).mode & 0o777;
+            assert.equal(mode(dataDir).toString(8), '700');
+            assert.equal(mode(path.join(dataDir, 'control-plane.sqlite3')).toString(8), '600');
+            assert.equal(mode(path.join(dataDir, 'db_enc_key')).toString(8), '600');
+            // Nothing else the server wrote there (journal, WAL files) is readable by others.
+            for (const name of fs.readdirSync(dataDir)) {
+                assert.equal(mode(path.join(dataDir, name)) & 0o077, 0, `${name}: ${mode(path.join(dataDir, name)).toString(8)}`);
+            }
+        } finally {
+            await node?.stop();
+            fs.rmSync(base, { recursive: true, force: true });
+        }
+    });
+
+    test('RLIMIT_NOFILE: a low soft limit is raised to the hard one at start, and logged', async () => {
+        const openFiles = (pid) => {
+            const limits = fs.readFileSync(`/proc/${pid}/limits`, 'utf8');
+            const line = limits.split('\n').find((l) => l.startsWith('Max open files'));
+            return line.replace('Max open files', '').trim().split(/\s+/).slice(0, 2);
+        };
+        const [, hard] = openFiles(process.pid);
+        // Started with a soft limit of 256 (below the hard one), as a default systemd or shell
+        // session would: the server itself must raise it.
+        const low = await startServer({
+            launcher: ['prlimit', `--nofile=256:${hard}`, '--'],
+            env: { LOG_LEVEL: 'info' },
+        });
+        try {
+            const [soft, hardOfServer] = openFiles(low.pid);
+            assert.equal(hardOfServer, hard);
+            if (hard !== '256') assert.equal(soft, hard, `soft ${soft}, hard ${hard}`);
+            assert.match(low.stderr(), /raised the open-file limit \(RLIMIT_NOFILE\) from 256 to/);
+        } finally {
+            await low.stop();
+        }
     });
 });
