@@ -53,6 +53,8 @@ struct ServerConfig
     int workers = 0; // 0: one per available CPU
     bool epollDispatcher = false; // EVENT_DISPATCHER=epoll or qt
     qsizetype maxSendBufferBytes = 0; // per connection; slow consumers beyond
+    qsizetype socketHighWaterBytes = qsizetype{ 1 } * 1024 * 1024; // SOCKET_HIGH_WATER_BYTES
+    int slowConsumerGraceMs = 10'000; // SLOW_CONSUMER_GRACE_MS: above the high-water mark
     qsizetype maxConnections = 0; // MAX_CONNECTIONS; 0: from RLIMIT_NOFILE
     qsizetype maxPendingConnectionsPerAddress = 0; // not yet WebSockets; 0: no limit
     QHostAddress clusterListenAddress; // CLUSTER_LISTEN_ADDRESS; null: listenAddress

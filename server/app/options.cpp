@@ -377,8 +377,9 @@ const OptionSpec Options[] = {
           c.cdc.connectRetryMs = r.integer(o, 0, 600'000);
       } },
     { "cdc-max-inflight-bytes", "CDC_MAX_INFLIGHT_BYTES", "bytes",
-      "Per tenant: decoded database changes not yet handed to fan-out; beyond it the change "
-      "stream stops reading (the slot keeps the WAL) until half of it is gone.",
+      "Per tenant: database changes decoded and not yet written to the subscribers' sockets; "
+      "beyond it the change stream stops reading (the slot keeps the WAL) until half of it is "
+      "gone.",
       "67108864",
       [](Reader &r, const OptionSpec &o, ServerConfig &c) {
           c.cdc.maxInflightBytes = r.integer(o, 1024 * 1024, 2'000'000'000);
@@ -431,9 +432,25 @@ const OptionSpec Options[] = {
           c.maxPendingConnectionsPerAddress = r.integer(o, 0, 100'000'000);
       } },
     { "max-send-buffer-bytes", "MAX_SEND_BUFFER_BYTES", "bytes",
-      "Output a client may leave unread before it is disconnected as a slow consumer.", "16777216",
+      "Hard cap on the output a client may leave unread: beyond it the client is cut off as a "
+      "slow consumer at once.",
+      "16777216",
       [](Reader &r, const OptionSpec &o, ServerConfig &c) {
           c.maxSendBufferBytes = r.integer(o, 64 * 1024, 1'000'000'000);
+      } },
+    { "socket-high-water-bytes", "SOCKET_HIGH_WATER_BYTES", "bytes",
+      "Unread output above which a client counts as slow: its tenant's change stream waits for "
+      "it to drain (other tenants do not).",
+      "1048576",
+      [](Reader &r, const OptionSpec &o, ServerConfig &c) {
+          c.socketHighWaterBytes = r.integer(o, 16 * 1024, 1'000'000'000);
+      } },
+    { "slow-consumer-grace-ms", "SLOW_CONSUMER_GRACE_MS", "ms",
+      "A client that stays above SOCKET_HIGH_WATER_BYTES this long is cut off as a slow "
+      "consumer (each of its channels is told how many messages it lost).",
+      "10000",
+      [](Reader &r, const OptionSpec &o, ServerConfig &c) {
+          c.slowConsumerGraceMs = r.integer(o, 100, 3'600'000);
       } },
     { "websocket-idle-timeout-ms", "WEBSOCKET_IDLE_TIMEOUT_MS", "ms",
       "A socket that sends no frame (not even a heartbeat) for this long is closed.", "60000",

@@ -314,7 +314,8 @@ void Server::onControlPlaneReady()
         m_shuttingDown,
         settings,
         *m_gate,
-        m_config.maxSendBufferBytes,
+        transport::IoLoop::Limits{ m_config.maxSendBufferBytes, m_config.socketHighWaterBytes,
+                                   m_config.slowConsumerGraceMs },
         m_config.websocketIdleTimeoutMs,
         [this](http::Router &router) {
             m_broadcastRoutes->registerOn(router);

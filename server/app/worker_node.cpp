@@ -69,7 +69,7 @@ WorkerNode::WorkerNode(const Shared &shared, QObject *parent)
                 connection.setHandler(std::make_unique<transport::HttpConnection>(
                         connection, m_router, httpLimits));
             },
-            transport::IoLoop::Limits{ shared.maxSendBufferBytes }, this);
+            shared.socketLimits, this);
 }
 
 WorkerNode::~WorkerNode()

@@ -4,14 +4,12 @@
 #include "server/gateway/admin_feed_endpoint.h"
 #include "server/gateway/socket_endpoint.h"
 #include "server/http/router.h"
+#include "server/transport/io_loop.h"
 
 #include <QObject>
 
 #include <functional>
 
-namespace rt::transport {
-class IoLoop;
-}
 namespace rt::pubsub {
 class Hub;
 }
@@ -42,7 +40,7 @@ public:
         const std::atomic<bool> &shuttingDown;
         channels::ChannelSettings settings;
         const gateway::ConnectGate &gate;
-        qsizetype maxSendBufferBytes;
+        transport::IoLoop::Limits socketLimits; // output bounds and slow-consumer rules
         int websocketIdleTimeoutMs;
         std::function<void(http::Router &)> registerRoutes; // REST routes shared by all workers
         cdc::CdcService *cdc; // tenant databases (thread-safe facade)

@@ -29,7 +29,12 @@ qint64 nowMs()
 ChangePipeline::ChangePipeline(Parts parts, QObject *parent)
     : QObject(parent),
       m_parts(std::move(parts))
-{ }
+{
+    constexpr int FanOutRetryMs = 5;
+    m_fanOutRetry.setSingleShot(true);
+    m_fanOutRetry.setInterval(FanOutRetryMs);
+    QObject::connect(&m_fanOutRetry, &QTimer::timeout, this, &ChangePipeline::processNext);
+}
 
 void ChangePipeline::push(ChangeBatch batch)
 {
@@ -52,7 +57,13 @@ void ChangePipeline::invalidatePrivileges()
 
 void ChangePipeline::processNext()
 {
-    if (m_processing || m_queue.empty()) {
+    if (m_processing || m_queue.empty() || m_fanOutRetry.isActive()) {
+        return;
+    }
+    if (m_parts.fanOutReady && !m_parts.fanOutReady()) {
+        // A subscriber reads slowly: the batch waits here (and the stream stops reading once
+        // the budget is spent) instead of piling up in its socket.
+        m_fanOutRetry.start();
         return;
     }
     m_processing = true;

@@ -8,6 +8,7 @@
 
 #include <QByteArray>
 #include <QObject>
+#include <QTimer>
 
 #include <deque>
 #include <functional>
@@ -43,6 +44,10 @@ public:
         const pubsub::PubSub &pubsub;
         pubsub::DeliveryCounting counting;
         std::function<postgres::Pool *()> pool; // null while disconnected
+        // Whether fan-out may take the next batch (no subscriber socket of the tenant above its
+        // high-water mark, little published and undelivered); null: always. Asked again every
+        // few milliseconds while it says no.
+        std::function<bool()> fanOutReady;
     };
 
     ChangePipeline(Parts parts, QObject *parent = nullptr);
@@ -55,6 +60,8 @@ public:
     void invalidatePrivileges();
     // The decoded bytes waiting here or in evaluation (the stream's in-flight budget).
     qsizetype queuedBytes() const { return m_queuedBytes; }
+    // Batches wait because fan-out is not ready (Parts::fanOutReady).
+    bool isWaitingForFanOut() const { return m_fanOutRetry.isActive(); }
 
 Q_SIGNALS:
     void published(quint64 endLsn);
@@ -89,6 +96,7 @@ private:
     // A new relation description came: privileges are read again by the next batch (never
     // cleared under a batch in flight, which reads them when it publishes).
     bool m_privilegesStale = false;
+    QTimer m_fanOutRetry; // single shot: asks fanOutReady again
 };
 
 } // namespace rt::cdc

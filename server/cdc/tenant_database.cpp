@@ -41,6 +41,13 @@ qint64 nowMs()
     return QDateTime::currentMSecsSinceEpoch();
 }
 
+// The stream's deliveries, reported to its ledger (flow control).
+pubsub::DeliveryCounting regulated(pubsub::DeliveryCounting counting, FlowLedgerPtr ledger)
+{
+    counting.ledger = std::move(ledger);
+    return counting;
+}
+
 } // namespace
 
 TenantDatabase::TenantDatabase(TenantDatabaseOptions options, const pubsub::PubSub &pubsub,
@@ -52,12 +59,15 @@ TenantDatabase::TenantDatabase(TenantDatabaseOptions options, const pubsub::PubS
       }),
       m_store(new SubscriptionStore(
               m_options.publication, [this] { return m_pool; }, this)),
-      m_pipeline(new ChangePipeline(ChangePipeline::Parts{ m_options.tenantId,
-                                                           m_options.rlsStrategy, m_registry,
-                                                           m_assembler, pubsub, std::move(counting),
-                                                           [this] { return m_pool; } },
-                                    this))
+      m_pipeline(new ChangePipeline(
+              ChangePipeline::Parts{ m_options.tenantId, m_options.rlsStrategy, m_registry,
+                                     m_assembler, pubsub, regulated(std::move(counting), m_ledger),
+                                     [this] { return m_pool; }, [this] { return fanOutReady(); } },
+              this))
 {
+    constexpr int RegulateIntervalMs = 10;
+    m_regulateTimer.setInterval(RegulateIntervalMs);
+    QObject::connect(&m_regulateTimer, &QTimer::timeout, this, &TenantDatabase::regulateStream);
     QObject::connect(m_pipeline, &ChangePipeline::published, this, [this](quint64 endLsn) {
         // Everything up to endLsn is with fan-out now: PostgreSQL may forget it.
         if (m_stream != nullptr) {
@@ -71,16 +81,26 @@ TenantDatabase::TenantDatabase(TenantDatabaseOptions options, const pubsub::PubS
 void TenantDatabase::regulateStream()
 {
     if (m_stream == nullptr) {
+        m_regulateTimer.stop();
         return;
     }
-    const qsizetype inflight = m_pipeline->queuedBytes();
+    const qint64 inflight = m_pipeline->queuedBytes() + m_ledger->outstandingBytes();
     if (!m_stream->isPaused() && inflight > m_options.maxInflightBytes) {
         qCDebug(lcCdc) << "tenant" << m_options.tenantId << "change stream waits:" << inflight
-                       << "bytes in flight";
+                       << "bytes in flight," << m_ledger->slowSockets() << "slow sockets";
         m_stream->pause();
+        m_regulateTimer.start();
     } else if (m_stream->isPaused() && inflight <= m_options.maxInflightBytes / 2) {
         m_stream->resume();
+        m_regulateTimer.stop();
     }
+}
+
+bool TenantDatabase::fanOutReady() const
+{
+    return m_ledger->slowSockets() == 0
+            && m_ledger->undeliveredBytes() <= m_options.maxInflightBytes / 16
+            && m_ledger->socketBytes() <= m_options.maxInflightBytes;
 }
 
 TenantDatabase::~TenantDatabase()

@@ -55,8 +55,9 @@ struct TenantDatabaseOptions
     int poolSize = 3;
     int connectRetryMs = 2000; // after a failed connect, joins fail fast for this long
     RlsStrategy rlsStrategy = RlsStrategy::Batched;
-    // CDC_MAX_INFLIGHT_BYTES: the stream stops reading while more than this is decoded and not
-    // yet with fan-out; it reads again once that fell below half.
+    // CDC_MAX_INFLIGHT_BYTES: the stream stops reading while more than this is decoded and
+    // not yet written to the subscribers' sockets; it reads again once that fell below half.
+    // A sixteenth of it bounds what is published and not yet delivered to the sockets.
     qsizetype maxInflightBytes = qsizetype{ 64 } * 1024 * 1024;
 };
 
@@ -158,12 +159,17 @@ private:
     void startStream();
     void ensureStream();
     void onWalMessages(const QList<replication::WalMessage> &batch);
-    // Pauses the stream while too much is in flight, resumes it below half the budget.
+    // Pauses the stream while too much is in flight (decoded in the pipeline, published and
+    // undelivered, queued in sockets), resumes it below half the budget.
     void regulateStream();
+    // Whether the pipeline may hand fan-out its next batch.
+    bool fanOutReady() const;
     void subscribeNow(SubscribeRequest request, std::function<void(SubscribeOutcome)> done);
     void maintainPartitions();
 
     TenantDatabaseOptions m_options;
+    // What this stream handed to fan-out and sockets hold (shared with the workers).
+    FlowLedgerPtr m_ledger = std::make_shared<FlowLedger>();
     State m_state = State::Idle;
     qint64 m_failedAtMs = 0;
     int m_reconnectDelayMs = 0; // grows while reconnects fail; 0 once connected
@@ -183,6 +189,7 @@ private:
     SubscriptionStore *m_store; // child: the rows of realtime.subscription
     ChangePipeline *m_pipeline; // child: committed batches to fan-out
     QTimer m_partitionTimer; // realtime.messages partition upkeep
+    QTimer m_regulateTimer; // while paused: sockets drain on other threads, so look again
 };
 
 } // namespace rt::cdc

@@ -64,10 +64,10 @@ void Channel::deliver(const pubsub::OutboundMessage &message,
         && replayedIds.contains(message.metadataId())) {
         return; // already delivered by the join's replay (spec §4.7)
     }
-    m_link.sendEncodedFrame(frame.wire);
+    const pubsub::DeliveryCounting &counting = message.counting();
+    m_link.sendEncodedFrame(frame.wire, counting.ledger);
     // Upstream delivers the message, then closes a receiving channel while the tenant's events
     // counter is triggered (docs/upstream/tenants-limits-metrics.md §5.4).
-    const pubsub::DeliveryCounting &counting = message.counting();
     if (counting.shutsDownReceivers && !shutdownRequested && counting.counter
         && counting.counter->isTriggered()) {
         shutdownRequested = true;

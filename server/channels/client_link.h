@@ -1,5 +1,6 @@
 #pragma once
 
+#include "shared/core/flow_ledger.h"
 #include "shared/protocol/phoenix_message.h"
 
 #include <QByteArray>
@@ -23,8 +24,10 @@ public:
     // Queues a Phoenix-encoded message (text, or a binary kind-4 frame).
     virtual void sendFrame(const QByteArray &bytes, bool isBinary) = 0;
     // Queues a complete WebSocket frame encoded once for many recipients (fan-out): the shared
-    // bytes go to the socket as they are.
-    virtual void sendEncodedFrame(const QByteArray &webSocketFrame) = 0;
+    // bytes go to the socket as they are. With a ledger (a regulated stream) the socket's
+    // queue and slowness are reported to it.
+    virtual void sendEncodedFrame(const QByteArray &webSocketFrame,
+                                  const FlowLedgerPtr &ledger) = 0;
     // Queues a text message after delayMs (join error backoff); dropped if the socket closed.
     virtual void sendLater(int delayMs, const QByteArray &bytes) = 0;
     // Closes the socket with a WebSocket close code once the current message is handled.

@@ -97,12 +97,24 @@ void PhoenixSession::disconnectByServer()
     m_closing = true; // whatever the client still sends is ignored
 }
 
-void PhoenixSession::sendEncodedFrame(const QByteArray &webSocketFrame)
+void PhoenixSession::sendEncodedFrame(const QByteArray &webSocketFrame, const FlowLedgerPtr &ledger)
 {
     // Already framed for every recipient: skip the WebSocket layer (the hot path of fan-out).
     // m_closed is set the moment the WebSocket starts closing, so nothing follows a close frame.
     if (!m_closed) {
-        m_tcp->send(webSocketFrame);
+        m_tcp->send(webSocketFrame, ledger);
+    }
+}
+
+void PhoenixSession::onSlowConsumer(qsizetype dropped)
+{
+    // Nothing is lost silently: every channel learns that messages were dropped, and how many
+    // (of the socket's queue; one count for all its channels), before the close (1008).
+    const QString message = QStringLiteral("Disconnected: this client read too slowly; %1 queued "
+                                           "messages were not delivered")
+                                    .arg(dropped);
+    for (const auto &channel : m_channels) {
+        channel->pushSystem(QStringLiteral("system"), QStringLiteral("error"), message);
     }
 }
 

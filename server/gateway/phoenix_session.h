@@ -42,11 +42,12 @@ public:
     void onBinary(QByteArray message) override;
     void onClosed(quint16 code) override;
     void onTick(qint64 nowMs) override;
+    void onSlowConsumer(qsizetype dropped) override;
 
     // channels::ClientLink
     protocol::Vsn vsn() const override { return m_state.vsn; }
     void sendFrame(const QByteArray &bytes, bool isBinary) override;
-    void sendEncodedFrame(const QByteArray &webSocketFrame) override;
+    void sendEncodedFrame(const QByteArray &webSocketFrame, const FlowLedgerPtr &ledger) override;
     void sendLater(int delayMs, const QByteArray &bytes) override;
     void closeSocket(quint16 code, const QByteArray &reason) override;
     void shutDownChannelLater(quint64 memberId, const QString &message,

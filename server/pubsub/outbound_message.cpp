@@ -24,7 +24,7 @@ OutboundMessage::push(TopicKey topic, QByteArray event, QByteArray payloadJson, 
     message->m_audience = audience;
     message->m_excludedMember = excludedMember;
     message->m_counting = std::move(counting);
-    return message;
+    return charged(std::move(message));
 }
 
 std::shared_ptr<const OutboundMessage> OutboundMessage::pushTo(TopicKey topic, QByteArray event,
@@ -39,7 +39,7 @@ std::shared_ptr<const OutboundMessage> OutboundMessage::pushTo(TopicKey topic, Q
     message->m_audience = Audience::Members;
     message->m_members = std::move(members);
     message->m_counting = std::move(counting);
-    return message;
+    return charged(std::move(message));
 }
 
 std::shared_ptr<const OutboundMessage>
@@ -57,6 +57,32 @@ OutboundMessage::userBroadcast(TopicKey topic, QByteArray userEvent, QByteArray 
     message->m_audience = Audience::BroadcastReaders;
     message->m_excludedMember = excludedMember;
     message->m_counting = std::move(counting);
+    return charged(std::move(message));
+}
+
+OutboundMessage::~OutboundMessage()
+{
+    if (m_counting.ledger) {
+        qint64 bytes = sourceBytes();
+        for (const Frame &frame : m_frames) {
+            bytes += frame.bytes.size() + frame.wire.size();
+        }
+        m_counting.ledger->settleMessage(bytes);
+    }
+}
+
+qint64 OutboundMessage::sourceBytes() const
+{
+    return m_event.size() + m_payload.size() + m_metadata.size()
+            + static_cast<qint64>(m_members.size() * sizeof(quint64));
+}
+
+std::shared_ptr<const OutboundMessage>
+OutboundMessage::charged(std::shared_ptr<OutboundMessage> message)
+{
+    if (message->m_counting.ledger) {
+        message->m_counting.ledger->chargeMessage(message->sourceBytes());
+    }
     return message;
 }
 
@@ -86,6 +112,9 @@ void OutboundMessage::encode(protocol::Vsn vsn) const
     if (!frame.bytes.isEmpty()) {
         frame.wire = wire::encodeFrame(
                 frame.isBinary ? wire::WsOpcode::Binary : wire::WsOpcode::Text, frame.bytes);
+    }
+    if (m_counting.ledger) {
+        m_counting.ledger->chargeMessage(frame.bytes.size() + frame.wire.size());
     }
 }
 

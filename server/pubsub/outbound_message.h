@@ -1,6 +1,7 @@
 #pragma once
 
 #include "server/pubsub/topic_key.h"
+#include "shared/core/flow_ledger.h"
 #include "shared/protocol/phoenix_message.h"
 
 #include <QByteArray>
@@ -41,6 +42,9 @@ struct DeliveryCounting
     bool shutsDownReceivers = false;
     // The tenant's messages-out metric; each hub adds the copies it delivered.
     std::shared_ptr<metrics::Counter> delivered;
+    // A regulated stream (the tenant's changes): the message's bytes count against it while it
+    // lives, its frames while they wait in sockets (server/cdc flow control).
+    FlowLedgerPtr ledger = nullptr;
 };
 
 // One message for every member of a topic, shared read-only by all recipients on all workers.
@@ -111,12 +115,22 @@ public:
 
     const Frame &frameFor(protocol::Vsn vsn) const;
 
+    OutboundMessage(const OutboundMessage &) = delete;
+    OutboundMessage &operator=(const OutboundMessage &) = delete;
+    OutboundMessage(OutboundMessage &&) = delete;
+    OutboundMessage &operator=(OutboundMessage &&) = delete;
+    ~OutboundMessage();
+
     const DeliveryCounting &counting() const { return m_counting; }
     // When the message was made (the start of its fan-out latency).
     std::chrono::steady_clock::time_point createdAt() const { return m_createdAt; }
 
 private:
     OutboundMessage() = default;
+    // The bytes the message holds before any frame is encoded.
+    qint64 sourceBytes() const;
+    // Charges the ledger (if any) for the source bytes; the destructor settles everything.
+    static std::shared_ptr<const OutboundMessage> charged(std::shared_ptr<OutboundMessage> message);
     void encode(protocol::Vsn vsn) const;
     void encodePhoenix(protocol::Vsn vsn, Frame &frame) const;
 

@@ -28,8 +28,12 @@ class IoLoop : public QObject
 public:
     struct Limits
     {
-        qsizetype maxQueuedBytesPerConnection =
-                qsizetype{ 16 } * 1024 * 1024; // slow consumers beyond: closed
+        // The hard cap: a connection with more unwritten output is cut off at once.
+        qsizetype maxQueuedBytesPerConnection = qsizetype{ 16 } * 1024 * 1024;
+        // Above this a connection counts as slow: regulated streams (a tenant's changes) wait
+        // for it, and it is cut off if it stays above for slowConsumerGraceMs.
+        qsizetype highWaterBytesPerConnection = qsizetype{ 1 } * 1024 * 1024;
+        int slowConsumerGraceMs = 10'000;
     };
 
     // Creates the protocol handler of a freshly adopted connection (HTTP at first).

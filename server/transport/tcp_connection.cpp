@@ -42,6 +42,7 @@ TcpConnection::~TcpConnection()
         m_state = State::Closed;
         ::close(m_descriptor);
         m_loop.forget(this);
+        releaseQueue();
     }
     m_admission = AdmissionTicket();
 }
@@ -82,25 +83,113 @@ QByteArray peerAddressOf(int descriptor)
 
 bool TcpConnection::send(const QByteArray &data, QByteArrayView header)
 {
+    return enqueue(data, header, false);
+}
+
+bool TcpConnection::send(const QByteArray &data, const FlowLedgerPtr &ledger)
+{
+    if (!ledger) {
+        return enqueue(data, {}, false);
+    }
+    if (m_state != State::Open || m_closeAfterFlush) {
+        return false;
+    }
+    adoptLedger(ledger);
+    return enqueue(data, {}, true);
+}
+
+bool TcpConnection::enqueue(const QByteArray &data, QByteArrayView header, bool regulated)
+{
     if (m_state != State::Open || m_closeAfterFlush) {
         return false;
     }
     Q_ASSERT(header.size() <= 14);
-    Chunk chunk{ data, {}, static_cast<quint8>(header.size()) };
+    Chunk chunk{ data, {}, static_cast<quint8>(header.size()), regulated };
     if (!header.isEmpty()) {
         std::memcpy(chunk.header.data(), header.data(), static_cast<std::size_t>(header.size()));
     }
-    m_queuedBytes += data.size() + header.size();
-    m_queue.push_back(std::move(chunk));
-    if (m_queuedBytes > m_loop.limits().maxQueuedBytesPerConnection) {
-        // Closing here could re-enter a fan-out loop; the flush pass does it.
-        m_slowConsumer = true;
+    const qsizetype bytes = data.size() + header.size();
+    m_queuedBytes += bytes;
+    if (regulated) {
+        m_ledgerBytes += bytes;
+        m_ledger->chargeSocket(bytes);
     }
+    m_queue.push_back(std::move(chunk));
+    if (m_queuedBytes > m_loop.limits().maxQueuedBytesPerConnection && !m_slowConsumer) {
+        // Cutting off here could re-enter a fan-out loop; the flush pass does it.
+        m_cutOffPending = true;
+    }
+    updateHighWater();
     if (!m_flushScheduled) {
         m_flushScheduled = true;
         m_loop.scheduleFlush(this);
     }
     return true;
+}
+
+void TcpConnection::adoptLedger(const FlowLedgerPtr &ledger)
+{
+    if (ledger == m_ledger) {
+        return;
+    }
+    // The stream was restarted (a new ledger): what is queued now counts for the new one.
+    if (m_ledger) {
+        m_ledger->settleSocket(m_ledgerBytes);
+        if (m_aboveHighWater) {
+            m_ledger->noteSlowSocket(false);
+        }
+    }
+    m_ledger = ledger;
+    m_ledger->chargeSocket(m_ledgerBytes);
+    if (m_aboveHighWater) {
+        m_ledger->noteSlowSocket(true);
+    }
+}
+
+void TcpConnection::updateHighWater()
+{
+    const bool above =
+            m_state != State::Closed && m_queuedBytes > m_loop.limits().highWaterBytesPerConnection;
+    if (above == m_aboveHighWater) {
+        return;
+    }
+    m_aboveHighWater = above;
+    if (above) {
+        m_aboveHighWaterSinceMs = m_loop.nowMs();
+    }
+    if (m_ledger) {
+        m_ledger->noteSlowSocket(above);
+    }
+}
+
+void TcpConnection::releaseQueue()
+{
+    discardFrom(m_queueHead);
+    m_queue.clear();
+    m_queueHead = 0;
+    m_headOffset = 0;
+    m_queuedBytes = 0;
+    updateHighWater(); // the state is Closed: leaves the slow state
+}
+
+void TcpConnection::discardFrom(qsizetype from)
+{
+    Q_ASSERT(from >= m_queueHead);
+    qsizetype settled = 0;
+    for (auto i = static_cast<std::size_t>(from); i < m_queue.size(); ++i) {
+        const Chunk &chunk = m_queue[i];
+        const qsizetype bytes = chunk.headerSize + chunk.data.size();
+        // Charges are settled whole (when a chunk is done); the queue counts what is unwritten.
+        m_queuedBytes -= static_cast<qsizetype>(i) == m_queueHead ? bytes - m_headOffset : bytes;
+        if (chunk.regulated) {
+            settled += bytes;
+        }
+    }
+    m_queue.resize(static_cast<std::size_t>(from));
+    if (settled > 0) {
+        m_ledgerBytes -= settled;
+        m_ledger->settleSocket(settled);
+    }
 }
 
 void TcpConnection::flush()
@@ -109,9 +198,11 @@ void TcpConnection::flush()
     if (m_state == State::Closed) {
         return;
     }
-    if (m_slowConsumer) {
+    if (m_cutOffPending) {
         closeSlowConsumer();
-        return;
+        if (m_state == State::Closed) {
+            return;
+        }
     }
     while (m_queueHead < static_cast<qsizetype>(m_queue.size())) {
         iovec vectors[MaxIovecs];
@@ -142,10 +233,20 @@ void TcpConnection::flush()
 
 void TcpConnection::closeSlowConsumer()
 {
-    qCWarning(lcTransport) << "closing slow consumer" << peerAddress() << "with" << m_queuedBytes
-                           << "bytes queued";
-    m_droppedFrames = static_cast<qsizetype>(m_queue.size()) - m_queueHead;
-    close();
+    m_cutOffPending = false;
+    m_slowConsumer = true;
+    qCWarning(lcTransport) << "cutting off slow consumer" << peerAddress() << "with"
+                           << m_queuedBytes << "bytes queued";
+    // A partly written chunk stays: the peer must not see half a frame followed by another.
+    const qsizetype kept = m_headOffset > 0 ? m_queueHead + 1 : m_queueHead;
+    m_droppedFrames = static_cast<qsizetype>(m_queue.size()) - kept;
+    discardFrom(kept);
+    updateHighWater(); // the regulated stream no longer waits for this connection
+    const bool handled = m_handler && m_handler->onSlowConsumer(m_droppedFrames);
+    m_retiredHandler.reset();
+    if (!handled) {
+        close();
+    }
 }
 
 // Fills `vectors` (MaxIovecs entries) with the unwritten bytes of the queue, from the head on;
@@ -177,12 +278,16 @@ int TcpConnection::gatherQueued(iovec *vectors)
 void TcpConnection::consumeWritten(qsizetype written)
 {
     qsizetype remaining = written;
+    qsizetype settled = 0;
     m_queuedBytes -= written;
     while (remaining > 0) {
         Chunk &chunk = m_queue[static_cast<std::size_t>(m_queueHead)];
         const qsizetype chunkLeft = chunk.headerSize + chunk.data.size() - m_headOffset;
         if (remaining >= chunkLeft) {
             remaining -= chunkLeft;
+            if (chunk.regulated) {
+                settled += chunk.headerSize + chunk.data.size();
+            }
             chunk.data = QByteArray();
             ++m_queueHead;
             m_headOffset = 0;
@@ -191,6 +296,11 @@ void TcpConnection::consumeWritten(qsizetype written)
             remaining = 0;
         }
     }
+    if (settled > 0) {
+        m_ledgerBytes -= settled;
+        m_ledger->settleSocket(settled);
+    }
+    updateHighWater();
 }
 
 // Everything queued was written: empty the queue, and half-close if closeAfterFlush() asked so.
@@ -202,6 +312,7 @@ void TcpConnection::finishFlush()
     m_queueHead = 0;
     m_headOffset = 0;
     m_queuedBytes = 0;
+    updateHighWater();
     setWriteNotification(false);
     if (m_closeAfterFlush && m_state == State::Open) {
         m_state = State::Draining;
@@ -286,6 +397,16 @@ void TcpConnection::tick(qint64 nowMs)
         }
         return;
     }
+    const IoLoop::Limits &limits = m_loop.limits();
+    if (m_aboveHighWater && !m_slowConsumer && !m_cutOffPending
+        && nowMs - m_aboveHighWaterSinceMs >= limits.slowConsumerGraceMs) {
+        // It did not drain below the high-water mark for the whole grace period.
+        m_cutOffPending = true;
+        if (!m_flushScheduled) {
+            m_flushScheduled = true;
+            m_loop.scheduleFlush(this);
+        }
+    }
     if (m_queue.empty() && m_queue.capacity() > IdleQueueCapacity) {
         // An idle connection should not keep a burst's queue (10,000 of them would hold MBs).
         std::vector<Chunk>().swap(m_queue);
@@ -316,8 +437,7 @@ void TcpConnection::close()
     }
     ::close(m_descriptor);
     m_admission = AdmissionTicket(); // the place is free as soon as the descriptor is
-    m_queue.clear();
-    m_queuedBytes = 0;
+    releaseQueue();
     m_loop.forget(this);
     if (m_handler) {
         m_handler->onClosed();

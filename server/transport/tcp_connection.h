@@ -1,6 +1,7 @@
 #pragma once
 
 #include "server/transport/admission.h"
+#include "shared/core/flow_ledger.h"
 
 #include <QByteArray>
 #include <QByteArrayView>
@@ -44,14 +45,24 @@ public:
         // The server is stopping: say goodbye in the protocol's terms (the loop then writes
         // what is queued and closes the connection).
         virtual void onServerShutdown() { }
+        // The connection is being cut off as a slow consumer: `dropped` queued writes were
+        // discarded (a partly written one is kept so that the byte stream stays well-formed).
+        // The handler may queue a last word and close gracefully (returns true), else the
+        // connection closes at once.
+        virtual bool onSlowConsumer(qsizetype dropped)
+        {
+            Q_UNUSED(dropped)
+            return false;
+        }
     };
 
     TcpConnection(IoLoop &loop, int descriptor);
     ~TcpConnection() override;
 
     IoLoop &loop() const { return m_loop; }
-    // Whether the connection was (or is being) closed because its send queue outgrew the limit,
-    // and how many queued writes were discarded then (for the slow-consumer metrics).
+    // Whether the connection was (or is being) cut off as a slow consumer (its send queue
+    // outgrew the hard cap, or stayed above the high-water mark for the grace period), and how
+    // many queued writes were discarded then (for the slow-consumer metrics).
     bool isSlowConsumer() const { return m_slowConsumer; }
     qsizetype droppedFrames() const { return m_droppedFrames; }
     bool isOpen() const { return m_state == State::Open; }
@@ -62,10 +73,15 @@ public:
     void switchHandler(std::unique_ptr<Handler> handler);
 
     // Queues bytes: `header` (up to 14 bytes, copied) followed by `data` (shared, not copied).
-    // Returns false when the connection is closed. If the queue grows past the loop's limit the
-    // connection is marked as a slow consumer and closed by the next flush pass.
+    // Returns false when the connection is closed. If the queue grows past the loop's hard cap
+    // the connection is cut off by the next flush pass (Handler::onSlowConsumer).
     bool send(const QByteArray &data, QByteArrayView header = {});
+    // The same for a frame of a regulated stream: its bytes are charged to `ledger` until they
+    // are written or discarded, and the ledger learns while this connection is above its
+    // high-water mark. A connection is regulated by one ledger at a time (the latest).
+    bool send(const QByteArray &data, const FlowLedgerPtr &ledger);
     qsizetype queuedBytes() const { return m_queuedBytes; }
+    bool isAboveHighWater() const { return m_aboveHighWater; }
 
     // Writes what is queued, then half-closes and waits up to lingerMs for the peer's EOF before
     // closing, so that the peer reads the last bytes instead of a reset.
@@ -93,6 +109,7 @@ private:
         QByteArray data;
         std::array<char, 14> header;
         quint8 headerSize;
+        bool regulated; // charged to m_ledger
     };
 
     void onReadable();
@@ -100,10 +117,17 @@ private:
     void setWriteNotification(bool enabled);
     // Steps of flush().
     void closeSlowConsumer();
+    bool enqueue(const QByteArray &data, QByteArrayView header, bool regulated);
+    void adoptLedger(const FlowLedgerPtr &ledger);
+    // Drops the unwritten chunks [from, end) (from >= m_queueHead) and settles their charges.
+    void discardFrom(qsizetype from);
+    // Closing: drops the whole queue and leaves the slow state.
+    void releaseQueue();
+    // After the queue grew or shrank: enters or leaves the slow state.
+    void updateHighWater();
     int gatherQueued(iovec *vectors);
     void consumeWritten(qsizetype written);
     void finishFlush();
-    void finishDraining();
 
     IoLoop &m_loop;
     int m_descriptor;
@@ -123,6 +147,11 @@ private:
     bool m_slowConsumer = false;
     qsizetype m_droppedFrames = 0; // chunks discarded when closed as a slow consumer
     bool m_closeAfterFlush = false;
+    bool m_cutOffPending = false; // marked slow; the next flush pass cuts it off
+    bool m_aboveHighWater = false;
+    qint64 m_aboveHighWaterSinceMs = 0;
+    FlowLedgerPtr m_ledger; // the regulated stream whose frames are queued here
+    qsizetype m_ledgerBytes = 0; // of the queue, charged to m_ledger
     AdmissionTicket m_admission;
 };
 

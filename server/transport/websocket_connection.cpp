@@ -168,6 +168,17 @@ void WebSocketConnection::onTick(qint64 nowMs)
     m_session->onTick(nowMs);
 }
 
+bool WebSocketConnection::onSlowConsumer(qsizetype dropped)
+{
+    if (m_closeSent) {
+        return false;
+    }
+    m_session->onSlowConsumer(dropped);
+    // The close handshake's timeout bounds how long a peer that reads nothing keeps the socket.
+    close(wire::ws_close::PolicyViolation, "slow consumer");
+    return true;
+}
+
 void WebSocketConnection::onServerShutdown()
 {
     close(m_session ? m_session->shutdownCloseCode() : wire::ws_close::ServiceRestart,

@@ -25,6 +25,9 @@ public:
     virtual void onClosed(quint16 code) = 0;
     // Called about once a second (deadlines: heartbeats, token expiry, delayed replies).
     virtual void onTick(qint64 nowMs) { Q_UNUSED(nowMs) }
+    // The client read too slowly and `dropped` queued messages were discarded: the last
+    // messages the session may send before the connection closes (1008) and onClosed follows.
+    virtual void onSlowConsumer(qsizetype dropped) { Q_UNUSED(dropped) }
     // The close code sent when the server shuts down: 1012 (Service Restart) tells clients to
     // reconnect, possibly to another node.
     virtual quint16 shutdownCloseCode() const { return wire::ws_close::ServiceRestart; }
@@ -67,6 +70,7 @@ public:
     void onClosed() override;
     void onTick(qint64 nowMs) override;
     void onServerShutdown() override;
+    bool onSlowConsumer(qsizetype dropped) override;
 
 private:
     bool sendFrame(wire::WsOpcode opcode, const QByteArray &payload);

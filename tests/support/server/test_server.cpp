@@ -40,6 +40,8 @@ bool TestServer::start(int timeoutMs)
     config.channelErrorBackoffMs = m_options.channelErrorBackoffMs;
     config.noChannelTimeoutMs = m_options.noChannelTimeoutMs;
     config.maxSendBufferBytes = m_options.maxSendBufferBytes;
+    config.socketHighWaterBytes = m_options.socketHighWaterBytes;
+    config.slowConsumerGraceMs = m_options.slowConsumerGraceMs;
     config.websocketIdleTimeoutMs = m_options.websocketIdleTimeoutMs;
     for (const QJsonObject &tenant : std::as_const(m_options.extraTenants)) {
         tenants::TenantInputResult parsed = tenants::tenantInputFromJson(tenant);

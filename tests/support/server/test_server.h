@@ -27,6 +27,8 @@ public:
         int channelErrorBackoffMs = 0;
         int noChannelTimeoutMs = 600'000;
         qsizetype maxSendBufferBytes = 16 * 1024 * 1024;
+        qsizetype socketHighWaterBytes = 1024 * 1024;
+        int slowConsumerGraceMs = 10'000;
         int websocketIdleTimeoutMs = 60'000;
         // The control plane to use instead of the SQLite file in the temporary directory, e.g.
         // PostgreSQL settings from rt::testsupport::PgEnv (integration tests).

@@ -1,6 +1,7 @@
 // A client that stops reading must not make the server buffer without bound: once its unread
-// output passes MAX_SEND_BUFFER_BYTES it is disconnected, and the other members of the topic
-// keep receiving.
+// output passes MAX_SEND_BUFFER_BYTES, or stays above SOCKET_HIGH_WATER_BYTES for
+// SLOW_CONSUMER_GRACE_MS, it is cut off (told why, then closed), and the other members of the
+// topic keep receiving.
 #include "tests/support/server/phoenix_client.h"
 #include "tests/support/server/test_server.h"
 
@@ -23,28 +24,136 @@ private:
     }
     TestServer m_server{ options() };
 
+    // GET /metrics of `server`, spinning the event loop (the node answers from this thread).
+    static QByteArray metricsOf(TestServer &server)
+    {
+        QTcpSocket http;
+        http.connectToHost(QHostAddress::LocalHost, server.port());
+        http.write("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "
+                   + server.token() + "\r\nConnection: close\r\n\r\n");
+        QByteArray response;
+        const bool answered = QTest::qWaitFor(
+                [&] {
+                    response += http.readAll();
+                    return http.state() == QAbstractSocket::UnconnectedState;
+                },
+                5000);
+        return answered ? response + http.readAll() : QByteArray();
+    }
+
+    // The value of the counter `name` for the self-host tenant in a /metrics response, or -1.
+    static double tenantCounter(const QByteArray &metrics, const QByteArray &name)
+    {
+        for (const QByteArray &line : metrics.split('\n')) {
+            if (line.startsWith(QByteArray(name + '{'))
+                && line.contains("tenant=\"realtime-dev\"")) {
+                return line.mid(line.lastIndexOf(' ') + 1).toDouble();
+            }
+        }
+        return -1;
+    }
+
+    // A raw WebSocket client with a tiny receive window that reads nothing until told to,
+    // joined to `topic`.
+    static bool openStalledClient(QTcpSocket &socket, TestServer &server, const QByteArray &topic)
+    {
+        socket.setSocketOption(QAbstractSocket::ReceiveBufferSizeSocketOption, 4096);
+        socket.setReadBufferSize(4096);
+        socket.connectToHost(QHostAddress::LocalHost, server.port());
+        if (!socket.waitForConnected(3000)) {
+            return false;
+        }
+        socket.write("GET /socket/websocket?vsn=2.0.0&apikey=" + server.token()
+                     + " HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: "
+                       "Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                       "Sec-WebSocket-Version: 13\r\n\r\n");
+        // A masked join frame with a zero key.
+        const QByteArray join = "[\"1\",\"1\",\"" + topic + "\",\"phx_join\",{}]";
+        QByteArray frame;
+        frame.append(char(0x81)).append(char(0x80 | join.size())).append(QByteArray(4, '\0'));
+        frame.append(join);
+        socket.write(frame);
+        return QTest::qWaitFor([&] { return socket.bytesAvailable() > 0; }, 3000);
+    }
+
+    // Whether `reader` receives `count` more messages (then forgotten) within 20 s.
+    static bool receivesAll(PhoenixClient &reader, int count)
+    {
+        int received = 0;
+        return QTest::qWaitFor(
+                [&] {
+                    received += static_cast<int>(reader.texts.size());
+                    reader.texts.clear();
+                    return received >= count;
+                },
+                20'000);
+    }
+
 private Q_SLOTS:
     void initTestCase() { QVERIFY2(m_server.start(), qPrintable(m_server.failure())); }
+
+    void aStalledConsumerIsCutOffAfterTheGraceAndToldWhy()
+    {
+        // Far below the hard cap, above the high-water mark: only the grace can cut it off.
+        TestServer::Options graceOptions;
+        graceOptions.socketHighWaterBytes = 64 * 1024;
+        graceOptions.slowConsumerGraceMs = 300;
+        graceOptions.metricsJwtSecret = graceOptions.secret;
+        TestServer server(graceOptions);
+        QVERIFY2(server.start(), qPrintable(server.failure()));
+        QTcpSocket stalled;
+        QVERIFY(openStalledClient(stalled, server, "realtime:grace"));
+        PhoenixClient publisher(server.socketUrl());
+        PhoenixClient reader(server.socketUrl());
+        QVERIFY(publisher.open() && reader.open());
+        for (PhoenixClient *client : { &publisher, &reader }) {
+            client->sendText("[\"1\",\"1\",\"realtime:grace\",\"phx_join\",{\"config\":{}}]");
+            QVERIFY(client->waitForText("phx_reply").contains("\"ok\""));
+        }
+        const QByteArray message = "[\"1\",\"2\",\"realtime:grace\",\"broadcast\",{\"type\":"
+                                   "\"broadcast\",\"event\":\"big\",\"payload\":{\"d\":\""
+                + QByteArray(64 * 1024, 'x') + "\"}}]";
+        // 10.5 MB: beyond the kernel's buffers (about 4 MB on loopback), below the 16 MiB cap.
+        constexpr int Messages = 160;
+        for (int i = 0; i < Messages; ++i) {
+            publisher.sendText(message);
+        }
+        QVERIFY(receivesAll(reader, Messages));
+        // The cut-off is counted for the tenant...
+        QByteArray metrics;
+        QVERIFY2(QTest::qWaitFor(
+                         [&] {
+                             metrics = metricsOf(server);
+                             return tenantCounter(metrics,
+                                                  "qtrealtime_slow_consumer_disconnects_total")
+                                     == 1;
+                         },
+                         10'000),
+                 metrics.right(2000).constData());
+        QVERIFY(tenantCounter(metrics, "qtrealtime_slow_consumer_dropped_messages_total") > 0);
+        // ...and the stalled client, once it reads, finds the system message of its channel and
+        // a close frame 1008, after the frames that had reached its kernel buffer.
+        QByteArray bytes;
+        stalled.setReadBufferSize(0);
+        QVERIFY(QTest::qWaitFor(
+                [&] {
+                    bytes += stalled.readAll();
+                    return stalled.state() == QAbstractSocket::UnconnectedState;
+                },
+                10'000));
+        bytes += stalled.readAll();
+        QVERIFY2(bytes.contains("\"extension\":\"system\"")
+                         && bytes.contains("Disconnected: this client read too slowly; "),
+                 bytes.right(300).constData());
+        QVERIFY(bytes.contains(QByteArray("\x03\xf0slow consumer", 15)));
+        QVERIFY(publisher.isConnected() && reader.isConnected());
+    }
 
     void slowConsumerIsDisconnectedOthersKeepReceiving()
     {
         // The slow client: a raw socket with a tiny receive window that never reads.
         QTcpSocket slow;
-        slow.setSocketOption(QAbstractSocket::ReceiveBufferSizeSocketOption, 4096);
-        slow.setReadBufferSize(4096);
-        slow.connectToHost(QHostAddress::LocalHost, m_server.port());
-        QVERIFY(slow.waitForConnected(3000));
-        slow.write("GET /socket/websocket?vsn=2.0.0&apikey=" + m_server.token()
-                   + " HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                     "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: "
-                     "13\r\n\r\n");
-        // A masked join frame: [\"1\",\"1\",\"realtime:flood\",\"phx_join\",{}] with a zero key.
-        const QByteArray join = "[\"1\",\"1\",\"realtime:flood\",\"phx_join\",{}]";
-        QByteArray frame;
-        frame.append(char(0x81)).append(char(0x80 | join.size())).append(QByteArray(4, '\0'));
-        frame.append(join);
-        slow.write(frame);
-        QVERIFY(QTest::qWaitFor([&] { return slow.bytesAvailable() > 0; }, 3000));
+        QVERIFY(openStalledClient(slow, m_server, "realtime:flood"));
 
         const QUrl url = m_server.socketUrl();
         PhoenixClient publisher(url);
@@ -66,14 +175,7 @@ private Q_SLOTS:
             publisher.sendText(message);
         }
         // The healthy reader gets every one of them: the server has fanned them all out.
-        int received = 0;
-        QVERIFY(QTest::qWaitFor(
-                [&] {
-                    received += static_cast<int>(reader.texts.size());
-                    reader.texts.clear();
-                    return received >= Messages;
-                },
-                20'000));
+        QVERIFY(receivesAll(reader, Messages));
 
         // The slow client, once it reads, finds its connection closed by the server after far
         // less than it was sent.
