@@ -312,6 +312,8 @@ std::optional<QString> saveSnapshot(const QString &path, const cluster::ConfigSn
     if (!file.open(QIODevice::WriteOnly)) {
         return QStringLiteral("cannot write %1: %2").arg(path, file.errorString());
     }
+    // DATA_DIR is the node's own (0700); its files are too, whatever the umask.
+    file.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner);
     const QByteArray bytes = QJsonDocument(root).toJson(QJsonDocument::Indented);
     if (file.write(bytes) != bytes.size() || !file.commit()) {
         return QStringLiteral("cannot write %1: %2").arg(path, file.errorString());
