@@ -5,8 +5,8 @@
 // Design (shared/design/performance.md §4.1 and §6.3):
 //   * Raw TCP WebSocket client with hand-written framing: HTTP upgrade, client frames masked with
 //     the all-zero key (so the payload bytes stay as they are), a streaming frame parser fed by one
-//     shared read buffer (net `onread`), no per-chunk allocation. The `ws` client tops out near
-//     170k frames/s on this machine and would cap the results.
+//     shared read buffer (net `onread`), no per-chunk allocation (lib/ws-client.js). The `ws`
+//     client tops out near 170k frames/s on this machine and would cap the results.
 //   * Per delivered frame the work is a header parse plus a byte search for `"t":`, the publish
 //     timestamp (performance.now() ms) written by the publisher; no JSON.parse on the hot path.
 //   * Adapters: `phx` (Phoenix v1 objects or v2 arrays, as realtime-js sends them) and `nats`
@@ -31,12 +31,15 @@
 //   node loadgen.js --adapter phx --port 4001 --jwt-secret s3cret --subs 1000 --mode window \
 //        --window 64 --duration 10 --warmup 3 --server-pid 1234
 
-const net = require('node:net');
 const fs = require('node:fs');
 const crypto = require('node:crypto');
-const { execFileSync, spawn } = require('node:child_process');
+const { spawn } = require('node:child_process');
 const { performance } = require('node:perf_hooks');
 const { benchToken } = require('./lib/jwt');
+const { parseOptions, optionsOrExit } = require('./lib/options');
+const { sleep, round, makeLog, armHardTimeout } = require('./lib/harness');
+const { CLK_TCK, procCpuSec, procRssKB, selfCpuSec, setAutogroupNice } = require('./lib/proc');
+const { WsConn, clientFrame } = require('./lib/ws-client');
 
 // ---- options ---------------------------------------------------------------------------------
 
@@ -78,25 +81,7 @@ function usage() {
 }
 
 function parseArgs(argv) {
-  const o = { ...DEFAULTS };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === '--help' || a === '-h') usage();
-    if (!a.startsWith('--')) throw new Error(`unexpected argument ${a}`);
-    let key = a.slice(2);
-    let val;
-    const eq = key.indexOf('=');
-    if (eq >= 0) {
-      val = key.slice(eq + 1);
-      key = key.slice(0, eq);
-    } else {
-      val = argv[++i];
-    }
-    if (!(key in DEFAULTS)) throw new Error(`unknown option --${key}`);
-    if (val === undefined) throw new Error(`--${key} needs a value`);
-    o[key] = typeof DEFAULTS[key] === 'number' ? Number(val) : val;
-    if (typeof DEFAULTS[key] === 'number' && !Number.isFinite(o[key])) throw new Error(`--${key}: not a number`);
-  }
+  const o = parseOptions(argv, DEFAULTS, usage);
   if (!['phx', 'nats'].includes(o.adapter)) throw new Error('--adapter must be phx or nats');
   if (!['window', 'rate', 'storm'].includes(o.mode)) throw new Error('--mode must be window, rate or storm');
   if (!['1.0.0', '2.0.0'].includes(o.vsn)) throw new Error('--vsn must be 1.0.0 or 2.0.0');
@@ -109,16 +94,9 @@ function parseArgs(argv) {
   return o;
 }
 
-let OPT;
-try {
-  OPT = parseArgs(process.argv.slice(2));
-} catch (e) {
-  process.stderr.write(`loadgen: ${e.message}\n`);
-  process.exit(64);
-}
+const OPT = optionsOrExit('loadgen', parseArgs);
 
-const log = (s) => process.stderr.write(`[loadgen ${(performance.now() / 1000).toFixed(1)}s] ${s}\n`);
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const log = makeLog('loadgen');
 
 // ---- shared measurement state ----------------------------------------------------------------
 
@@ -187,8 +165,6 @@ function noteFailure(what) {
   if (S.failureSamples.length < 5) S.failureSamples.push(String(what).slice(0, 300));
 }
 
-const round = (x, d = 1) => (x === null || x === undefined || !Number.isFinite(x) ? null : Number(x.toFixed(d)));
-
 /** Parse the decimal number that starts at buf[i] (digits, optional '.', digits, optional '-'). */
 function parseNumberAt(buf, i) {
   let neg = false;
@@ -224,34 +200,7 @@ function delivery(buf, start, end, now) {
   if (i !== -1 && i < end) recordLatency(now - parseNumberAt(buf, i + 4));
 }
 
-// ---- raw WebSocket client ----------------------------------------------------------------------
-
-// One read buffer shared by every socket: `onread` callbacks are synchronous, and anything kept
-// across reads (a partial frame) is copied out first.
-const READ_BUF = Buffer.allocUnsafe(256 * 1024);
-const CRLFCRLF = Buffer.from('\r\n\r\n');
-const WS_GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
-
-/** Build one masked client frame (FIN set) with the all-zero masking key. */
-function clientFrame(opcode, payload) {
-  const len = payload.length;
-  const hdr = len < 126 ? 2 : len < 65536 ? 4 : 10;
-  const out = Buffer.allocUnsafe(hdr + 4 + len);
-  out[0] = 0x80 | opcode;
-  if (hdr === 2) out[1] = 0x80 | len;
-  else if (hdr === 4) {
-    out[1] = 0x80 | 126;
-    out.writeUInt16BE(len, 2);
-  } else {
-    out[1] = 0x80 | 127;
-    out.writeUInt32BE(Math.floor(len / 2 ** 32), 2);
-    out.writeUInt32BE(len >>> 0, 6);
-  }
-  out.writeUInt32BE(0, hdr); // masking key 0: XOR leaves the payload unchanged
-  if (typeof payload === 'string') out.write(payload, hdr + 4, 'utf8');
-  else payload.copy(out, hdr + 4);
-  return out;
-}
+// ---- raw WebSocket client (../lib/ws-client.js) ------------------------------------------------
 
 // Sec-WebSocket-Key nonces, cut from one random block refilled every 1,024 connections (one
 // randomBytes call per connection was 4% of the loadgen's CPU in the connect storm).
@@ -268,140 +217,6 @@ function wsKey() {
 
 let srcIndex = 0;
 let subIndex = 0; // subscribers started so far (two-server runs: which go to --port-b)
-/** Hook run after every socket read (window mode sets it to the publish pump). */
-let afterRead = null;
-
-/**
- * A WebSocket client connection. `client` is the protocol adapter object; it gets
- *   client.onOpen(), client.onMessage(buf, start, end, now), client.onClose(reason).
- */
-class WsConn {
-  constructor(client) {
-    this.client = client;
-    this.upgraded = false;
-    this.closed = false;
-    this.pend = null; // unparsed bytes (copied) carried to the next read
-    this.frag = null; // fragmented message parts
-    this.key = wsKey();
-    const k = OPT['src-addrs'] > 1 ? (srcIndex++ % OPT['src-addrs']) + 1 : 1;
-    this.port = client.onB ? OPT['port-b'] : OPT.port;
-    this.sock = net.connect({
-      host: '127.0.0.1',
-      port: this.port,
-      localAddress: k > 1 ? `127.0.0.${k}` : undefined,
-      noDelay: true,
-      onread: { buffer: READ_BUF, callback: (n, buf) => this.onRead(n, buf) },
-    });
-    this.sock.on('connect', () => {
-      this.sock.write(
-        `GET ${this.client.url} HTTP/1.1\r\nHost: 127.0.0.1:${this.port}\r\nUpgrade: websocket\r\n` +
-          `Connection: Upgrade\r\nSec-WebSocket-Key: ${this.key}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
-      );
-    });
-    this.sock.on('error', (e) => this.close(e.code || e.message));
-    this.sock.on('close', () => this.close('socket closed'));
-  }
-
-  close(reason) {
-    if (this.closed) return;
-    this.closed = true;
-    this.sock.destroy();
-    this.client.onClose(reason);
-  }
-
-  send(str) {
-    if (!this.closed) this.sock.write(clientFrame(0x1, str));
-  }
-
-  /** Write a ready-made client frame (shared Buffer, not copied). */
-  sendFrame(frame) {
-    if (!this.closed) this.sock.write(frame);
-  }
-
-  onRead(n, readBuf) {
-    this.handleRead(n, readBuf);
-    if (afterRead !== null) afterRead(); // window mode: refill the publish window at once
-  }
-
-  handleRead(n, readBuf) {
-    const now = performance.now();
-    let buf = readBuf.subarray(0, n);
-    if (this.pend) {
-      buf = Buffer.concat([this.pend, buf]);
-      this.pend = null;
-    }
-    if (!this.upgraded) {
-      const end = buf.indexOf(CRLFCRLF);
-      if (end === -1) {
-        if (buf.length > 16384) return this.close('oversized HTTP response');
-        this.pend = Buffer.from(buf);
-        return;
-      }
-      const head = buf.toString('latin1', 0, end);
-      if (!/^HTTP\/1\.1 101/.test(head)) {
-        const body = buf.toString('utf8', end + 4, Math.min(buf.length, end + 300));
-        return this.close(`upgrade refused: ${head.split('\r\n')[0]} ${body}`);
-      }
-      const accept = /\r\nsec-websocket-accept:\s*(\S+)/i.exec(head);
-      const want = crypto.createHash('sha1').update(this.key + WS_GUID).digest('base64');
-      if (!accept || accept[1] !== want) return this.close("bad Sec-WebSocket-Accept");
-      this.upgraded = true;
-      this.client.onOpen();
-      buf = buf.subarray(end + 4);
-      if (buf.length === 0) return;
-    }
-    this.parse(buf, now);
-  }
-
-  parse(buf, now) {
-    const len = buf.length;
-    let off = 0;
-    while (len - off >= 2) {
-      const b0 = buf[off];
-      const b1 = buf[off + 1];
-      let plen = b1 & 0x7f;
-      let hdr = 2;
-      if (plen === 126) {
-        if (len - off < 4) break;
-        plen = buf.readUInt16BE(off + 2);
-        hdr = 4;
-      } else if (plen === 127) {
-        if (len - off < 10) break;
-        plen = buf.readUInt32BE(off + 2) * 2 ** 32 + buf.readUInt32BE(off + 6);
-        hdr = 10;
-      }
-      const masked = (b1 & 0x80) !== 0; // servers must not mask, but be tolerant
-      if (masked) hdr += 4;
-      if (len - off < hdr + plen) break;
-      const start = off + hdr;
-      const end = start + plen;
-      if (masked) for (let i = 0; i < plen; i++) buf[start + i] ^= buf[off + hdr - 4 + (i & 3)];
-      off = end;
-      const op = b0 & 0x0f;
-      const fin = (b0 & 0x80) !== 0;
-      if (op === 0x1 || op === 0x2) {
-        if (fin) this.client.onMessage(buf, start, end, now);
-        else this.frag = [Buffer.from(buf.subarray(start, end))];
-      } else if (op === 0x0) {
-        if (!this.frag) return this.close('continuation without start');
-        this.frag.push(Buffer.from(buf.subarray(start, end)));
-        if (fin) {
-          const whole = Buffer.concat(this.frag);
-          this.frag = null;
-          this.client.onMessage(whole, 0, whole.length, now);
-        }
-      } else if (op === 0x9) {
-        this.sock.write(clientFrame(0xa, Buffer.from(buf.subarray(start, end)))); // ping -> pong
-      } else if (op === 0x8) {
-        const code = plen >= 2 ? buf.readUInt16BE(start) : 1005;
-        const reason = buf.toString('utf8', start + 2, end);
-        return this.close(`close frame ${code} ${reason}`);
-      } // 0xA pong: ignore
-      if (this.closed) return;
-    }
-    if (off < len) this.pend = Buffer.from(buf.subarray(off));
-  }
-}
 
 // ---- protocol adapters -----------------------------------------------------------------------
 
@@ -426,7 +241,16 @@ class BaseClient {
   }
 
   start() {
-    this.conn = new WsConn(this);
+    const k = OPT['src-addrs'] > 1 ? (srcIndex++ % OPT['src-addrs']) + 1 : 1;
+    const port = this.onB ? OPT['port-b'] : OPT.port;
+    this.conn = new WsConn(this, {
+      port,
+      url: this.url,
+      host: `127.0.0.1:${port}`,
+      key: wsKey(),
+      localAddress: k > 1 ? `127.0.0.${k}` : undefined,
+      clock: () => performance.now(), // the clock of the publish timestamps
+    });
   }
 
   markReady() {
@@ -615,34 +439,6 @@ const Client = OPT.adapter === 'phx' ? PhxClient : NatsClient;
 
 const PID = OPT['server-pid'];
 const PID_B = OPT['server-pid-b'];
-let CLK_TCK = 100;
-try {
-  CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
-} catch {
-  /* keep 100 */
-}
-
-function procCpuSec(pid) {
-  if (!pid) return null;
-  try {
-    const s = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
-    const f = s.slice(s.lastIndexOf(')') + 2).split(' '); // f[0] is field 3 (state)
-    return (Number(f[11]) + Number(f[12])) / CLK_TCK; // utime + stime
-  } catch {
-    return null;
-  }
-}
-
-function procRssKB(pid) {
-  if (!pid) return null;
-  try {
-    const m = /VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'latin1'));
-    return m ? Number(m[1]) : null;
-  } catch {
-    return null;
-  }
-}
-
 function procSyscw(pid) {
   if (!pid) return null;
   try {
@@ -728,11 +524,6 @@ function countWriteSyscalls(pid, sec) {
       resolve(Object.keys(counts).length === WRITE_SYSCALLS.length ? counts : null);
     });
   });
-}
-
-function selfCpuSec() {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1e6;
 }
 
 function snapshot() {
@@ -880,29 +671,9 @@ function tcpExt() {
 
 const T0 = performance.now();
 
-/**
- * Raise our priority against other sessions' work (builds on the same machine). With
- * CONFIG_SCHED_AUTOGROUP a process nice only counts inside its session's group, so run.sh
- * starts us with setsid and we set the group's nice. Silently does nothing without permission.
- */
-function setAutogroupNice(nice) {
-  if (!nice) return;
-  try {
-    const stat = fs.readFileSync('/proc/self/stat', 'latin1');
-    const sid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[3]); // field 6: session
-    if (sid === process.pid) fs.writeFileSync('/proc/self/autogroup', String(nice));
-  } catch {
-    /* not permitted or no autogroup support: run at normal priority */
-  }
-}
-
 async function main() {
   setAutogroupNice(OPT['autogroup-nice']);
-  const hardTimer = setTimeout(() => {
-    emit({ error: `hard timeout after ${OPT['hard-timeout']} s`, partial: true });
-    process.exit(3);
-  }, OPT['hard-timeout'] * 1000);
-  hardTimer.unref();
+  armHardTimeout(OPT['hard-timeout'], () => emit({ error: `hard timeout after ${OPT['hard-timeout']} s`, partial: true }));
 
   const rssBefore = procRssKB(PID);
   if (PID && rssBefore === null) throw new Error(`no /proc entry for --server-pid ${PID}`);
@@ -1016,7 +787,7 @@ async function main() {
     const pump = () => {
       while (publishing && S.published - S.delivered / nSubs < OPT.window) publishOne();
     };
-    afterRead = pump;
+    WsConn.afterRead = pump;
     pumpTimer = setInterval(pump, 1);
     pump();
   } else {

@@ -34,6 +34,9 @@ set -euo pipefail
 
 BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO_DIR="$(dirname "$BENCH_DIR")"
+# shellcheck source=SCRIPTDIR/lib/common.sh
+source "$BENCH_DIR/lib/common.sh"
+LOG_TAG=run.sh
 
 # ---- options ----------------------------------------------------------------------------------
 QUICK=0
@@ -52,7 +55,6 @@ NICE=-15
 # Before each run, wait up to this many seconds for the machine to be quiet (others < 15%).
 QUIET_WAIT=20
 
-usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --quick) QUICK=1 ;;
@@ -113,7 +115,7 @@ scenario_name() {
 # ---- environment ------------------------------------------------------------------------------
 # File descriptors: the loadgen holds N+1 sockets and the server N. 65536 where allowed; this
 # sandbox caps the hard limit at 20000, which is enough for N = 10,000.
-ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+raise_fd_limit
 if [[ "$(ulimit -n)" != unlimited && "$(ulimit -n)" -lt 10100 ]]; then
   echo "run.sh: warning: ulimit -n is $(ulimit -n); scenario c needs > 10100" >&2
 fi
@@ -131,42 +133,18 @@ LOG_DIR="$RESULTS_DIR/$STAMP.logs"
 mkdir -p "$LOG_DIR"
 
 # One HS256 secret per session; ours and ws-phx verify the same kind of token.
-JWT_SECRET="bench-$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-
-log() { printf '[run.sh %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+JWT_SECRET="bench-$(random_hex 24)"
 
 # ---- server life cycle ------------------------------------------------------------------------
 SRV_PID=""
 SRV_DATA=""
 
 stop_server() {
-  if [[ -n "$SRV_PID" ]]; then
-    kill -TERM "$SRV_PID" 2>/dev/null || true
-    for _ in $(seq 1 30); do kill -0 "$SRV_PID" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$SRV_PID" 2>/dev/null || true
-    wait "$SRV_PID" 2>/dev/null || true
-    SRV_PID=""
-  fi
+  if [[ -n "$SRV_PID" ]]; then stop_pid "$SRV_PID" 30; SRV_PID=""; fi
   if [[ -n "$SRV_DATA" ]]; then rm -rf "$SRV_DATA"; SRV_DATA=""; fi
 }
 trap 'stop_server' EXIT
 trap 'stop_server; exit 130' INT TERM
-
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-# boost <pid>: give the session of <pid> (a session leader, started with setsid) the NICE
-# autogroup priority. setsid does not fork here (a background job of a script is not a
-# process-group leader), so $! is the server itself; by the time its port is open, the
-# exec chain setsid -> nice -> taskset -> server is complete.
-boost() {
-  local sid
-  sid=$(awk '{ sub(/^.*\) /, ""); print $4 }' "/proc/$1/stat" 2>/dev/null || echo 0)
-  if [[ "$sid" == "$1" ]]; then
-    echo "$NICE" >"/proc/$1/autogroup" 2>/dev/null || log "could not raise the priority of $1"
-  else
-    log "warning: server $1 is not a session leader; its priority is not raised"
-  fi
-}
 
 # start_server <target> <logfile>: sets SRV_PID, SRV_PORT, ADAPTER. Returns 1 on failure.
 start_server() {
@@ -210,22 +188,6 @@ start_server() {
   log "$target did not accept TCP on 127.0.0.1:$SRV_PORT within 15 s (see $logf)"
   stop_server
   return 1
-}
-
-# Wait (up to QUIET_WAIT s) until the machine is quiet: other engineers' builds on the same
-# 2 cores distort a run. Prints the busy % seen last (it is also recorded with the run).
-wait_quiet() {
-  local busy=100 tries=0 a b
-  while :; do
-    a=$(awk '/^cpu /{print $2+$3+$4+$7+$8, $5+$6}' /proc/stat)
-    sleep 1
-    b=$(awk '/^cpu /{print $2+$3+$4+$7+$8, $5+$6}' /proc/stat)
-    busy=$(awk -v a="$a" -v b="$b" 'BEGIN{split(a,x," ");split(b,y," ");t=(y[1]-x[1])+(y[2]-x[2]);print (t>0)?int(100*(y[1]-x[1])/t):0}')
-    if [[ $busy -le 15 ]] || [[ $tries -ge $((QUIET_WAIT - 1)) ]]; then break; fi
-    [[ $tries -eq 0 ]] && log "machine busy (${busy}% of 2 cores used by others); waiting up to ${QUIET_WAIT} s"
-    tries=$((tries + 1))
-  done
-  echo "$busy"
 }
 
 # Append a JSON object made from key=value pairs (values are JSON) to the results file.

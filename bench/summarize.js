@@ -14,6 +14,7 @@
 // quiet rep of the same target exists.
 
 const fs = require('node:fs');
+const { median } = require('./lib/summary');
 
 // base: our server from another binary (run.sh --baseline-server), the before of a change.
 const TARGETS = ['ours', 'base', 'ws-phx', 'nats'];
@@ -74,13 +75,6 @@ function readLines(files) {
     }
   }
   return rows;
-}
-
-function median(xs) {
-  const v = xs.filter((x) => typeof x === 'number' && Number.isFinite(x)).sort((a, b) => a - b);
-  if (v.length === 0) return null;
-  const m = v.length >> 1;
-  return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
 }
 
 function fmt(x, digits) {

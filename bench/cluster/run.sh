@@ -35,6 +35,9 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 BENCH_DIR="$(dirname "$HERE")"
 REPO_DIR="$(dirname "$BENCH_DIR")"
+# shellcheck source=SCRIPTDIR/../lib/common.sh
+source "$BENCH_DIR/lib/common.sh"
+LOG_TAG=cluster/run.sh
 ETCD_SCRIPT="$REPO_DIR/tests/support/etcd/etcd-cluster.sh"
 
 # ---- options ----------------------------------------------------------------------------------
@@ -49,7 +52,6 @@ QUICK=0
 NICE=-15
 QUIET_WAIT=20
 
-usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
 while [[ $# -gt 0 ]]; do
   opt="$1" val=""
   if [[ "$opt" == --*=* ]]; then val="${opt#*=}"; opt="${opt%%=*}"; fi
@@ -85,10 +87,10 @@ PORT_A=14100
 PORT_B=14101
 LINK_PORT_A=14110
 LINK_PORT_B=14111
-CLUSTER_SECRET="bench-cluster-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-JWT_SECRET="bench-$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+CLUSTER_SECRET="bench-cluster-$(random_hex 12)"
+JWT_SECRET="bench-$(random_hex 24)"
 
-ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+raise_fd_limit
 
 STAMP="$(date -u +%Y%m%dT%H%M%SZ)"
 RESULTS_DIR="$BENCH_DIR/results"
@@ -97,20 +99,13 @@ LOG_DIR="$RESULTS_DIR/cluster-$STAMP.logs"
 ETCD_DIR="$LOG_DIR/etcd"
 mkdir -p "$LOG_DIR"
 
-log() { printf '[cluster/run.sh %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
-
 # ---- process life cycle -----------------------------------------------------------------------
 declare -A SRV_PID=() SRV_DATA=()
 ETCD_UP=0
 
 stop_server() { # <name>
   local pid="${SRV_PID[$1]:-}"
-  if [[ -n "$pid" ]]; then
-    kill -TERM "$pid" 2>/dev/null || true
-    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-  fi
+  if [[ -n "$pid" ]]; then stop_pid "$pid" 50; fi
   if [[ -n "${SRV_DATA[$1]:-}" ]]; then rm -rf "${SRV_DATA[$1]}"; fi
   unset "SRV_PID[$1]" "SRV_DATA[$1]"
 }
@@ -121,17 +116,6 @@ stop_all() {
 }
 trap 'stop_all' EXIT
 trap 'stop_all; exit 130' INT TERM
-
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-# boost <pid>: the NICE autogroup priority for the session <pid> leads (see bench/run.sh).
-boost() {
-  local sid
-  sid=$(awk '{ sub(/^.*\) /, ""); print $4 }' "/proc/$1/stat" 2>/dev/null || echo 0)
-  if [[ "$sid" == "$1" ]]; then
-    echo "$NICE" >"/proc/$1/autogroup" 2>/dev/null || log "could not raise the priority of $1"
-  fi
-}
 
 # start_server <name> <cpu> <port> <logfile> [VAR=value ...]: sets SRV_PID[name].
 start_server() {
@@ -150,7 +134,7 @@ start_server() {
   SRV_PID[$name]=$!
   for _ in $(seq 1 150); do # up to 15 s
     if ! kill -0 "${SRV_PID[$name]}" 2>/dev/null; then log "$name exited during start-up (see $logf)"; stop_server "$name"; return 1; fi
-    if port_open "$port"; then boost "${SRV_PID[$name]}"; return 0; fi
+    if port_open "$port"; then boost "${SRV_PID[$name]}" --quiet; return 0; fi
     sleep 0.1
   done
   log "$name did not accept TCP on 127.0.0.1:$port within 15 s (see $logf)"
@@ -175,25 +159,6 @@ wait_cluster() {
   done
   log "the nodes did not see each other within 10 s (A sees $a, B sees $b)"
   return 1
-}
-
-# Wait (up to QUIET_WAIT s) until others use < 15% of the machine (as bench/run.sh).
-wait_quiet() {
-  local busy=100 tries=0 a b
-  while :; do
-    a=$(awk '/^cpu /{print $2+$3+$4+$7+$8, $5+$6}' /proc/stat)
-    sleep 1
-    b=$(awk '/^cpu /{print $2+$3+$4+$7+$8, $5+$6}' /proc/stat)
-    busy=$(awk -v a="$a" -v b="$b" 'BEGIN{split(a,x," ");split(b,y," ");t=(y[1]-x[1])+(y[2]-x[2]);print (t>0)?int(100*(y[1]-x[1])/t):0}')
-    if [[ $busy -le 15 ]] || [[ $tries -ge $((QUIET_WAIT - 1)) ]]; then break; fi
-    [[ $tries -eq 0 ]] && log "machine busy (${busy}% of 2 cores used by others); waiting up to ${QUIET_WAIT} s"
-    tries=$((tries + 1))
-  done
-  echo "$busy"
-}
-
-append_error() { # <meta json> <message>
-  node -e 'console.log(JSON.stringify({...JSON.parse(process.argv[1]), error: process.argv[2]}))' "$1" "$2" >>"$OUT"
 }
 
 # ---- one run ------------------------------------------------------------------------------------

@@ -8,25 +8,10 @@
 // link adds. "vs single" compares the cluster's deliveries/s with the single server's median, and
 // "B p50 − single p50" the median p50 of B's subscribers with the single server's (other runs).
 
-const fs = require('node:fs');
+const { readResultsArg, median } = require('../lib/summary');
 
-const file = process.argv[2];
-if (!file) {
-  process.stderr.write('usage: node bench/cluster/summarize.js <results.jsonl>\n');
-  process.exit(64);
-}
-const rows = fs
-  .readFileSync(file, 'utf8')
-  .split('\n')
-  .filter((l) => l.startsWith('{'))
-  .map((l) => JSON.parse(l));
+const rows = readResultsArg('usage: node bench/cluster/summarize.js <results.jsonl>', (l) => l.startsWith('{'));
 
-const median = (xs) => {
-  const v = xs.filter((x) => x != null && Number.isFinite(x)).sort((a, b) => a - b);
-  if (v.length === 0) return null;
-  const m = Math.floor(v.length / 2);
-  return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-};
 const fmt = (x, d) => (x == null ? '–' : d === 0 ? Math.round(x).toLocaleString('en-US') : x.toFixed(d));
 const cell = (xs, d = 2) => {
   const v = xs.filter((x) => x != null && Number.isFinite(x));

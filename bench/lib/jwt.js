@@ -1,7 +1,8 @@
 'use strict';
 // Minimal HS256 JSON Web Tokens with node:crypto only.
-// Used by loadgen.js (to sign the bench token) and servers/ws-phx.js (to verify it,
-// so the stand-in pays the same per-connection HMAC cost as Supabase Realtime does).
+// Used by loadgen.js (to sign the bench token), servers/ws-phx.js (to verify it, so the
+// stand-in pays the same per-connection HMAC cost as Supabase Realtime does) and the
+// postgres_changes loadgens (one token per user, for row level security).
 
 const crypto = require('node:crypto');
 
@@ -18,6 +19,15 @@ function signHS256(claims, secret) {
 /** The token the bench uses: role anon, valid for `ttlSec` seconds. */
 function benchToken(secret, ttlSec = 3600) {
   return signHS256({ role: 'anon', exp: Math.floor(Date.now() / 1000) + ttlSec }, secret);
+}
+
+/**
+ * A signer of per-user tokens {role:"authenticated", sub, exp}, all expiring `ttlSec` seconds
+ * from now: `sub` is what RLS policies see as request.jwt.claims->>'sub'.
+ */
+function userTokens(secret, ttlSec = 3600) {
+  const exp = Math.floor(Date.now() / 1000) + ttlSec;
+  return (sub) => signHS256({ role: 'authenticated', sub, exp }, secret);
 }
 
 /**
@@ -53,4 +63,4 @@ function verifyHS256(token, secret) {
   return { ok: true, claims };
 }
 
-module.exports = { signHS256, benchToken, verifyHS256 };
+module.exports = { signHS256, benchToken, userTokens, verifyHS256 };

@@ -33,6 +33,10 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 BENCH_DIR="$(dirname "$HERE")"
 REPO_DIR="$(dirname "$BENCH_DIR")"
+# shellcheck source=SCRIPTDIR/../lib/common.sh
+source "$BENCH_DIR/lib/common.sh"
+# shellcheck source=SCRIPTDIR/../lib/pg-bench.sh
+source "$BENCH_DIR/lib/pg-bench.sh"
 
 SERVER_BIN="$REPO_DIR/build/bin/realtime-server"
 BASELINE_BIN=""
@@ -47,29 +51,22 @@ STALL=8
 PG_ENV=""
 NICE=-15
 PORT=14000
+DB=pgbench
+LOG_TAG=pgchanges
 
-usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    --server) SERVER_BIN="$2"; shift ;;
     --baseline-server) BASELINE_BIN="$2"; shift ;;
     --ks) KS="$2"; shift ;;
     --policies) POLICIES="$2"; shift ;;
     --strategies) STRATEGIES="$2"; shift ;;
     --modes) MODES="$2"; shift ;;
-    --duration) DURATION="$2"; shift ;;
-    --warmup) WARMUP="$2"; shift ;;
-    --drain) DRAIN="$2"; shift ;;
-    --stall) STALL="$2"; shift ;;
-    --pg-env) PG_ENV="$2"; shift ;;
     --quick) DURATION=3; WARMUP=1; DRAIN=5; STALL=3 ;;
-    -h|--help) usage; exit 0 ;;
-    *) echo "run.sh: unknown option $1" >&2; usage >&2; exit 64 ;;
+    *) pg_common_option "$@"; shift "$PG_OPT_ARGS"; continue ;;
   esac
   shift
 done
-[[ "$SERVER_BIN" = /* ]] || SERVER_BIN="$REPO_DIR/$SERVER_BIN"
-[[ -x "$SERVER_BIN" ]] || { echo "run.sh: no server binary at $SERVER_BIN" >&2; exit 66; }
+require_server_bin "$REPO_DIR"
 BUILD_LIST=(ours)
 if [[ -n "$BASELINE_BIN" ]]; then
   [[ "$BASELINE_BIN" = /* ]] || BASELINE_BIN="$PWD/$BASELINE_BIN"
@@ -77,53 +74,13 @@ if [[ -n "$BASELINE_BIN" ]]; then
   BUILD_LIST=(ours base)
 fi
 
-ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
-STAMP="$(date -u +%Y%m%dT%H%M%SZ)"
-RESULTS_DIR="$BENCH_DIR/results"
-OUT="$RESULTS_DIR/pgchanges-$STAMP.jsonl"
-LOG_DIR="$RESULTS_DIR/pgchanges-$STAMP.logs"
-mkdir -p "$LOG_DIR"
-log() { printf '[pgchanges %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+raise_fd_limit
+init_results pgchanges
+install_cleanup
 
 # ---- PostgreSQL ---------------------------------------------------------------------------------
-PG_DIR=""
-SRV_PID=""
-SRV_DATA=""
-stop_server() {
-  if [[ -n "$SRV_PID" ]]; then
-    kill -TERM "$SRV_PID" 2>/dev/null || true
-    for _ in $(seq 1 30); do kill -0 "$SRV_PID" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$SRV_PID" 2>/dev/null || true
-    wait "$SRV_PID" 2>/dev/null || true
-    SRV_PID=""
-  fi
-  if [[ -n "$SRV_DATA" ]]; then rm -rf "$SRV_DATA"; SRV_DATA=""; fi
-}
-cleanup() {
-  stop_server
-  if [[ -n "$PG_DIR" ]]; then "$REPO_DIR/tests/support/postgres/pg-cluster.sh" stop "$PG_DIR" >/dev/null 2>&1 || true; fi
-}
-trap cleanup EXIT
-trap 'cleanup; exit 130' INT TERM
-
-if [[ -z "$PG_ENV" ]]; then
-  PG_DIR="$LOG_DIR/pg"
-  "$REPO_DIR/tests/support/postgres/pg-cluster.sh" start "$PG_DIR" >&2
-  PG_ENV="$PG_DIR/pg.env"
-fi
-# shellcheck disable=SC1090
-source "$PG_ENV"
-PSQL="$RT_PG_BIN/psql"
-DB=pgbench
-su_sql() { PGPASSWORD="$RT_PG_SUPERPASSWORD" "$PSQL" -X -q -tA -v ON_ERROR_STOP=1 -h "$RT_PG_HOST" -p "$RT_PG_PORT" -U "$RT_PG_SUPERUSER" "$@"; }
-rt_sql() { PGPASSWORD="$RT_PG_PASSWORD" "$PSQL" -X -q -tA -v ON_ERROR_STOP=1 -h "$RT_PG_HOST" -p "$RT_PG_PORT" -U "$RT_PG_USER" -d "$DB" "$@"; }
-
-# PostgreSQL gets the same scheduler priority as the server and the loadgen: pg_ctl starts the
-# postmaster in a session of its own, whose autogroup every backend inherits.
-PM_PID=$(head -n 1 "$RT_PG_DATA/postmaster.pid")
-echo "$NICE" >"/proc/$PM_PID/autogroup" 2>/dev/null || log "could not raise PostgreSQL's priority"
-
-su_sql -d postgres -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB OWNER $RT_PG_USER"
+start_postgres
+create_bench_db
 rt_sql <<'SQL'
 CREATE TABLE items (id bigint PRIMARY KEY, owner text, v int, created_at timestamptz DEFAULT clock_timestamp());
 ALTER TABLE items ENABLE ROW LEVEL SECURITY;
@@ -139,9 +96,11 @@ policy_sql() {
 }
 
 # ---- runs -----------------------------------------------------------------------------------------
-JWT_SECRET="pgbench-$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-append_error() { node -e 'console.log(JSON.stringify({...JSON.parse(process.argv[1]),error:process.argv[2]}))' "$1" "$2" >>"$OUT"; }
+JWT_SECRET="$DB-$(random_hex 24)"
+print_run_summary() {
+  # shellcheck disable=SC2016  # JavaScript template literals, not shell
+  node -e 'const r=JSON.parse(process.argv[1]);const l=r.latencyMs||{};console.error(r.error?`   error: ${r.error}`:`   ${r.deliveriesPerSec} deliveries/s, ${r.changesDeliveredPerSec} changes/s (inserted ${r.insertedPerSec}/s), p50 ${l.p50} ms, p99 ${l.p99} ms, server ${r.serverCpuPct}%, pg ${r.pgCpuPct}%, loadgen ${r.loadgenCpuPct}%, undelivered ${r.undelivered}, all delivered ${r.allDelivered}${r.serverDiedDuringRun?" SERVER DIED":""}`)' "$1"
+}
 
 HARD=$((WARMUP + DURATION + DRAIN + 30)); ((HARD > 120)) && HARD=120
 RUN=0
@@ -167,66 +126,22 @@ for policy in "${POLICY_LIST[@]}"; do
         bin="$SERVER_BIN"
         [[ $build == base ]] && bin="$BASELINE_BIN"
         RUN=$((RUN + 1))
-        name="$policy-k$k-$mode-$strategy-$build"
-        slot="bench_pgc_${STAMP,,}_$RUN"
         meta="{\"scenario\":\"g\",\"session\":\"$STAMP\",\"run\":$RUN,\"strategy\":\"$strategy\",\"build\":\"$build\",\"policy\":\"$policy\",\"k\":$k,\"mode\":\"$mode\"}"
-        if port_open "$PORT"; then log "port $PORT in use; not measuring someone else's server"; append_error "$meta" "port in use"; continue; fi
+        begin_run "$policy-k$k-$mode-$strategy-$build" "$meta" || continue
         # Fresh state: the policy, an empty table, no subscription rows, no inactive bench slots.
-        rt_sql -c "DROP POLICY IF EXISTS bench_read ON items" -c "$(policy_sql "$policy")" -c "TRUNCATE items" \
-          -c "DO \$\$ BEGIN IF to_regclass('realtime.subscription') IS NOT NULL THEN DELETE FROM realtime.subscription; END IF; END \$\$" >/dev/null
-        su_sql -d postgres -c "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name LIKE 'bench_pgc_%' AND NOT active" >/dev/null
-        SRV_DATA="$(mktemp -d /tmp/qtrealtime-pgbench.XXXXXX)"
-        node -e '
-          const [secret, host, port, db, user, pw, slot] = process.argv.slice(1);
-          console.log(JSON.stringify({ tenants: [{ external_id: "pgbench", jwt_secret: secret,
-            max_concurrent_users: 1000000, max_events_per_second: 1000000000, max_bytes_per_second: 1000000000,
-            max_joins_per_second: 1000000, max_channels_per_client: 100,
-            extensions: [{ type: "postgres_cdc_rls", settings: { region: "local", db_host: host, db_port: port,
-              db_name: db, db_user: user, db_password: pw, ssl_enforced: false, slot_name: slot } }] }] }));' \
-          "$JWT_SECRET" "$RT_PG_HOST" "$RT_PG_PORT" "$DB" "$RT_PG_USER" "$RT_PG_PASSWORD" "$slot" >"$SRV_DATA/tenants.json"
-        logf="$LOG_DIR/$name.log"
-        setsid nice -n "$NICE" taskset -c 0 env PORT="$PORT" LISTEN_ADDRESS=127.0.0.1 DATA_DIR="$SRV_DATA" \
-          SEED_SELF_HOST=true API_JWT_SECRET="$JWT_SECRET" SEED_TENANTS_FILE="$SRV_DATA/tenants.json" \
-          LOG_LEVEL=warning RLS_STRATEGY="$strategy" \
-          TENANT_MAX_CONCURRENT_USERS=1000000 TENANT_MAX_EVENTS_PER_SECOND=1000000000 \
-          TENANT_MAX_BYTES_PER_SECOND=1000000000 TENANT_MAX_JOINS_PER_SECOND=1000000 \
-          ${OURS_EXTRA_ENV:-} "$bin" --workers 1 >"$logf" 2>&1 &
-        SRV_PID=$!
-        up=0
-        for _ in $(seq 1 150); do
-          kill -0 "$SRV_PID" 2>/dev/null || break
-          if port_open "$PORT"; then up=1; break; fi
-          sleep 0.1
-        done
-        if [[ $up -eq 0 ]]; then log "$name: server did not start (see $logf)"; append_error "$meta" "server did not start"; stop_server; continue; fi
-        echo "$NICE" >"/proc/$SRV_PID/autogroup" 2>/dev/null || true
+        reset_items -c "DROP POLICY IF EXISTS bench_read ON items" -c "$(policy_sql "$policy")"
+        drop_inactive_slots bench_pgc_
+        start_run_server "$bin" "bench_pgc_${STAMP,,}_$RUN" RLS_STRATEGY="$strategy" || continue
         log "run $RUN: policy $policy, K=$k, $mode, RLS_STRATEGY=$strategy, build $build"
-        set +e
-        # shellcheck disable=SC2086
-        timeout -k 5 $((HARD + 15)) setsid nice -n "$NICE" taskset -c 1 node "$HERE/loadgen.js" --autogroup-nice "$NICE" \
-          --port "$PORT" --tenant pgbench --jwt-secret "$JWT_SECRET" --subs "$k" --policy "$policy" $MODE_ARGS \
-          --duration "$DURATION" --warmup "$WARMUP" --drain "$DRAIN" --stall "$STALL" --hard-timeout "$HARD" --pg-env "$PG_ENV" --db "$DB" \
-          --server-pid "$SRV_PID" --meta "$meta" >"$logf.out" 2>"$logf.loadgen"
-        rc=$?
-        set -e
-        alive=1; kill -0 "$SRV_PID" 2>/dev/null || alive=0
+        # shellcheck disable=SC2086  # MODE_ARGS is a list of options
+        run_loadgen --subs "$k" --policy "$policy" $MODE_ARGS
         stop_server
-        line="$(tail -n 1 "$logf.out")"
-        if [[ "$line" == \{* ]]; then
-          if [[ $alive -eq 0 ]]; then
-            line=$(node -e 'const r=JSON.parse(process.argv[1]);r.serverDiedDuringRun=true;console.log(JSON.stringify(r))' "$line")
-          fi
-          echo "$line" >>"$OUT"
-          node -e 'const r=JSON.parse(process.argv[1]);const l=r.latencyMs||{};console.error(r.error?`   error: ${r.error}`:`   ${r.deliveriesPerSec} deliveries/s, ${r.changesDeliveredPerSec} changes/s (inserted ${r.insertedPerSec}/s), p50 ${l.p50} ms, p99 ${l.p99} ms, server ${r.serverCpuPct}%, pg ${r.pgCpuPct}%, loadgen ${r.loadgenCpuPct}%, undelivered ${r.undelivered}, all delivered ${r.allDelivered}${r.serverDiedDuringRun?" SERVER DIED":""}`)' "$line"
-        else
-          log "$name: loadgen exited $rc without a result (see $logf.loadgen)"
-          append_error "$meta" "loadgen exited $rc without output"
-        fi
+        record_result
       done
       done
     done
   done
 done
-su_sql -d postgres -c "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name LIKE 'bench_pgc_%' AND NOT active" >/dev/null || true
+drop_inactive_slots bench_pgc_ || true
 log "done: $OUT"
 node "$HERE/summarize.js" "$OUT"

@@ -4,14 +4,9 @@
 // mode, the ratio batched / naive, the targets and the correctness counters.
 //
 //   node bench/pgchanges/summarize.js bench/results/pgchanges-<stamp>.jsonl
-const fs = require('node:fs');
+const { readResultsArg } = require('../lib/summary');
 
-const file = process.argv[2];
-if (!file) {
-  console.error('usage: node summarize.js <results.jsonl>');
-  process.exit(64);
-}
-const rows = fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+const rows = readResultsArg();
 const fmt = (x, d = 0) => (x === null || x === undefined || !Number.isFinite(x) ? '–' : x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d }));
 const lat = (r, q) => {
   const v = r.latencyMs && r.latencyMs[q];

@@ -5,21 +5,10 @@
 // issue's target: hostile ≤ calm × 1.2 + 5 ms (p50 and p99), plus the correctness verdicts.
 //
 //   node bench/regex/summarize.js bench/results/regex-<stamp>.jsonl
-const fs = require('node:fs');
+const { readResultsArg, median } = require('../lib/summary');
 
-const file = process.argv[2];
-if (!file) {
-  console.error('usage: node summarize.js <results.jsonl>');
-  process.exit(64);
-}
-const rows = fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+const rows = readResultsArg();
 const fmt = (x, d = 1) => (x === null || x === undefined || !Number.isFinite(x) ? '–' : x.toFixed(d));
-const median = (xs) => {
-  const v = xs.filter((x) => x !== null && x !== undefined && Number.isFinite(x)).sort((a, b) => a - b);
-  if (!v.length) return null;
-  const m = Math.floor(v.length / 2);
-  return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-};
 const lat = (r, q) => (r.latencyMs ? r.latencyMs[q] : null);
 const hs = [...new Set(rows.map((r) => r.hostile))].sort((a, b) => a - b);
 const reps = [...new Set(rows.map((r) => r.rep))].sort((a, b) => a - b);
