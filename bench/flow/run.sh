@@ -37,7 +37,7 @@ OUT="$REPO_DIR/bench/results/flow-$(date -u +%Y%m%dT%H%M%SZ).txt"
 for rep in $(seq 1 "$REPS"); do
     echo "== rep $rep: $ROWS rows, $SUBSCRIBERS subscribers" | tee -a "$OUT"
     (cd "$REPO_DIR/tests/e2e" && RT_SERVER_BIN="$WORK/realtime-server" RT_FLOW_ROWS="$ROWS" \
-        RT_FLOW_SUBSCRIBERS="$SUBSCRIBERS" node --test --test-reporter=tap \
+        RT_FLOW_SUBSCRIBERS="$SUBSCRIBERS" RT_FLOW_GRACE_MS=10000 node --test --test-reporter=tap \
         test/flow-control.test.mjs) 2>&1 | tee "$WORK/rep.log" | grep -E 'flow: rows=|^not ok|^ok' | tee -a "$OUT"
     if ! grep -q '^# pass 1' "$WORK/rep.log"; then
         echo "rep $rep failed; log:" >&2

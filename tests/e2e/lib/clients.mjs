@@ -37,9 +37,10 @@ export class ClientPool {
 
     /**
      * Creates a RealtimeClient.
-     * @param {object} opts { vsn, token, tenant, path, timeout, heartbeatIntervalMs, ...RealtimeClient options }
+     * @param {object} opts { vsn, token, tenant, path, timeout, heartbeatIntervalMs, wire, ...RealtimeClient options }
+     *   wire: record every frame in client.wire (default; false for clients that receive millions)
      */
-    client({ vsn = '2.0.0', token, tenant = SELF_HOST_TENANT, path = '/realtime/v1', timeout = 3000, ...rest } = {}) {
+    client({ vsn = '2.0.0', token, tenant = SELF_HOST_TENANT, path = '/realtime/v1', timeout = 3000, wire = true, ...rest } = {}) {
         const apikey = token ?? selfHostToken();
         const options = {
             params: { apikey },
@@ -51,7 +52,7 @@ export class ClientPool {
             ...rest,
         };
         const client = new RealtimeClient(this.server.wsUrl(path), options);
-        recordWire(client);
+        if (wire) recordWire(client);
         this.clients.push(client);
         return client;
     }
