@@ -107,9 +107,9 @@ private:
     struct Chunk
     {
         QByteArray data;
-        std::array<char, 14> header;
-        quint8 headerSize;
-        bool regulated; // charged to m_ledger
+        std::array<char, 14> header{};
+        quint8 headerSize = 0;
+        bool regulated = false; // charged to m_ledger
     };
 
     void onReadable();
