@@ -40,7 +40,7 @@ changed_files() {
         git ls-files --others --exclude-standard -- 'server/*.cpp' 'shared/*.cpp' 'dashboard/*.cpp'
         git diff --name-only --diff-filter=d "$baseline" -- 'server/*.h' 'shared/*.h' 'dashboard/*.h' |
             sed 's/\.h$/.cpp/'
-    } | sort -u | while read -r file; do [ -f "$file" ] && echo "$file"; done
+    } | sort -u | while read -r file; do if [ -f "$file" ]; then echo "$file"; fi; done
 }
 
 case $mode in
@@ -61,7 +61,7 @@ header_filter=()
 if [ "$mode" = changed ]; then
     headers=$(git diff --name-only --diff-filter=d "$baseline" -- 'server/*.h' 'shared/*.h' 'dashboard/*.h'
               echo "$files" | sed 's/\.cpp$/.h/')
-    regex=$(echo "$headers" | sort -u | while read -r h; do [ -f "$h" ] && echo "$h"; done |
+    regex=$(echo "$headers" | sort -u | while read -r h; do if [ -f "$h" ]; then echo "$h"; fi; done |
             sed 's/[.]/[.]/g' | paste -sd '|')
     header_filter=(-header-filter "(${regex:-__none__})\$")
 fi
