@@ -75,7 +75,8 @@ DeferredResponder HttpResponder::deferred() const
     return { m_connection->tcp().loop().mailbox(), m_connection, m_requestNumber };
 }
 
-HttpConnection::HttpConnection(TcpConnection &connection, HttpService &service, const Limits &limits)
+HttpConnection::HttpConnection(TcpConnection &connection, HttpService &service,
+                               const Limits &limits)
     : m_connection(connection),
       m_service(service),
       m_limits(limits),

@@ -577,8 +577,7 @@ HttpRequestParser::HttpRequestParser() : HttpRequestParser(Limits()) { }
 
 HttpRequestParser::HttpRequestParser(const Limits &limits)
     : m_state(std::make_unique<State>(limits))
-{
-}
+{ }
 
 HttpRequestParser::~HttpRequestParser() = default;
 
