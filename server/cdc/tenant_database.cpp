@@ -20,6 +20,7 @@
 #include <QLoggingCategory>
 #include <QTimer>
 
+#include <algorithm>
 #include <utility>
 
 namespace rt::cdc {
@@ -68,11 +69,13 @@ TenantDatabase::TenantDatabase(TenantDatabaseOptions options, const pubsub::PubS
     constexpr int RegulateIntervalMs = 10;
     m_regulateTimer.setInterval(RegulateIntervalMs);
     QObject::connect(&m_regulateTimer, &QTimer::timeout, this, &TenantDatabase::regulateStream);
+    constexpr int ConfirmRetryMs = 5;
+    m_confirmTimer.setSingleShot(true);
+    m_confirmTimer.setInterval(ConfirmRetryMs);
+    QObject::connect(&m_confirmTimer, &QTimer::timeout, this, &TenantDatabase::confirmHandedOver);
     QObject::connect(m_pipeline, &ChangePipeline::published, this, [this](quint64 endLsn) {
-        // Everything up to endLsn is with fan-out now: PostgreSQL may forget it.
-        if (m_stream != nullptr) {
-            m_stream->confirm(endLsn);
-        }
+        m_publishedLsn = std::max(m_publishedLsn, endLsn);
+        confirmHandedOver();
     });
     QObject::connect(m_pipeline, &ChangePipeline::progressed, this,
                      &TenantDatabase::regulateStream);
@@ -94,6 +97,23 @@ void TenantDatabase::regulateStream()
         m_stream->resume();
         m_regulateTimer.stop();
     }
+}
+
+void TenantDatabase::confirmHandedOver()
+{
+    if (m_publishedLsn == 0 || m_stream == nullptr) {
+        return;
+    }
+    if (m_ledger->undeliveredBytes() > 0) {
+        // Published messages still wait in the workers' mailboxes: confirm once they are all
+        // in their recipients' sockets (the ledger says so), not before.
+        if (!m_confirmTimer.isActive()) {
+            m_confirmTimer.start();
+        }
+        return;
+    }
+    // Everything up to m_publishedLsn is in the sockets now: PostgreSQL may forget it.
+    m_stream->confirm(std::exchange(m_publishedLsn, 0));
 }
 
 bool TenantDatabase::fanOutReady() const

@@ -93,7 +93,8 @@ struct SubscribeOutcome
 // tables' changes and the inserts into realtime.messages (broadcast from the database).
 //
 // Delivery guarantee: changes are published to fan-out in commit order, and the stream's
-// position is confirmed to PostgreSQL only after the transaction that ends there was published,
+// position is confirmed to PostgreSQL only after the transaction that ends there was published
+// and every message published so far is in its recipients' socket queues (the flow ledger),
 // so a crash or a database restart re-sends, never loses (at-least-once).
 //
 // Lives on the cdc thread; every method is called there, every callback runs there.
@@ -164,6 +165,9 @@ private:
     void regulateStream();
     // Whether the pipeline may hand fan-out its next batch.
     bool fanOutReady() const;
+    // Confirms the last published position once every published message is in its
+    // recipients' sockets (retried every few milliseconds until then).
+    void confirmHandedOver();
     void subscribeNow(SubscribeRequest request, std::function<void(SubscribeOutcome)> done);
     void maintainPartitions();
 
@@ -190,6 +194,8 @@ private:
     ChangePipeline *m_pipeline; // child: committed batches to fan-out
     QTimer m_partitionTimer; // realtime.messages partition upkeep
     QTimer m_regulateTimer; // while paused: sockets drain on other threads, so look again
+    QTimer m_confirmTimer; // single shot: confirmHandedOver() again
+    quint64 m_publishedLsn = 0; // published, not yet confirmed (0: nothing pending)
 };
 
 } // namespace rt::cdc
