@@ -2,7 +2,7 @@
 // PostgreSQL 15: one transaction of many inserted rows reaches every reading subscriber
 // completely, in order and without duplicates, with bounded server memory, while a subscriber that
 // stops reading is cut off after SLOW_CONSUMER_GRACE_MS (told why, counted in /metrics) instead of
-// holding the stream or the server's memory.
+// holding the stream or the server's memory, and another tenant's changes flow meanwhile.
 //
 // CI runs the short form (100,000 rows, 3 subscribers). The benchmark (bench/flow/run.sh) runs
 // the same file with RT_FLOW_ROWS=1000000 RT_FLOW_SUBSCRIBERS=10 and reads the figures it prints.
@@ -33,6 +33,9 @@ const SECRET = 'flow-control-tenant-secret-0123456789abcdef';
 const METRICS_SECRET = 'flow-control-metrics-secret-0123456789abcdef';
 const TENANT = 'flow';
 const DB = 'rt_flow';
+// A second tenant on the same node: its changes must flow while the first one's stream waits.
+const OTHER_TENANT = 'flowb';
+const OTHER_DB = 'rt_flow_b';
 const SUBSCRIBED_TIMEOUT_MS = 30_000;
 // Per subscriber, realtime-js in one Node process parses every change: allow a slow machine.
 const DELIVERY_TIMEOUT_MS = Math.max(120_000, ROWS * SUBSCRIBERS * 0.2);
@@ -69,6 +72,7 @@ describe('CDC flow control: a huge transaction and a stalled subscriber (realtim
     let server;
     let pool;
     let db;
+    let otherDb;
 
     before(async () => {
         pgDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rt-e2e-flow-'));
@@ -78,13 +82,18 @@ describe('CDC flow control: a huge transaction and a stalled subscriber (realtim
         await db.exec(`CREATE TABLE big (id int PRIMARY KEY, body text);
                        GRANT SELECT ON big TO anon, authenticated;
                        CREATE PUBLICATION supabase_realtime FOR TABLE big;`);
+        await createDatabase(pg.env, OTHER_DB);
+        otherDb = psqlAs(pg.env, { database: OTHER_DB });
+        await otherDb.exec(`CREATE TABLE big (id int PRIMARY KEY, body text);
+                            GRANT SELECT ON big TO anon, authenticated;
+                            CREATE PUBLICATION supabase_realtime FOR TABLE big;`);
+        // Every delivered change counts as an event: raise the limits out of the way.
+        const limits = { max_events_per_second: 1_000_000_000, max_bytes_per_second: 1_000_000_000 };
         server = await startServer({
-            tenants: [tenantSeed(TENANT, SECRET, pg.env, DB, {
-                settings: { slot_name: 'rt_e2e_flow_slot' },
-                // Every delivered change counts as an event: raise the limits out of the way.
-                max_events_per_second: 1_000_000_000,
-                max_bytes_per_second: 1_000_000_000,
-            })],
+            tenants: [
+                tenantSeed(TENANT, SECRET, pg.env, DB, { settings: { slot_name: 'rt_e2e_flow_slot' }, ...limits }),
+                tenantSeed(OTHER_TENANT, SECRET, pg.env, OTHER_DB, { settings: { slot_name: 'rt_e2e_flowb_slot' }, ...limits }),
+            ],
             env: { SLOW_CONSUMER_GRACE_MS: String(GRACE_MS), METRICS_JWT_SECRET: METRICS_SECRET },
         });
         pool = new ClientPool(server);
@@ -98,8 +107,8 @@ describe('CDC flow control: a huge transaction and a stalled subscriber (realtim
         if (result) assert.equal(result.crashedBeforeStop, null, `server exited during the test:\n${result.stderr}`);
     });
 
-    async function readingSubscriber(index) {
-        const client = pool.client({ tenant: TENANT, token: token(SECRET, { role: 'anon' }), timeout: 20_000, wire: false });
+    async function readingSubscriber(index, tenant = TENANT) {
+        const client = pool.client({ tenant, token: token(SECRET, { role: 'anon' }), timeout: 20_000, wire: false });
         const counter = new OrderedCounter(`subscriber ${index}`);
         const ch = client.channel(`flow-${index}`);
         ch.on('postgres_changes', { event: 'INSERT', schema: 'public', table: 'big' }, (c) => counter.onChange(c));
@@ -131,6 +140,10 @@ describe('CDC flow control: a huge transaction and a stalled subscriber (realtim
         const readers = [];
         for (let i = 0; i < SUBSCRIBERS; ++i) readers.push(await readingSubscriber(i));
         const stalled = await stalledSubscriber();
+        const other = await readingSubscriber('of the other tenant', OTHER_TENANT);
+        const cutOffs = async () => sumWhere(
+            await metricSeries(server, METRICS_SECRET, 'qtrealtime_slow_consumer_disconnects_total'), { tenant: TENANT });
+        const delivered = () => readers.reduce((total, r) => total + r.counter.count, 0);
 
         const baselineKb = rssKb(server.pid);
         let peakKb = baselineKb;
@@ -151,6 +164,25 @@ describe('CDC flow control: a huge transaction and a stalled subscriber (realtim
             }, DELIVERY_TIMEOUT_MS, 'the stalled subscriber cut off');
             cutOffSeen = true;
             stalled.ws._socket.resume();
+        })();
+        // While the stream waits for the stalled subscriber (its readers make no progress, and
+        // it is not cut off yet), the other tenant's change is delivered: one tenant's slow
+        // consumer never holds another's stream.
+        const isolation = (async () => {
+            let last = -1;
+            let sameSince = Date.now();
+            await waitFor(() => {
+                const count = delivered();
+                if (count !== last) {
+                    last = count;
+                    sameSince = Date.now();
+                }
+                return count > 0 && count < ROWS * SUBSCRIBERS && Date.now() - sameSince >= 500;
+            }, DELIVERY_TIMEOUT_MS, 'the stream waiting for its stalled subscriber', () => readers.map((r) => r.counter.count));
+            const before = { cutOffs: await cutOffs(), delivered: delivered() };
+            await otherDb.exec(`INSERT INTO big VALUES (1, 'the other tenant')`);
+            await waitFor(() => other.counter.count >= 1, GRACE_MS, "the other tenant's change");
+            return { before, after: { cutOffs: await cutOffs(), delivered: delivered() } };
         })();
         const started = Date.now();
         try {
@@ -182,6 +214,12 @@ describe('CDC flow control: a huge transaction and a stalled subscriber (realtim
         const dropped = await metricSeries(server, METRICS_SECRET, 'qtrealtime_slow_consumer_dropped_messages_total');
         assert.ok(sumWhere(dropped, { tenant: TENANT }) > 0, JSON.stringify(dropped));
 
+        const { before: waiting, after: otherArrived } = await isolation;
+        assert.equal(waiting.cutOffs, 0, 'the stalled subscriber was cut off before the stream was seen waiting');
+        assert.equal(otherArrived.cutOffs, 0, "the other tenant's change waited for the first tenant's stalled subscriber");
+        assert.equal(other.counter.count, 1);
+        assert.deepEqual(other.counter.outOfOrder, []);
+
         // Reading again, it learned why before the close (1008).
         await watchCutOff;
         assert.ok(cutOffSeen);
@@ -192,9 +230,9 @@ describe('CDC flow control: a huge transaction and a stalled subscriber (realtim
         assert.match(notice.payload.message, /^Disconnected: this client read too slowly; \d+ queued messages were not delivered$/);
         assert.equal(notice.payload.status, 'error');
         assert.equal(notice.topic, 'realtime:flow-stalled');
-        const delivered = stalled.frames.items.filter((f) => f.event === 'postgres_changes').length;
+        const stalledGot = stalled.frames.items.filter((f) => f.event === 'postgres_changes').length;
         const lost = Number(/(\d+) queued/.exec(notice.payload.message)[1]);
-        assert.ok(delivered < ROWS && delivered + lost <= ROWS,
-            `the stalled subscriber got ${delivered} changes and was told ${lost} were lost`);
+        assert.ok(stalledGot < ROWS && stalledGot + lost <= ROWS,
+            `the stalled subscriber got ${stalledGot} changes and was told ${lost} were lost`);
     });
 });
