@@ -60,8 +60,6 @@ public:
     void invalidatePrivileges();
     // The decoded bytes waiting here or in evaluation (the stream's in-flight budget).
     qsizetype queuedBytes() const { return m_queuedBytes; }
-    // Batches wait because fan-out is not ready (Parts::fanOutReady).
-    bool isWaitingForFanOut() const { return m_fanOutRetry.isActive(); }
 
 Q_SIGNALS:
     void published(quint64 endLsn);
