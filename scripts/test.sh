@@ -14,6 +14,8 @@ root=$PWD
 jobs=$(nproc)
 started=$(date +%s)
 step() { printf '\n== %s (%ss)\n' "$1" "$(($(date +%s) - started))"; }
+# Background jobs (clang-tidy, the sanitizer build) do not outlive a failed step.
+trap 'jobs -p | xargs -r kill 2>/dev/null || true' EXIT
 
 step "dependencies"
 scripts/install-deps.sh
@@ -31,9 +33,25 @@ ctest --preset unit -j"$jobs"
 step "packaging: cmake --install, systemd unit, .deb"
 ctest --test-dir build -L packaging --output-on-failure
 
-step "integration and end-to-end tests (clang-tidy of the changed files alongside, niced)"
-# The tests mostly wait on sockets and databases; clang-tidy (about 13 s of CPU per file) fills
-# the idle cores instead of adding its own minutes to the run.
+asan_pid=""
+if [ -z "${RT_SKIP_SANITIZERS:-}" ]; then
+    step "configure preset asan (clang, ASan + UBSan, libFuzzer); its build runs alongside the next step"
+    cmake --preset asan >build/asan-configure.log
+    # Only what runs under the sanitizers: the unit tests labelled asan (tests/CMakeLists.txt),
+    # the fuzz corpus replays and the fuzz targets. A test is built by the executable target of
+    # its name.
+    executables=$(cd build-asan && ninja -t targets all | sed -n 's|^\([^ :]*/\)\{0,1\}\([A-Za-z0-9_]*\): CXX_EXECUTABLE_LINKER.*|\2|p' | sort -u)
+    tests=$(ctest --test-dir build-asan -N -L 'asan|fuzz-replay' | sed -n 's/^ *Test *#[0-9]*: //p' | sort -u)
+    targets=$(comm -12 <(echo "$tests") <(echo "$executables"))
+    fuzzers=$(echo "$executables" | grep '^fuzz_' || true)
+    # shellcheck disable=SC2086
+    nice -n 15 cmake --build --preset asan -j"$jobs" --target $targets $fuzzers >build/asan-build.log 2>&1 &
+    asan_pid=$!
+fi
+
+step "integration and end-to-end tests (clang-tidy of the changed files and the sanitizer build alongside, niced)"
+# The tests mostly wait on sockets and databases; clang-tidy (about 13 s of CPU per file) and the
+# sanitizer build fill the idle cores instead of adding their own minutes to the run.
 nice -n 10 scripts/tidy.sh --changed build >build/tidy.log 2>&1 &
 tidy_pid=$!
 ctest --test-dir build -L 'integration|e2e' --output-on-failure
@@ -44,37 +62,32 @@ wait "$tidy_pid" || tidy_status=$?
 cat build/tidy.log
 [ "$tidy_status" -eq 0 ] || exit "$tidy_status"
 
-if [ -z "${RT_SKIP_SANITIZERS:-}" ]; then
-    step "build (preset asan: clang, ASan + UBSan, libFuzzer)"
-    cmake --preset asan
-    # Only what runs under the sanitizers: unit tests and fuzz targets.
-    # A test is built by the executable target of its name; tests that run a script (such as
-    # module-map) have none and need nothing built.
-    executables=$(cd build-asan && ninja -t targets all | sed -n 's|^\([^ :]*/\)\{0,1\}\([A-Za-z0-9_]*\): CXX_EXECUTABLE_LINKER.*|\2|p' | sort -u)
-    tests=$(ctest --test-dir build-asan -N -L 'unit|fuzz-replay' | sed -n 's/^ *Test *#[0-9]*: //p' | sort -u)
-    targets=$(comm -12 <(echo "$tests") <(echo "$executables"))
-    fuzzers=$(echo "$executables" | grep '^fuzz_' || true)
-    # shellcheck disable=SC2086
-    cmake --build --preset asan -j"$jobs" --target $targets $fuzzers
+if [ -n "$asan_pid" ]; then
+    step "build (preset asan): waiting for it to finish"
+    asan_status=0
+    wait "$asan_pid" || asan_status=$?
+    if [ "$asan_status" -ne 0 ]; then
+        grep -B2 -A20 -m5 'error' build/asan-build.log || tail -n 80 build/asan-build.log
+        echo "the asan build failed (exit $asan_status)"; exit "$asan_status"
+    fi
+    tail -n 1 build/asan-build.log
 
-    step "unit tests and fuzz replays under ASan + UBSan"
+    step "unit tests (label asan) and fuzz replays under ASan + UBSan"
     ctest --preset asan -j"$jobs"
 
-    step "short libFuzzer runs (${RT_FUZZ_SECONDS:-20}s per target)"
-    for fuzzer in $fuzzers; do
-        name=${fuzzer#fuzz_}
-        corpus="$root/tests/fuzz/$name/corpus"
-        work=$(mktemp -d)
-        status=0
-        "build-asan/fuzz/$fuzzer" -max_total_time="${RT_FUZZ_SECONDS:-20}" -print_final_stats=1 \
-            "$work" "$corpus" >"$work.log" 2>&1 || status=$?
-        echo "$fuzzer: $(grep -E 'stat::number_of_executed_units' "$work.log" || echo 'no stats')"
+    step "short libFuzzer runs (${RT_FUZZ_SECONDS:-20}s per target, $jobs at a time)"
+    export RT_FUZZ_ROOT=$root RT_FUZZ_SECONDS=${RT_FUZZ_SECONDS:-20}
+    # shellcheck disable=SC2016
+    echo "$fuzzers" | xargs -P "$jobs" -I{} bash -c '
+        fuzzer=$1; name=${fuzzer#fuzz_}
+        work=$(mktemp -d); status=0
+        "$RT_FUZZ_ROOT/build-asan/fuzz/$fuzzer" -max_total_time="$RT_FUZZ_SECONDS" -print_final_stats=1 \
+            "$work" "$RT_FUZZ_ROOT/tests/fuzz/$name/corpus" >"$work.log" 2>&1 || status=$?
         if [ "$status" -ne 0 ]; then
-            tail -n 60 "$work.log"
-            echo "fuzzer $fuzzer failed (exit $status)"; exit 1
+            tail -n 60 "$work.log"; echo "fuzzer $fuzzer failed (exit $status)"; exit 1
         fi
-        rm -rf "$work" "$work.log"
-    done
+        echo "$fuzzer: $(grep -E "stat::number_of_executed_units" "$work.log" || echo "no stats")"
+        rm -rf "$work" "$work.log"' _ {}
 fi
 
 step "all tests passed"
