@@ -193,6 +193,7 @@ run_one() {
     [[ $layout == split ]] && cpu_b=1
     local prefix="/bench-cluster/$STAMP/$RUN_NO"
     local common=(ETCD_ENDPOINTS="$ETCD_ENDPOINTS" ETCD_PREFIX="$prefix" CLUSTER_SECRET="$CLUSTER_SECRET"
+      CLUSTER_PLAINTEXT_LINKS=true
       CLUSTER_ADVERTISE_HOST=127.0.0.1 CLUSTER_LEASE_TTL_S=5)
     start_server A 0 "$PORT_A" "$LOG_DIR/$tag.A.log" "${common[@]}" NODE_NAME=node-a CLUSTER_PORT=$LINK_PORT_A \
       || { append_error "$meta}" "node A failed to start"; return; }

@@ -1,6 +1,8 @@
 #include "server/app/config.h"
 
 #include "server/app/options.h"
+#include "server/cluster/links/link_settings.h"
+#include "server/cluster/links/link_tls.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -56,17 +58,110 @@ void readControlPlane(Reader &read, ServerConfig &config)
             : plane.port;
 }
 
+// TLS_CERT_FILE and TLS_KEY_FILE: both or neither, and loadable (so that a wrong file fails the
+// start, and --check-config, at once).
+std::optional<QString> clientTlsProblem(const ServerConfig &config)
+{
+    if (config.clientTls.certificateFile.isEmpty() != config.clientTls.keyFile.isEmpty()) {
+        return QStringLiteral("TLS_CERT_FILE (--tls-cert-file) and TLS_KEY_FILE "
+                              "(--tls-key-file) go together: set both or neither");
+    }
+    if (config.clientPortUsesTls()) {
+        const Result<tls::TlsContextPtr> context = tls::TlsContext::forServer(config.clientTls);
+        if (!context) {
+            return QStringLiteral("TLS_CERT_FILE / TLS_KEY_FILE: ") + context.error().message;
+        }
+    }
+    return std::nullopt;
+}
+
+// With link TLS a node's certificate is its identity: NODE_NAME must be set, and named by it.
+std::optional<QString> nodeNameProblem(const ServerConfig &config, const QSslConfiguration &tls)
+{
+    if (config.nodeName.isEmpty()) {
+        return QStringLiteral("CLUSTER_TLS_* needs NODE_NAME (--node-name): peers check that the "
+                              "link certificate names it");
+    }
+    const QSslCertificate own = tls.localCertificate();
+    if (!cluster::links::certificateNamesNode(own, config.nodeName)) {
+        return QStringLiteral("CLUSTER_TLS_CERT_FILE names %1, not this node's name %2 "
+                              "(NODE_NAME): peers would refuse this node")
+                .arg(cluster::links::certificateNames(own).join(QStringLiteral(", ")),
+                     config.nodeName);
+    }
+    return std::nullopt;
+}
+
+// How the node links are secured: mutual TLS with loadable files, or plaintext chosen
+// explicitly with a long secret.
+std::optional<QString> linkSecurityProblem(const ServerConfig &config)
+{
+    const node::ClusterConfig &cluster = config.cluster;
+    const cluster::links::LinkTlsFiles &files = cluster.linkTls;
+    const int tlsFiles = int{ !files.caFile.isEmpty() } + int{ !files.certificateFile.isEmpty() }
+            + int{ !files.keyFile.isEmpty() };
+    if (tlsFiles != 0 && tlsFiles != 3) {
+        return QStringLiteral("CLUSTER_TLS_CA_FILE, CLUSTER_TLS_CERT_FILE and CLUSTER_TLS_KEY_FILE "
+                              "go together: set all three or none");
+    }
+    if (tlsFiles == 3 && cluster.plaintextLinks) {
+        return QStringLiteral("CLUSTER_PLAINTEXT_LINKS (--cluster-plaintext-links) contradicts "
+                              "CLUSTER_TLS_*: choose one");
+    }
+    if (tlsFiles == 0 && !cluster.plaintextLinks) {
+        return QStringLiteral("ETCD_ENDPOINTS (--etcd-endpoints) needs secured node links: mutual "
+                              "TLS (CLUSTER_TLS_CA_FILE, CLUSTER_TLS_CERT_FILE, "
+                              "CLUSTER_TLS_KEY_FILE) or, on a private network, "
+                              "CLUSTER_PLAINTEXT_LINKS=true with a CLUSTER_SECRET of at least 32 "
+                              "bytes");
+    }
+    if (cluster.plaintextLinks && cluster.secret.size() < cluster::links::MinPlaintextSecretBytes) {
+        return QStringLiteral("CLUSTER_PLAINTEXT_LINKS (--cluster-plaintext-links) needs a "
+                              "CLUSTER_SECRET (--cluster-secret) of at least 32 bytes: it alone "
+                              "authenticates the links");
+    }
+    if (tlsFiles == 3) {
+        const Result<QSslConfiguration> tls = cluster::links::loadLinkTls(files);
+        if (!tls) {
+            return QStringLiteral("CLUSTER_TLS_*: ") + tls.error().message;
+        }
+        if (std::optional<QString> problem = nodeNameProblem(config, tls.value())) {
+            return problem;
+        }
+        // The same pair through OpenSSL: a key that does not belong to the certificate.
+        tls::ServerCredentials pair;
+        pair.certificateFile = files.certificateFile;
+        pair.keyFile = files.keyFile;
+        pair.clientCaFile = files.caFile;
+        if (const Result<tls::TlsContextPtr> context = tls::TlsContext::forServer(pair); !context) {
+            return QStringLiteral("CLUSTER_TLS_*: ") + context.error().message;
+        }
+    }
+    return std::nullopt;
+}
+
 // Rules between options that the table's rows cannot check alone.
 void checkCombinations(Reader &read, const ServerConfig &config)
 {
     if (read.error) {
         return;
     }
-    if (!config.cluster.etcdEndpoints.isEmpty() && config.cluster.secret.isEmpty()) {
-        read.error = QStringLiteral("ETCD_ENDPOINTS (--etcd-endpoints) needs CLUSTER_SECRET "
-                                    "(--cluster-secret): node links are authenticated with it");
-    } else if (config.seedSelfHost && config.apiJwtSecret.isEmpty()
-               && config.apiJwtJwks.isEmpty()) {
+    read.error = clientTlsProblem(config);
+    if (!read.error && config.cluster.usesEtcd()) {
+        read.error = linkSecurityProblem(config);
+    }
+    const tenants::ControlPlaneSettings &plane = config.controlPlane;
+    if (!read.error && plane.backend == tenants::ControlPlaneSettings::Backend::Postgres
+        && plane.sslMode.startsWith(QLatin1String("verify")) && plane.sslRootCert.isEmpty()) {
+        read.error = QStringLiteral("DB_SSLMODE=%1 (--db-sslmode) needs DB_SSLROOTCERT "
+                                    "(--db-sslrootcert): the CA the server's certificate is "
+                                    "checked against")
+                             .arg(plane.sslMode);
+    }
+    if (read.error) {
+        return;
+    }
+    if (config.seedSelfHost && config.apiJwtSecret.isEmpty() && config.apiJwtJwks.isEmpty()) {
         read.error = QStringLiteral("SEED_SELF_HOST (--seed-self-host) needs API_JWT_SECRET "
                                     "(--api-jwt-secret) or API_JWT_JWKS: the seeded tenant "
                                     "verifies client tokens with it");
@@ -247,15 +342,25 @@ QString configSummary(const ServerConfig &config)
         for (const QUrl &url : config.cluster.etcdEndpoints) {
             endpoints.append(url.toString(QUrl::RemoveUserInfo));
         }
-        cluster = QStringLiteral("etcd %1 under %2, node links on port %3")
+        cluster = QStringLiteral("etcd %1 under %2, node links on port %3 (%4)")
                           .arg(endpoints.join(QLatin1Char(',')), config.cluster.etcdPrefix,
                                config.cluster.linkPort == 0
                                        ? QStringLiteral("(any)")
-                                       : QString::number(config.cluster.linkPort));
+                                       : QString::number(config.cluster.linkPort),
+                               config.cluster.usesLinkTls() ? QStringLiteral("mutual TLS")
+                                                            : QStringLiteral("plaintext"));
     }
+    // With TLS: "port 4000 (TLS 1.2+) on ...".
+    const QString port = config.clientPortUsesTls()
+            ? QStringLiteral("%1 (TLS %2+)")
+                      .arg(QString::number(config.port),
+                           config.clientTls.minimumVersion == tls::ProtocolVersion::Tls13
+                                   ? QStringLiteral("1.3")
+                                   : QStringLiteral("1.2"))
+            : QString::number(config.port);
     return QStringLiteral("configuration ok: port %1 on %2, control plane %3, seeded tenants: %4, "
                           "tenant API secret %5, cluster %6")
-            .arg(QString::number(config.port), address, controlPlane,
+            .arg(port, address, controlPlane,
                  seeds.isEmpty() ? QStringLiteral("none") : seeds.join(QStringLiteral(", ")),
                  apiSecret ? QStringLiteral("set") : QStringLiteral("not set"), cluster);
 }

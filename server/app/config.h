@@ -5,6 +5,7 @@
 #include "server/tenants/control_plane.h"
 #include "server/tenants/tenant.h"
 #include "server/tenants/tenant_input.h"
+#include "server/tls/tls_context.h"
 #include "shared/core/result.h"
 
 #include <QHash>
@@ -25,8 +26,11 @@ namespace rt::app {
 // are zero or empty).
 struct ServerConfig
 {
+    bool clientPortUsesTls() const { return !clientTls.certificateFile.isEmpty(); }
+
     QHostAddress listenAddress;
     quint16 port = 0; // 0: any free port (printed at start)
+    tls::ServerCredentials clientTls; // TLS_CERT_FILE, TLS_KEY_FILE: PORT speaks TLS when set
     QByteArray apiJwtSecret;
     QByteArray apiJwtJwks;
     QByteArray apiJwtSecretNext; // accepted by the tenant API besides apiJwtSecret

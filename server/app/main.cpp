@@ -76,6 +76,8 @@ int run(int argc, char **argv)
                          server.stop();
                          QCoreApplication::quit();
                      });
+    QObject::connect(&signals, &rt::app::UnixSignals::reloadRequested, &server,
+                     &rt::app::Server::reloadCertificates);
     server.start();
     const int loopResult = QCoreApplication::exec();
     server.stop();

@@ -26,6 +26,26 @@ void readEtcdEndpoints(Reader &read, const OptionSpec &option, ServerConfig &con
     }
 }
 
+// A CA file for libpq: readable, and free of the characters QPSQL's option string cannot carry.
+QString readCaFile(Reader &read, const OptionSpec &option)
+{
+    QString path = read.text(option).trimmed();
+    if (path.isEmpty()) {
+        return path;
+    }
+    if (path.contains(QLatin1Char(';')) || path.contains(QLatin1Char(' '))
+        || path.contains(QLatin1Char('\'')) || path.contains(QLatin1Char('\\'))) {
+        read.fail(option, path, QStringLiteral("a file path without blanks, quotes or ';'"));
+        return {};
+    }
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) {
+        read.fail(option, path, QStringLiteral("a readable PEM file (%1)").arg(file.errorString()));
+        return {};
+    }
+    return path;
+}
+
 void readJwks(Reader &read, const OptionSpec &option, ServerConfig &config)
 {
     config.apiJwtJwks = read.text(option).toUtf8();
@@ -104,6 +124,28 @@ const OptionSpec Options[] = {
       } },
     { "listen-address", "LISTEN_ADDRESS", "address", "Address to listen on.", "0.0.0.0",
       [](Reader &r, const OptionSpec &o, ServerConfig &c) { c.listenAddress = r.address(o); } },
+    { "tls-cert-file", "TLS_CERT_FILE", "file",
+      "PEM certificate of PORT, followed by its chain. With TLS_KEY_FILE, PORT speaks only "
+      "https and wss; SIGHUP reloads both files without dropping connections.",
+      "",
+      [](Reader &r, const OptionSpec &o, ServerConfig &c) {
+          c.clientTls.certificateFile = r.text(o).trimmed();
+      } },
+    { "tls-key-file", "TLS_KEY_FILE", "file",
+      "PEM private key of TLS_CERT_FILE (not passphrase-protected; keep it mode 0600).", "",
+      [](Reader &r, const OptionSpec &o, ServerConfig &c) {
+          c.clientTls.keyFile = r.text(o).trimmed();
+      } },
+    { "tls-min-version", "TLS_MIN_VERSION", "version",
+      "Oldest TLS version PORT accepts: 1.2 or 1.3.", "1.2",
+      [](Reader &r, const OptionSpec &o, ServerConfig &c) {
+          const std::optional<tls::ProtocolVersion> version = tls::parseProtocolVersion(r.text(o));
+          if (!version) {
+              r.fail(o, r.text(o), QStringLiteral("1.2 or 1.3"));
+              return;
+          }
+          c.clientTls.minimumVersion = *version;
+      } },
     { "node-name", "NODE_NAME", "name", "Unique name of this node; derived from host and port.", "",
       [](Reader &r, const OptionSpec &o, ServerConfig &c) { c.nodeName = r.text(o).trimmed(); } },
     { "region", "REGION", "name", "Region of this node (tenant health, placement).", "local",
@@ -150,8 +192,36 @@ const OptionSpec Options[] = {
       [](Reader &r, const OptionSpec &o, ServerConfig &c) {
           c.cluster.advertiseHost = r.text(o).trimmed();
       } },
+    { "cluster-tls-ca-file", "CLUSTER_TLS_CA_FILE", "file",
+      "PEM CA of the node links (mutual TLS, with CLUSTER_TLS_CERT_FILE and CLUSTER_TLS_KEY_FILE): "
+      "a peer must present a certificate it issued that names the peer's NODE_NAME.",
+      "",
+      [](Reader &r, const OptionSpec &o, ServerConfig &c) {
+          c.cluster.linkTls.caFile = r.text(o).trimmed();
+      } },
+    { "cluster-tls-cert-file", "CLUSTER_TLS_CERT_FILE", "file",
+      "PEM certificate of this node on the links (then its chain); it must name NODE_NAME "
+      "(subjectAltName DNS or common name).",
+      "",
+      [](Reader &r, const OptionSpec &o, ServerConfig &c) {
+          c.cluster.linkTls.certificateFile = r.text(o).trimmed();
+      } },
+    { "cluster-tls-key-file", "CLUSTER_TLS_KEY_FILE", "file",
+      "PEM private key of CLUSTER_TLS_CERT_FILE (not passphrase-protected).", "",
+      [](Reader &r, const OptionSpec &o, ServerConfig &c) {
+          c.cluster.linkTls.keyFile = r.text(o).trimmed();
+      } },
+    { "cluster-plaintext-links", "CLUSTER_PLAINTEXT_LINKS", "bool",
+      "Run the node links without TLS, authenticated by CLUSTER_SECRET alone (then at least 32 "
+      "bytes): only on a network no one else can reach.",
+      "false",
+      [](Reader &r, const OptionSpec &o, ServerConfig &c) {
+          c.cluster.plaintextLinks = r.boolean(o);
+      } },
     { "cluster-secret", "CLUSTER_SECRET", "secret",
-      "Shared secret that authenticates node links (required with ETCD_ENDPOINTS).", "",
+      "Shared secret of the node links' handshake: required (at least 32 bytes) with "
+      "CLUSTER_PLAINTEXT_LINKS, optional with CLUSTER_TLS_* (then checked as well).",
+      "",
       [](Reader &r, const OptionSpec &o, ServerConfig &c) {
           c.cluster.secret = r.text(o).toUtf8();
       } },
@@ -254,6 +324,22 @@ const OptionSpec Options[] = {
       nullptr /* read with DB_HOST: see readControlPlane */ },
     { "db-password", "DB_PASSWORD", "password", "PostgreSQL control plane password.", "",
       nullptr /* read with DB_HOST: see readControlPlane */ },
+    { "db-sslmode", "DB_SSLMODE", "mode",
+      "TLS to the PostgreSQL control plane (libpq sslmode): disable, allow, prefer, require, "
+      "verify-ca or verify-full (the last two need DB_SSLROOTCERT).",
+      "prefer",
+      [](Reader &r, const OptionSpec &o, ServerConfig &c) {
+          c.controlPlane.sslMode =
+                  r.choice(o,
+                           { QStringLiteral("disable"), QStringLiteral("allow"),
+                             QStringLiteral("prefer"), QStringLiteral("require"),
+                             QStringLiteral("verify-ca"), QStringLiteral("verify-full") });
+      } },
+    { "db-sslrootcert", "DB_SSLROOTCERT", "file",
+      "PEM CA file the control plane's server certificate is verified against.", "",
+      [](Reader &r, const OptionSpec &o, ServerConfig &c) {
+          c.controlPlane.sslRootCert = readCaFile(r, o);
+      } },
     { "db-replica-host", "DB_REPLICA_HOST", "host",
       "Host of a streaming replica of the PostgreSQL control plane (same database, user and "
       "password; needs DB_HOST). Set: tenant API reads (GET) use it unless the client's session "
@@ -366,6 +452,13 @@ const OptionSpec Options[] = {
       [](Reader &r, const OptionSpec &o, ServerConfig &c) {
           c.cdc.idleTimeoutMs = r.integer(o, 1000, 86'400'000);
       } },
+    { "tenant-db-sslrootcert", "TENANT_DB_SSLROOTCERT", "file",
+      "PEM CA file that tenant databases with ssl_enforced are verified against (verify-full: "
+      "the certificate must also name db_host); empty: the system's CAs.",
+      "",
+      [](Reader &r, const OptionSpec &o, ServerConfig &c) {
+          c.cdc.sslRootCert = readCaFile(r, o);
+      } },
     { "tenant-db-pool-size", "TENANT_DB_POOL_SIZE", "n",
       "Query connections per tenant database (subscriptions, RLS checks, authorization).", "3",
       [](Reader &r, const OptionSpec &o, ServerConfig &c) {
@@ -421,37 +514,32 @@ const OptionSpec Options[] = {
       "0: as many as RLIMIT_NOFILE allows (raised to its hard limit at start), less a reserve "
       "for databases, links and files.",
       "0",
-      [](Reader &r, const OptionSpec &o, ServerConfig &c) {
-          c.maxConnections = r.integer(o, 0, 100'000'000);
-      } },
+      [](Reader &r, const OptionSpec &o,
+         ServerConfig &c) { c.maxConnections = r.integer(o, 0, 100'000'000); } },
     { "max-pending-connections-per-address", "MAX_PENDING_CONNECTIONS_PER_ADDRESS", "n",
       "Sockets from one remote address that are not yet WebSockets (HTTP requests, handshakes in "
       "progress); more are answered 429. 0: no limit.",
       "1024",
-      [](Reader &r, const OptionSpec &o, ServerConfig &c) {
-          c.maxPendingConnectionsPerAddress = r.integer(o, 0, 100'000'000);
-      } },
+      [](Reader &r, const OptionSpec &o,
+         ServerConfig &c) { c.maxPendingConnectionsPerAddress = r.integer(o, 0, 100'000'000); } },
     { "max-send-buffer-bytes", "MAX_SEND_BUFFER_BYTES", "bytes",
       "Hard cap on the output a client may leave unread: beyond it the client is cut off as a "
       "slow consumer at once.",
       "16777216",
-      [](Reader &r, const OptionSpec &o, ServerConfig &c) {
-          c.maxSendBufferBytes = r.integer(o, 64 * 1024, 1'000'000'000);
-      } },
+      [](Reader &r, const OptionSpec &o,
+         ServerConfig &c) { c.maxSendBufferBytes = r.integer(o, 64 * 1024, 1'000'000'000); } },
     { "socket-high-water-bytes", "SOCKET_HIGH_WATER_BYTES", "bytes",
       "Unread output above which a client counts as slow: its tenant's change stream waits for "
       "it to drain (other tenants do not).",
       "1048576",
-      [](Reader &r, const OptionSpec &o, ServerConfig &c) {
-          c.socketHighWaterBytes = r.integer(o, 16 * 1024, 1'000'000'000);
-      } },
+      [](Reader &r, const OptionSpec &o,
+         ServerConfig &c) { c.socketHighWaterBytes = r.integer(o, 16 * 1024, 1'000'000'000); } },
     { "slow-consumer-grace-ms", "SLOW_CONSUMER_GRACE_MS", "ms",
       "A client that stays above SOCKET_HIGH_WATER_BYTES this long is cut off as a slow "
       "consumer (each of its channels is told how many messages it lost).",
       "10000",
-      [](Reader &r, const OptionSpec &o, ServerConfig &c) {
-          c.slowConsumerGraceMs = r.integer(o, 100, 3'600'000);
-      } },
+      [](Reader &r, const OptionSpec &o,
+         ServerConfig &c) { c.slowConsumerGraceMs = r.integer(o, 100, 3'600'000); } },
     { "websocket-idle-timeout-ms", "WEBSOCKET_IDLE_TIMEOUT_MS", "ms",
       "A socket that sends no frame (not even a heartbeat) for this long is closed.", "60000",
       [](Reader &r, const OptionSpec &o, ServerConfig &c) {

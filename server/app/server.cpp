@@ -24,6 +24,7 @@
 #include "server/runtime/post.h"
 #include "server/runtime/worker_pool.h"
 #include "server/tenants/control_plane.h"
+#include "server/tls/tls_context.h"
 #include "server/transport/io_loop.h"
 #include "server/transport/listener.h"
 #include "shared/core/clock.h"
@@ -232,6 +233,9 @@ QList<tenants::TenantInput> seedTenants(const ServerConfig &config)
 
 void Server::start()
 {
+    if (!loadClientTls()) {
+        return;
+    }
     m_controlPlane =
             new tenants::ControlPlane(m_config.controlPlane, m_config.tenantDefaults, m_tenants);
     m_controlPlane->setRoutingCounters(&m_metrics->controlPlaneRouting);
@@ -284,6 +288,42 @@ void Server::onTenantChanged(const QByteArray &externalId, bool disconnectSocket
     if (!current) {
         m_metricsRegistry->removeSeries("tenant", externalId);
     }
+}
+
+bool Server::loadClientTls()
+{
+    if (!m_config.clientPortUsesTls()) {
+        return true;
+    }
+    Result<std::shared_ptr<tls::ReloadableServerContext>> loaded =
+            tls::ReloadableServerContext::load(m_config.clientTls);
+    if (!loaded) {
+        // Emitted after start() returns, like every other failure of the start.
+        QMetaObject::invokeMethod(
+                this, [this, message = loaded.error().message] { Q_EMIT failed(message); },
+                Qt::QueuedConnection);
+        return false;
+    }
+    m_clientTls = std::move(loaded).value();
+    qCInfo(lcApp).noquote() << "TLS on the client port with"
+                            << m_clientTls->current()->certificateSummary();
+    return true;
+}
+
+void Server::reloadCertificates()
+{
+    if (!m_clientTls) {
+        qCInfo(lcApp) << "SIGHUP: no TLS certificate to reload (TLS_CERT_FILE is not set)";
+        return;
+    }
+    const Result<QString> reloaded = m_clientTls->reload();
+    if (!reloaded) {
+        qCWarning(lcApp).noquote() << "SIGHUP: the certificate was not reloaded, the old one "
+                                      "stays in use:"
+                                   << reloaded.error().message;
+        return;
+    }
+    qCInfo(lcApp).noquote() << "SIGHUP: reloaded the TLS certificate:" << reloaded.value();
 }
 
 void Server::onControlPlaneReady()
@@ -341,6 +381,7 @@ void Server::onControlPlaneReady()
         [this](const wire::HttpRequest &head) {
             return m_tenantApiAdmin->authorises(head) || m_apiAuth->carriesValidToken(head);
         },
+        m_clientTls,
     };
     for (int i = 0; i < count; ++i) {
         QObject *context = m_workers->context(i);
@@ -387,8 +428,10 @@ void Server::startListening()
         return;
     }
     qCInfo(lcApp).noquote() << "listening on" << m_config.listenAddress.toString() << "port"
-                            << m_listener->serverPort() << "with" << m_workerNodes.size()
-                            << "worker(s);" << m_tenants.size() << "tenant(s)";
+                            << m_listener->serverPort()
+                            << (m_clientTls ? "(https, wss)" : "(http, ws)") << "with"
+                            << m_workerNodes.size() << "worker(s);" << m_tenants.size()
+                            << "tenant(s)";
     startCluster(m_listener->serverPort());
     Q_EMIT started(m_listener->serverPort());
 }
@@ -402,6 +445,7 @@ void Server::startCluster(quint16 clientPort)
     settings.listenAddress = m_config.clusterListenAddress.isNull() ? m_config.listenAddress
                                                                     : m_config.clusterListenAddress;
     settings.clientPort = clientPort;
+    settings.clientUsesTls = m_clientTls != nullptr;
     // Diffs of other nodes' presences count against the tenant here, like local ones.
     m_presence->setRemoteCounting([this](const pubsub::TopicKey &topic) {
         pubsub::DeliveryCounting counting;

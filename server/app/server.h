@@ -43,6 +43,9 @@ class TenantRoutes;
 namespace rt::tenants {
 class ControlPlane;
 }
+namespace rt::tls {
+class ReloadableServerContext;
+}
 
 namespace rt::node {
 class ClusterNode;
@@ -69,6 +72,9 @@ public:
     // Stops accepting, closes every socket with 1012 (Service Restart) so that clients
     // reconnect, and stops the threads. Idempotent.
     void stop();
+    // Reads the client port's certificate and key again (SIGHUP); new connections use them,
+    // open ones keep theirs. A file that cannot be used is logged and the old pair stays.
+    void reloadCertificates();
 
     quint16 port() const;
     const ServerConfig &config() const { return m_config; }
@@ -87,6 +93,7 @@ Q_SIGNALS:
 
 private:
     void onControlPlaneReady();
+    bool loadClientTls();
     // A tenant was written, deleted or found changed (db thread): sockets, rate counters, series.
     void onTenantChanged(const QByteArray &externalId, bool disconnectSockets);
     // Feeds the per-tick counts of the rate counters into the metrics (upstream's telemetry).
@@ -167,6 +174,7 @@ private:
     std::atomic<int> m_workersPending{ 0 };
     std::unique_ptr<transport::ConnectionAdmission> m_admission; // outlives the listener
     std::unique_ptr<transport::Listener> m_listener;
+    std::shared_ptr<tls::ReloadableServerContext> m_clientTls; // null: the port is plaintext
     bool m_stopped = false;
 };
 

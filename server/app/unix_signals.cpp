@@ -2,6 +2,7 @@
 
 #include <QSocketNotifier>
 
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -27,6 +28,8 @@ UnixSignals::UnixSignals(QObject *parent) : QObject(parent)
     if (::socketpair(AF_UNIX, SOCK_STREAM, 0, signalPipe) != 0) {
         return;
     }
+    // A flood of signals must never block the handler: extra bytes are dropped instead.
+    ::fcntl(signalPipe[1], F_SETFL, ::fcntl(signalPipe[1], F_GETFL, 0) | O_NONBLOCK);
     m_notifier = new QSocketNotifier(signalPipe[0], QSocketNotifier::Read, this);
     connect(m_notifier, &QSocketNotifier::activated, this, &UnixSignals::onReadable);
     struct sigaction action
@@ -36,6 +39,7 @@ UnixSignals::UnixSignals(QObject *parent) : QObject(parent)
     action.sa_flags = SA_RESTART;
     ::sigaction(SIGINT, &action, nullptr);
     ::sigaction(SIGTERM, &action, nullptr);
+    ::sigaction(SIGHUP, &action, nullptr);
     // Writes to closed sockets return EPIPE instead of killing the process.
     ::signal(SIGPIPE, SIG_IGN);
 }
@@ -44,13 +48,18 @@ UnixSignals::~UnixSignals()
 {
     ::signal(SIGINT, SIG_DFL);
     ::signal(SIGTERM, SIG_DFL);
+    ::signal(SIGHUP, SIG_DFL);
 }
 
 void UnixSignals::onReadable()
 {
     char byte = 0;
     if (::read(signalPipe[0], &byte, 1) == 1) {
-        Q_EMIT terminationRequested(static_cast<int>(byte));
+        if (byte == SIGHUP) {
+            Q_EMIT reloadRequested();
+        } else {
+            Q_EMIT terminationRequested(static_cast<int>(byte));
+        }
     }
 }
 

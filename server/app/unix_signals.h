@@ -6,8 +6,9 @@ class QSocketNotifier;
 
 namespace rt::app {
 
-// Turns SIGINT and SIGTERM into a Qt signal on the main thread (self-pipe: the handler only
-// writes a byte). Lives on the main thread; one per process.
+// Turns SIGINT and SIGTERM (stop) and SIGHUP (reload the certificates) into Qt signals on the
+// main thread (self-pipe: the handler only writes a byte). Lives on the main thread; one per
+// process.
 class UnixSignals : public QObject
 {
     Q_OBJECT
@@ -17,6 +18,7 @@ public:
 
 Q_SIGNALS:
     void terminationRequested(int signalNumber);
+    void reloadRequested();
 
 private:
     void onReadable();

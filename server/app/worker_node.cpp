@@ -70,6 +70,7 @@ WorkerNode::WorkerNode(const Shared &shared, QObject *parent)
                         connection, m_router, httpLimits));
             },
             shared.socketLimits, this);
+    m_loop->setTls(shared.clientTls);
 }
 
 WorkerNode::~WorkerNode()

@@ -48,6 +48,8 @@ public:
         // Whether a request's head carries a credential some route accepts (operator or tenant
         // token): only then may its body be larger than MaxUnauthenticatedBodyBytes.
         std::function<bool(const wire::HttpRequest &head)> carriesCredentials;
+        // The client port's TLS (null: plaintext); every worker takes its current context.
+        std::shared_ptr<tls::ReloadableServerContext> clientTls;
     };
 
     // The largest body read before the request is authenticated.

@@ -135,6 +135,11 @@ TenantDatabase *CdcService::database(const tenants::TenantPtr &tenant)
         options.tenantId = tenant->externalId;
         options.settings = postgres::settingsFromExtension(extension->settings).value();
         options.settings.applicationName = QStringLiteral("qtrealtime");
+        if (options.settings.sslMode == QLatin1String("verify-full")) {
+            options.settings.sslRootCert = m_settings.sslRootCert.isEmpty()
+                    ? QString::fromLatin1(SystemCaBundle)
+                    : m_settings.sslRootCert;
+        }
         options.publication =
                 setting(extension->settings, "publication", QByteArrayLiteral("supabase_realtime"));
         options.slotName = setting(extension->settings, "slot_name",

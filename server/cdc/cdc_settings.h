@@ -1,6 +1,7 @@
 #pragma once
 
 #include <QByteArray>
+#include <QString>
 
 namespace rt::cdc {
 
@@ -23,6 +24,12 @@ struct CdcSettings
     // CDC_MAX_INFLIGHT_BYTES: per tenant, decoded changes not yet with fan-out; beyond it the
     // change stream stops reading (the slot keeps the WAL).
     qsizetype maxInflightBytes = qsizetype{ 64 } * 1024 * 1024;
+    // TENANT_DB_SSLROOTCERT: the CA file a tenant database with ssl_enforced is verified
+    // against (verify-full); empty: the system's CA bundle.
+    QString sslRootCert;
 };
+
+// Debian's bundle of the system's CAs (libpq 15 has no sslrootcert=system).
+inline constexpr const char *SystemCaBundle = "/etc/ssl/certs/ca-certificates.crt";
 
 } // namespace rt::cdc

@@ -82,7 +82,9 @@ void ClusterNode::start()
             config.advertiseHost.isEmpty() ? QHostInfo::localHostName() : config.advertiseHost;
     m_self.id = m_settings.nodeId;
     m_self.region = m_settings.region;
-    m_self.clientAddress = hostPort(advertiseHost, m_settings.clientPort);
+    // Plaintext nodes keep the bare host:port older dashboards expect; TLS ones say so.
+    m_self.clientAddress = (m_settings.clientUsesTls ? QStringLiteral("https://") : QString())
+            + hostPort(advertiseHost, m_settings.clientPort);
     m_self.startedAtMs = QDateTime::currentMSecsSinceEpoch();
     m_uptime.start();
     m_self.load = currentLoad(); // known at once when no minimum uptime is asked for
@@ -125,6 +127,20 @@ std::optional<QString> ClusterNode::startLinks(const QString &advertiseHost)
     linkSettings.nodeId = m_self.id;
     linkSettings.secret = config.secret;
     linkSettings.linksPerPeer = config.linksPerPeer;
+    if (config.usesLinkTls()) {
+        Result<QSslConfiguration> tls = cluster::links::loadLinkTls(config.linkTls);
+        if (!tls) {
+            return QStringLiteral("node links: %1").arg(tls.error().message);
+        }
+        const QSslCertificate own = tls.value().localCertificate();
+        if (!cluster::links::certificateNamesNode(own, m_self.id)) {
+            return QStringLiteral("node links: CLUSTER_TLS_CERT_FILE names %1, not this node's "
+                                  "name %2 (NODE_NAME): peers would refuse this node")
+                    .arg(cluster::links::certificateNames(own).join(QStringLiteral(", ")),
+                         m_self.id);
+        }
+        linkSettings.tls = std::move(tls).value();
+    }
     if (const std::optional<QString> problem = cluster::links::validateLinkSettings(linkSettings)) {
         return QStringLiteral("node links: %1").arg(*problem);
     }

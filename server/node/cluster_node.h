@@ -1,5 +1,6 @@
 #pragma once
 
+#include "server/cluster/links/link_tls.h"
 #include "server/cluster/types.h"
 
 #include <QElapsedTimer>
@@ -56,11 +57,16 @@ struct ClusterConfig
     quint16 linkPort = 0; // CLUSTER_PORT; 0: any free port (advertised in the node record)
     QString advertiseHost; // empty: this machine's host name
     QByteArray secret; // CLUSTER_SECRET
+    // CLUSTER_TLS_*: mutual TLS on the node links; all empty: plaintext links, allowed only
+    // with plaintextLinks (CLUSTER_PLAINTEXT_LINKS) and a secret of at least 32 bytes.
+    cluster::links::LinkTlsFiles linkTls;
+    bool plaintextLinks = false;
     int linksPerPeer = 0;
     QString loadAverageFile;
     int loadMinUptimeSeconds = 0;
 
     bool usesEtcd() const { return !etcdEndpoints.isEmpty(); }
+    bool usesLinkTls() const { return !linkTls.certificateFile.isEmpty(); }
 };
 
 class NodeConfigAccess;
@@ -82,6 +88,7 @@ public:
         QString region;
         QHostAddress listenAddress; // links listen here (the server's LISTEN_ADDRESS)
         quint16 clientPort = 0; // where clients reach this node (published in the record)
+        bool clientUsesTls = false; // the record's address is then https://host:port
         // How often the node republishes its load; placement caches it per time bucket.
         int loadPublishIntervalMs = 15'000;
         // How often the tenants with clients here are compared with what peers were told: the

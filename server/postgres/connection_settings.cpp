@@ -2,6 +2,7 @@
 
 #include "server/postgres/sql_text.h"
 
+#include <QFile>
 #include <QJsonValue>
 
 namespace rt::postgres {
@@ -30,6 +31,9 @@ QByteArray ConnectionSettings::conninfo() const
         appendPair(out, "password", password);
     }
     appendPair(out, "sslmode", sslMode.toUtf8());
+    if (!sslRootCert.isEmpty()) {
+        appendPair(out, "sslrootcert", QFile::encodeName(sslRootCert));
+    }
     appendPair(out, "application_name", applicationName.toUtf8());
     appendPair(out, "connect_timeout", QByteArray::number(connectTimeoutSeconds));
     if (replication) {
@@ -77,7 +81,9 @@ std::optional<ConnectionSettings> settingsFromExtension(const QJsonObject &setti
     const bool sslEnforced = ssl.isBool()
             ? ssl.toBool()
             : ssl.toString().compare(QLatin1String("true"), Qt::CaseInsensitive) == 0;
-    result.sslMode = sslEnforced ? QStringLiteral("require") : QStringLiteral("prefer");
+    // Enforced TLS means a verified server: its certificate must chain to a trusted CA and name
+    // db_host (libpq's verify-full), else anyone on the path could pose as the database.
+    result.sslMode = sslEnforced ? QStringLiteral("verify-full") : QStringLiteral("prefer");
     return result;
 }
 

@@ -19,6 +19,8 @@ struct ConnectionSettings
     QByteArray password;
     // libpq sslmode: "disable", "prefer" (default: upstream's ssl_enforced=false), "require"...
     QString sslMode = QStringLiteral("prefer");
+    // The CA file verify-ca and verify-full check the server's certificate against.
+    QString sslRootCert;
     QString applicationName = QStringLiteral("qtrealtime");
     int connectTimeoutSeconds = 10;
     // "database": a walsender connection for logical replication that also accepts simple SQL.

@@ -321,7 +321,8 @@ Result<QSqlDatabase> ControlPlane::replicaDatabase()
         // Short: connecting blocks this thread, and a replica that does not answer quickly is
         // better skipped (reads fall back to the primary and the next try is retryMs later).
         db.setConnectOptions(
-                QStringLiteral("connect_timeout=2;application_name=qtrealtime-replica"));
+                QStringLiteral("connect_timeout=2;application_name=qtrealtime-replica;")
+                + m_settings.sslConnectOptions());
     }
     QSqlDatabase db = QSqlDatabase::database(m_replicaConnectionName, false);
     if (!db.isOpen()) {

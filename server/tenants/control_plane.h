@@ -33,6 +33,18 @@ struct ControlPlaneSettings
     QString database;
     QString user;
     QString password;
+    // DB_SSLMODE (libpq's sslmode) and DB_SSLROOTCERT (the CA file verify-ca and verify-full
+    // check the server against), for the primary and the replica alike.
+    QString sslMode = QStringLiteral("prefer");
+    QString sslRootCert;
+    // "sslmode=...;sslrootcert=..." for QPSQL's connect options (the values are checked by the
+    // configuration to hold no ';' or blanks).
+    QString sslConnectOptions() const
+    {
+        return QStringLiteral("sslmode=") + sslMode
+                + (sslRootCert.isEmpty() ? QString()
+                                         : QStringLiteral(";sslrootcert=") + sslRootCert);
+    }
     // DB_ENC_KEY (16 bytes), DB_ENC_KEY_GCM (32 bytes), DB_ENC_WRITE_GCM. For SQLite without a
     // key, one is generated in keyFile (0600) on first start.
     QByteArray encryptionKey;

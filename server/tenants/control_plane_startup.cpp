@@ -71,7 +71,8 @@ Result<bool> ControlPlane::open()
         db.setDatabaseName(m_settings.database);
         db.setUserName(m_settings.user);
         db.setPassword(m_settings.password);
-        db.setConnectOptions(QStringLiteral("connect_timeout=10;application_name=qtrealtime"));
+        db.setConnectOptions(QStringLiteral("connect_timeout=10;application_name=qtrealtime;")
+                             + m_settings.sslConnectOptions());
     } else {
         // The database holds the tenants' (encrypted) secrets and their key may sit beside it:
         // both are this user's only, from the moment they exist.

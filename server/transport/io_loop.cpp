@@ -1,5 +1,6 @@
 #include "server/transport/io_loop.h"
 
+#include "server/tls/tls_session.h"
 #include "server/transport/logging.h"
 #include "server/transport/tcp_connection.h"
 
@@ -31,6 +32,7 @@ IoLoop::IoLoop(HandlerFactory factory, Limits limits, QObject *parent)
       m_limits(limits)
 {
     m_readBuffer.resize(ReadBufferBytes);
+    m_tlsStaging.reserve(qsizetype{ 16 } * 1024);
     m_clock.start();
     m_sweepTimer.setInterval(1000);
     connect(&m_sweepTimer, &QTimer::timeout, this, &IoLoop::sweep);
@@ -46,18 +48,28 @@ IoLoop::~IoLoop()
 void IoLoop::adopt(qintptr descriptor, AdmissionTicket ticket)
 {
     const int fd = static_cast<int>(descriptor);
-    // Accepted sockets must not block the loop; small frames must not wait for Nagle.
-    const int flags = ::fcntl(fd, F_GETFL, 0);
-    ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+    // Small frames must not wait for Nagle.
     const int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-
-    auto *connection = new TcpConnection(*this, fd); // owned by this loop (QObject child)
+    TcpConnection *connection = attach(fd);
     connection->setAdmission(std::move(ticket));
-    connection->m_loopIndex = static_cast<qsizetype>(m_connections.size());
-    m_connections.push_back(connection);
     m_factory(*connection);
     Q_EMIT connectionCountChanged(connectionCount());
+}
+
+// A new non-blocking connection of this loop (speaking TLS if the loop does).
+TcpConnection *IoLoop::attach(int descriptor)
+{
+    // Accepted sockets must not block the loop.
+    const int flags = ::fcntl(descriptor, F_GETFL, 0);
+    ::fcntl(descriptor, F_SETFL, flags | O_NONBLOCK);
+    auto *connection = new TcpConnection(*this, descriptor); // owned by this loop (QObject child)
+    connection->m_loopIndex = static_cast<qsizetype>(m_connections.size());
+    m_connections.push_back(connection);
+    if (m_tls) {
+        connection->enableTls(std::make_unique<tls::TlsSession>(m_tls->current()));
+    }
+    return connection;
 }
 
 namespace {
@@ -76,12 +88,8 @@ constexpr int RefusalLingerMs = 500;
 
 void IoLoop::refuse(qintptr descriptor, const QByteArray &response)
 {
-    const int fd = static_cast<int>(descriptor);
-    const int flags = ::fcntl(fd, F_GETFL, 0);
-    ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
-    auto *connection = new TcpConnection(*this, fd);
-    connection->m_loopIndex = static_cast<qsizetype>(m_connections.size());
-    m_connections.push_back(connection);
+    // On a TLS port the answer waits for the handshake (bounded by its timeout).
+    TcpConnection *connection = attach(static_cast<int>(descriptor));
     connection->setHandler(std::make_unique<RefusedHandler>());
     connection->send(response);
     connection->closeAfterFlush(RefusalLingerMs);

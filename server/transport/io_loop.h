@@ -13,6 +13,10 @@
 #include <memory>
 #include <vector>
 
+namespace rt::tls {
+class ReloadableServerContext;
+} // namespace rt::tls
+
 namespace rt::transport {
 
 class TcpConnection;
@@ -34,6 +38,8 @@ public:
         // for it, and it is cut off if it stays above for slowConsumerGraceMs.
         qsizetype highWaterBytesPerConnection = qsizetype{ 1 } * 1024 * 1024;
         int slowConsumerGraceMs = 10'000;
+        // A TLS connection whose handshake has not finished by then is closed.
+        int tlsHandshakeTimeoutMs = 10'000;
     };
 
     // Creates the protocol handler of a freshly adopted connection (HTTP at first).
@@ -41,6 +47,11 @@ public:
 
     IoLoop(HandlerFactory factory, Limits limits, QObject *parent = nullptr);
     ~IoLoop() override;
+
+    // Makes every connection adopted from now on speak TLS with the source's current context
+    // (null: plaintext). Call on the loop's thread, before the listener hands it sockets.
+    void setTls(std::shared_ptr<tls::ReloadableServerContext> source) { m_tls = std::move(source); }
+    bool usesTls() const { return m_tls != nullptr; }
 
     // Takes ownership of a connected, accepted socket descriptor (and its place at the gate).
     void adopt(qintptr descriptor, AdmissionTicket ticket = {});
@@ -63,6 +74,10 @@ public:
 
     // Scratch buffer for reads; valid only during a read callback on this thread.
     QByteArray &readBuffer() { return m_readBuffer; }
+    // Scratch buffers of TLS connections on this thread: decrypted input (valid during a read
+    // callback) and the gathering of small frames into records (during a flush).
+    QByteArray &plaintextBuffer() { return m_plaintextBuffer; }
+    QByteArray &tlsStaging() { return m_tlsStaging; }
 
     // Internal, for TcpConnection.
     void scheduleFlush(TcpConnection *connection);
@@ -78,11 +93,15 @@ protected:
 private:
     void flushPass();
     void sweep();
+    TcpConnection *attach(int descriptor);
 
     HandlerFactory m_factory;
     runtime::MailboxPtr m_mailbox;
     Limits m_limits;
     QByteArray m_readBuffer;
+    QByteArray m_plaintextBuffer;
+    QByteArray m_tlsStaging;
+    std::shared_ptr<tls::ReloadableServerContext> m_tls;
     QElapsedTimer m_clock;
     QTimer m_sweepTimer;
     std::vector<TcpConnection *> m_connections; // owned (QObject children); index in connection

@@ -1,5 +1,6 @@
 #include "server/transport/tcp_connection.h"
 
+#include "server/tls/tls_session.h"
 #include "server/transport/io_loop.h"
 #include "server/transport/logging.h"
 
@@ -12,6 +13,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 
@@ -22,6 +25,26 @@ namespace {
 constexpr int MaxIovecs = 128; // per sendmsg(); more chunks go in the next call
 constexpr int MaxReadsPerWakeup = 4; // fairness between connections of one worker
 constexpr std::size_t IdleQueueCapacity = 16; // queue entries an idle connection keeps
+// TLS: queued frames are gathered into records of up to 16 KiB, and at most this much plaintext
+// is encrypted ahead of what the kernel took (the ciphertext waiting in user space stays small).
+constexpr qsizetype TlsRecordBytes = qsizetype{ 16 } * 1024;
+constexpr qsizetype TlsBatchBytes = qsizetype{ 64 } * 1024;
+constexpr int PlaintextRefusalLingerMs = 500;
+
+// The answer to a plaintext HTTP request on a TLS port (before it closes).
+const QByteArray &plaintextRefusal()
+{
+    static const QByteArray Response = [] {
+        const QByteArrayView body = "This port speaks TLS only: connect with https:// or wss://\n";
+        QByteArray out("HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain; charset=utf-8\r\n"
+                       "content-length: ");
+        out.append(QByteArray::number(body.size()));
+        out.append("\r\nconnection: close\r\n\r\n");
+        out.append(body);
+        return out;
+    }();
+    return Response;
+}
 
 } // namespace
 
@@ -31,6 +54,7 @@ TcpConnection::TcpConnection(IoLoop &loop, int descriptor)
       m_descriptor(descriptor)
 {
     m_lastReceivedMs = loop.nowMs();
+    m_openedMs = m_lastReceivedMs;
     m_readNotifier = new QSocketNotifier(descriptor, QSocketNotifier::Read, this); // child
     connect(m_readNotifier, &QSocketNotifier::activated, this, &TcpConnection::onReadable);
 }
@@ -50,6 +74,11 @@ TcpConnection::~TcpConnection()
 void TcpConnection::setHandler(std::unique_ptr<Handler> handler)
 {
     m_handler = std::move(handler);
+}
+
+void TcpConnection::enableTls(std::unique_ptr<tls::TlsSession> session)
+{
+    m_tls = std::move(session);
 }
 
 void TcpConnection::switchHandler(std::unique_ptr<Handler> handler)
@@ -120,11 +149,16 @@ bool TcpConnection::enqueue(const QByteArray &data, QByteArrayView header, bool 
         m_cutOffPending = true;
     }
     updateHighWater();
+    requestFlush();
+    return true;
+}
+
+void TcpConnection::requestFlush()
+{
     if (!m_flushScheduled) {
         m_flushScheduled = true;
         m_loop.scheduleFlush(this);
     }
-    return true;
 }
 
 void TcpConnection::adoptLedger(const FlowLedgerPtr &ledger)
@@ -203,6 +237,10 @@ void TcpConnection::flush()
         if (m_state == State::Closed) {
             return;
         }
+    }
+    if (m_tls) {
+        flushTls();
+        return;
     }
     while (m_queueHead < static_cast<qsizetype>(m_queue.size())) {
         iovec vectors[MaxIovecs];
@@ -349,9 +387,11 @@ void TcpConnection::onReadable()
                 ::recv(m_descriptor, buffer.data(), static_cast<std::size_t>(buffer.size()), 0);
         if (received > 0) {
             m_lastReceivedMs = m_loop.nowMs();
-            if (m_state == State::Open && m_handler) {
-                m_handler->onReceived(QByteArrayView(buffer.constData(), received));
-                m_retiredHandler.reset();
+            const QByteArrayView data(buffer.constData(), received);
+            if (m_tls) {
+                receiveTls(data);
+            } else {
+                deliver(data);
             }
             if (received < buffer.size()) {
                 return;
@@ -376,6 +416,14 @@ void TcpConnection::onReadable()
     }
 }
 
+void TcpConnection::deliver(QByteArrayView plaintext)
+{
+    if (m_state == State::Open && m_handler && !m_discardInput) {
+        m_handler->onReceived(plaintext);
+        m_retiredHandler.reset();
+    }
+}
+
 void TcpConnection::closeAfterFlush(int lingerMs)
 {
     if (m_state != State::Open || m_closeAfterFlush) {
@@ -383,10 +431,7 @@ void TcpConnection::closeAfterFlush(int lingerMs)
     }
     m_closeAfterFlush = true;
     m_lingerMs = lingerMs;
-    if (!m_flushScheduled) {
-        m_flushScheduled = true;
-        m_loop.scheduleFlush(this);
-    }
+    requestFlush();
 }
 
 void TcpConnection::tick(qint64 nowMs)
@@ -397,15 +442,18 @@ void TcpConnection::tick(qint64 nowMs)
         }
         return;
     }
+    if (m_tls && m_state == State::Open && m_tls->state() == tls::TlsSession::State::Handshaking
+        && nowMs - m_openedMs >= m_loop.limits().tlsHandshakeTimeoutMs) {
+        qCDebug(lcTransport) << "TLS handshake with" << peerAddress() << "timed out";
+        close();
+        return;
+    }
     const IoLoop::Limits &limits = m_loop.limits();
     if (m_aboveHighWater && !m_slowConsumer && !m_cutOffPending
         && nowMs - m_aboveHighWaterSinceMs >= limits.slowConsumerGraceMs) {
         // It did not drain below the high-water mark for the whole grace period.
         m_cutOffPending = true;
-        if (!m_flushScheduled) {
-            m_flushScheduled = true;
-            m_loop.scheduleFlush(this);
-        }
+        requestFlush();
     }
     if (m_queue.empty() && m_queue.capacity() > IdleQueueCapacity) {
         // An idle connection should not keep a burst's queue (10,000 of them would hold MBs).
@@ -443,6 +491,152 @@ void TcpConnection::close()
         m_handler->onClosed();
     }
     deleteLater();
+}
+
+// --- TLS ---
+
+void TcpConnection::receiveTls(QByteArrayView ciphertext)
+{
+    if (m_state != State::Open || m_discardInput) {
+        return;
+    }
+    if (!m_tlsSniffed) {
+        m_tlsSniffed = true;
+        // A TLS connection starts with a handshake record (0x16); an HTTP request with a method.
+        if (std::isalpha(static_cast<unsigned char>(ciphertext.front())) != 0) {
+            refusePlaintext();
+            return;
+        }
+    }
+    const bool wasEstablished = m_tls->isEstablished();
+    QByteArray &plaintext = m_loop.plaintextBuffer();
+    plaintext.resize(0);
+    if (!m_tls->receive(ciphertext, plaintext)) {
+        qCDebug(lcTransport).noquote() << "TLS with" << peerAddress() << m_tls->errorString();
+        if (m_tls->hasPendingOutput()) {
+            sendCiphertext(); // the alert, as far as the kernel takes it
+        }
+        close();
+        return;
+    }
+    if (!plaintext.isEmpty()) {
+        deliver(plaintext);
+    }
+    if (m_state != State::Open) {
+        return;
+    }
+    if (m_tls->peerClosed()) {
+        if (m_handler) {
+            m_handler->onPeerClosed();
+            m_retiredHandler.reset();
+        }
+        close();
+        return;
+    }
+    if (m_tls->hasPendingOutput() || (!wasEstablished && m_tls->isEstablished())) {
+        requestFlush(); // handshake messages, or frames queued while it ran
+    }
+}
+
+void TcpConnection::refusePlaintext()
+{
+    qCDebug(lcTransport) << "plaintext request on the TLS port from" << peerAddress();
+    m_tls.reset();
+    m_discardInput = true;
+    enqueue(plaintextRefusal(), {}, false);
+    closeAfterFlush(PlaintextRefusalLingerMs);
+}
+
+void TcpConnection::flushTls()
+{
+    for (;;) {
+        if (m_tls->hasPendingOutput() && !sendCiphertext()) {
+            return; // waits for the socket to drain (or the connection closed)
+        }
+        const bool queued = m_queueHead < static_cast<qsizetype>(m_queue.size());
+        if (queued && m_tls->isEstablished()) {
+            if (!encryptQueued()) {
+                close();
+                return;
+            }
+            continue;
+        }
+        if (queued) {
+            setWriteNotification(false); // the end of the handshake schedules the next pass
+            return;
+        }
+        if (m_closeAfterFlush && m_tls->isEstablished()) {
+            m_tls->close(); // close_notify goes out before the half-close
+            continue;
+        }
+        break;
+    }
+    finishFlush();
+}
+
+// Encrypts up to TlsBatchBytes from the head of the queue, gathering small pieces (a frame
+// header, a short payload) into full records, and marks them written.
+bool TcpConnection::encryptQueued()
+{
+    iovec vectors[MaxIovecs];
+    const int count = gatherQueued(vectors);
+    QByteArray &staging = m_loop.tlsStaging();
+    staging.resize(0);
+    qsizetype taken = 0;
+    for (int i = 0; i < count && taken < TlsBatchBytes; ++i) {
+        QByteArrayView piece(static_cast<const char *>(vectors[i].iov_base),
+                             static_cast<qsizetype>(vectors[i].iov_len));
+        piece = piece.first(std::min(piece.size(), TlsBatchBytes - taken));
+        taken += piece.size();
+        if (staging.size() + piece.size() <= TlsRecordBytes) {
+            staging.append(piece);
+            continue;
+        }
+        if (!m_tls->encrypt(staging)) {
+            return false;
+        }
+        staging.resize(0);
+        if (piece.size() >= TlsRecordBytes) {
+            if (!m_tls->encrypt(piece)) {
+                return false;
+            }
+        } else {
+            staging.append(piece);
+        }
+    }
+    if (!m_tls->encrypt(staging)) {
+        return false;
+    }
+    consumeWritten(taken);
+    return true;
+}
+
+// Writes the session's ciphertext; true when all of it went, else it waits for the socket.
+bool TcpConnection::sendCiphertext()
+{
+    for (;;) {
+        const QByteArrayView output = m_tls->pendingOutput();
+        const ssize_t written =
+                ::send(m_descriptor, output.data(), static_cast<std::size_t>(output.size()),
+                       MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (written >= 0) {
+            m_tls->consumeOutput(written);
+            if (!m_tls->hasPendingOutput()) {
+                return true;
+            }
+            setWriteNotification(true); // a short write: the kernel buffer is full
+            return false;
+        }
+        if (errno == EINTR) {
+            continue;
+        }
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            setWriteNotification(true);
+            return false;
+        }
+        close();
+        return false;
+    }
 }
 
 } // namespace rt::transport

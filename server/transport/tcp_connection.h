@@ -14,6 +14,10 @@
 class QSocketNotifier;
 struct iovec;
 
+namespace rt::tls {
+class TlsSession;
+} // namespace rt::tls
+
 namespace rt::transport {
 
 class IoLoop;
@@ -22,7 +26,9 @@ class IoLoop;
 // that owns it (a child of that worker's IoLoop). It reads into the loop's scratch buffer and
 // hands the bytes to its protocol Handler; output is queued as shared QByteArrays (plus a small
 // inline header, e.g. a WebSocket frame header) and written by the loop's flush pass with
-// sendmsg() over an iovec: no copies of broadcast payloads, one syscall per pass.
+// sendmsg() over an iovec: no copies of broadcast payloads, one syscall per pass. With TLS
+// enabled the handler still sees plaintext: reads are decrypted first, and the flush pass
+// encrypts the queued frames (small ones gathered into full records) and sends the ciphertext.
 class TcpConnection : public QObject
 {
     Q_OBJECT
@@ -68,6 +74,12 @@ public:
     bool isOpen() const { return m_state == State::Open; }
 
     void setHandler(std::unique_ptr<Handler> handler);
+    // Speaks TLS from the first byte on (call before any is read). A first byte that is text
+    // rather than a TLS record (a plaintext HTTP request) is answered with a plaintext 400 and
+    // the connection closes; a handshake that has not finished within the loop's
+    // tlsHandshakeTimeoutMs, or fails, closes it too.
+    void enableTls(std::unique_ptr<tls::TlsSession> session);
+    bool isTls() const { return m_tls != nullptr; }
     // Replaces the handler from inside one of its own callbacks; the old handler is destroyed
     // after that callback returns.
     void switchHandler(std::unique_ptr<Handler> handler);
@@ -115,6 +127,7 @@ private:
     void onReadable();
     void onWritable();
     void setWriteNotification(bool enabled);
+    void requestFlush();
     // Steps of flush().
     void closeSlowConsumer();
     bool enqueue(const QByteArray &data, QByteArrayView header, bool regulated);
@@ -128,6 +141,13 @@ private:
     int gatherQueued(iovec *vectors);
     void consumeWritten(qsizetype written);
     void finishFlush();
+    void deliver(QByteArrayView plaintext);
+    // TLS steps: decrypting what was read, encrypting the queue, writing the ciphertext.
+    void receiveTls(QByteArrayView ciphertext);
+    void refusePlaintext();
+    void flushTls();
+    bool encryptQueued();
+    bool sendCiphertext();
 
     IoLoop &m_loop;
     int m_descriptor;
@@ -153,6 +173,10 @@ private:
     FlowLedgerPtr m_ledger; // the regulated stream whose frames are queued here
     qsizetype m_ledgerBytes = 0; // of the queue, charged to m_ledger
     AdmissionTicket m_admission;
+    std::unique_ptr<tls::TlsSession> m_tls; // null: plaintext
+    qint64 m_openedMs = 0;
+    bool m_tlsSniffed = false; // the first bytes were checked for a TLS record
+    bool m_discardInput = false; // refused: whatever arrives is read and dropped
 };
 
 // The remote address of a connected socket as text ("127.0.0.1", "::1"); empty if unknown.

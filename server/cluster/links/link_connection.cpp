@@ -1,8 +1,10 @@
 #include "server/cluster/links/link_connection.h"
 
+#include "server/cluster/links/link_tls.h"
 #include "server/cluster/links/logging.h"
 
 #include <QHostAddress>
+#include <QSslSocket>
 #include <QTcpSocket>
 
 #include <algorithm>
@@ -63,11 +65,65 @@ void LinkConnection::dial(const QString &host, quint16 port, const QString &expe
     m_expectedPeerId = expectedPeerId;
     m_peerLabel = QStringLiteral("%1 (%2:%3)").arg(expectedPeerId, host).arg(port);
     m_state = State::Connecting;
+    m_handshakeTimer.start();
+    if (m_settings.tls) {
+        auto *socket = new QSslSocket(this);
+        attachSocket(socket);
+        startTls(socket);
+        socket->connectToHostEncrypted(host, port);
+        return;
+    }
     auto *socket = new QTcpSocket(this);
     attachSocket(socket);
     connect(socket, &QTcpSocket::connected, this, &LinkConnection::onConnected);
-    m_handshakeTimer.start();
     socket->connectToHost(host, port);
+}
+
+// The Hello waits for the encrypted channel; the certificate's names are checked against the
+// Hello's node id (handleHello), not against the host dialled.
+void LinkConnection::startTls(QSslSocket *socket)
+{
+    socket->setSslConfiguration(*m_settings.tls);
+    connect(socket, &QSslSocket::encrypted, this, &LinkConnection::onConnected);
+    connect(socket, &QSslSocket::sslErrors, this, &LinkConnection::onSslErrors);
+}
+
+void LinkConnection::onSslErrors(const QList<QSslError> &errors)
+{
+    QList<QSslError> hostNameOnly;
+    QStringList fatal;
+    for (const QSslError &error : errors) {
+        if (error.error() == QSslError::HostNameMismatch) {
+            hostNameOnly.append(error);
+        } else {
+            fatal.append(error.errorString());
+        }
+    }
+    if (!fatal.isEmpty()) {
+        finish(QStringLiteral("TLS: %1").arg(fatal.join(QStringLiteral("; "))),
+               CloseCause::AuthFailure, false);
+        return;
+    }
+    if (auto *socket = qobject_cast<QSslSocket *>(m_socket)) {
+        socket->ignoreSslErrors(hostNameOnly);
+    }
+}
+
+bool LinkConnection::peerCertificateNamesPeer(const QString &claimedId)
+{
+    auto *socket = qobject_cast<QSslSocket *>(m_socket);
+    if (!m_settings.tls) {
+        return true;
+    }
+    const QSslCertificate certificate =
+            socket != nullptr ? socket->peerCertificate() : QSslCertificate();
+    if (socket != nullptr && certificateNamesNode(certificate, claimedId)) {
+        return true;
+    }
+    finish(QStringLiteral("the peer's certificate names %1, not the node %2 it claims to be")
+                   .arg(certificateNames(certificate).join(QStringLiteral(", ")), claimedId),
+           CloseCause::AuthFailure, true);
+    return false;
 }
 
 void LinkConnection::accept(QTcpSocket *socket)
@@ -78,6 +134,17 @@ void LinkConnection::accept(QTcpSocket *socket)
             QStringLiteral("%1:%2").arg(socket->peerAddress().toString()).arg(socket->peerPort());
     attachSocket(socket);
     m_handshakeTimer.start();
+    if (m_settings.tls) {
+        auto *secure = qobject_cast<QSslSocket *>(socket);
+        if (secure == nullptr) {
+            finish(QStringLiteral("a plain socket reached a TLS link server"), CloseCause::Local,
+                   false);
+            return;
+        }
+        startTls(secure);
+        secure->startServerEncryption();
+        return;
+    }
     onConnected();
 }
 
@@ -200,6 +267,9 @@ void LinkConnection::handleHello(const QByteArray &payload)
                CloseCause::AuthFailure, true);
         return;
     }
+    if (!peerCertificateNamesPeer(hello->nodeId)) {
+        return;
+    }
     m_peerNodeId = hello->nodeId;
     m_peerHello = payload;
     m_state = State::AwaitProof;
@@ -291,7 +361,11 @@ void LinkConnection::onErrorOccurred()
         return; // disconnected() follows and says it better
     }
     const QString what = m_socket ? m_socket->errorString() : QStringLiteral("socket error");
-    finish(QStringLiteral("%1: %2").arg(m_peerLabel, what), CloseCause::Network, false);
+    // A TLS handshake that failed (no certificate, a plaintext peer) is refused authentication.
+    const bool tlsRefused =
+            m_socket && m_socket->error() == QAbstractSocket::SslHandshakeFailedError;
+    finish(QStringLiteral("%1: %2").arg(m_peerLabel, what),
+           tlsRefused ? CloseCause::AuthFailure : CloseCause::Network, false);
 }
 
 void LinkConnection::finish(const QString &reason, CloseCause cause, bool notifyPeer)

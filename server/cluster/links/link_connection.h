@@ -10,6 +10,8 @@
 #include <QTimer>
 
 QT_BEGIN_NAMESPACE
+class QSslError;
+class QSslSocket;
 class QTcpSocket;
 QT_END_NAMESPACE
 
@@ -24,7 +26,8 @@ enum class CloseCause {
     Local, // closed by its owner
 };
 
-// One TCP connection between two nodes: runs the handshake (handshake.h), then carries frames
+// One TCP connection between two nodes (inside mutual TLS when the settings carry it: the
+// peer's certificate must name the node id its Hello claims): runs the handshake (handshake.h), then carries frames
 // both ways and exchanges heartbeats. Dialers send application frames; acceptors deliver them
 // (links are one-way for application traffic, so each direction has its own ordered links).
 // Lives on the cluster thread; owned by PeerLinks (outgoing) or LinkServer (incoming), which
@@ -40,7 +43,8 @@ public:
 
     // Dialer: connect to host:port and expect to reach `expectedPeerId`.
     void dial(const QString &host, quint16 port, const QString &expectedPeerId);
-    // Acceptor: take over an accepted, connected socket (reparented to this object).
+    // Acceptor: take over an accepted, connected socket (reparented to this object); with TLS
+    // it must be a QSslSocket that has not started encryption.
     void accept(QTcpSocket *socket);
 
     bool isReady() const { return m_state == State::Ready; }
@@ -74,6 +78,9 @@ private:
     void onReadyRead();
     void onDisconnected();
     void onErrorOccurred();
+    void onSslErrors(const QList<QSslError> &errors);
+    void startTls(QSslSocket *socket);
+    bool peerCertificateNamesPeer(const QString &claimedId);
     void onHeartbeat();
     void handleFrame(const Frame &frame);
     void handleHello(const QByteArray &payload);

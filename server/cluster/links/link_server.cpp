@@ -2,17 +2,50 @@
 
 #include "server/cluster/links/logging.h"
 
+#include <QSslSocket>
 #include <QTcpServer>
 #include <QTcpSocket>
+
+#include <unistd.h>
 
 #include <utility>
 
 namespace rt::cluster::links {
 
+namespace {
+
+// Hands out QSslSockets (not yet encrypting) when the links speak TLS, plain ones otherwise.
+class LinkListener final : public QTcpServer
+{
+public:
+    LinkListener(bool tls, QObject *parent) : QTcpServer(parent), m_tls(tls) { }
+
+protected:
+    void incomingConnection(qintptr descriptor) override
+    {
+        if (!m_tls) {
+            QTcpServer::incomingConnection(descriptor);
+            return;
+        }
+        auto *socket = new QSslSocket(this);
+        if (!socket->setSocketDescriptor(descriptor)) {
+            delete socket;
+            ::close(static_cast<int>(descriptor));
+            return;
+        }
+        addPendingConnection(socket);
+    }
+
+private:
+    bool m_tls;
+};
+
+} // namespace
+
 LinkServer::LinkServer(LinkSettings settings, QObject *parent)
     : QObject(parent),
       m_settings(std::move(settings)),
-      m_server(new QTcpServer(this))
+      m_server(new LinkListener(m_settings.tls.has_value(), this))
 {
     connect(m_server, &QTcpServer::newConnection, this, &LinkServer::onNewConnection);
 }

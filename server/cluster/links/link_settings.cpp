@@ -10,8 +10,11 @@ std::optional<QString> validateLinkSettings(const LinkSettings &settings)
     if (idBytes == 0 || idBytes > MaxNodeIdBytes) {
         return QStringLiteral("the node name must be 1 to %1 bytes").arg(MaxNodeIdBytes);
     }
-    if (settings.secret.isEmpty()) {
-        return QStringLiteral("CLUSTER_SECRET is required for node links");
+    if (!settings.tls && settings.secret.size() < MinPlaintextSecretBytes) {
+        return QStringLiteral("plaintext node links need a CLUSTER_SECRET of at least %1 bytes "
+                              "(or mutual TLS: CLUSTER_TLS_CA_FILE, CLUSTER_TLS_CERT_FILE, "
+                              "CLUSTER_TLS_KEY_FILE)")
+                .arg(MinPlaintextSecretBytes);
     }
     if (settings.linksPerPeer < 1 || settings.linksPerPeer > 64) {
         return QStringLiteral("CLUSTER_LINKS_PER_PEER must be between 1 and 64 (got %1)")

@@ -5,6 +5,7 @@
 #include <QByteArray>
 #include <QList>
 #include <QMetaType>
+#include <QSslConfiguration>
 #include <QString>
 
 #include <chrono>
@@ -18,7 +19,11 @@ namespace rt::cluster::links {
 struct LinkSettings
 {
     QString nodeId; // this node (NODE_NAME); sent in the handshake
-    QByteArray secret; // CLUSTER_SECRET; never sent, never logged
+    // Mutual TLS (CLUSTER_TLS_*; link_tls.h): every link is encrypted and each side's
+    // certificate must name the node id it claims. Without it links are plaintext, authenticated
+    // by the HMAC handshake only (then the secret must have at least MinPlaintextSecretBytes).
+    std::optional<QSslConfiguration> tls;
+    QByteArray secret; // CLUSTER_SECRET; never sent, never logged; optional with tls
     // Outgoing connections per peer (CLUSTER_LINKS_PER_PEER). Each peer dials its own, so a
     // node pair has this many connections in each direction.
     int linksPerPeer = 2;
@@ -45,6 +50,9 @@ struct LinkSettings
     int maxPendingHandshakes = 64;
     int maxPendingHandshakesPerAddress = 16;
 };
+
+// Plaintext links rest on the secret alone: one sniffed handshake allows guessing it offline.
+constexpr qsizetype MinPlaintextSecretBytes = 32;
 
 // Why settings cannot be used (empty node id, empty secret, ...), or nullopt when they can.
 std::optional<QString> validateLinkSettings(const LinkSettings &settings);

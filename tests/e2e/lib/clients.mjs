@@ -10,11 +10,18 @@ const require = createRequire(import.meta.url);
 export const realtime = require('@supabase/realtime-js');
 export const { RealtimeClient, REALTIME_SUBSCRIBE_STATES } = realtime;
 
-/** A `ws` WebSocket subclass that connects to 127.0.0.1 but sends `Host: <host>`. */
-export function transportForHost(host) {
+/**
+ * A `ws` WebSocket subclass that connects to 127.0.0.1 but sends `Host: <host>`; with `ca` (PEM)
+ * it trusts that CA for wss://.
+ */
+export function transportForHost(host, ca) {
     return class HostWebSocket extends WebSocket {
         constructor(address, protocols, options) {
-            super(address, protocols, { ...(options || {}), headers: { ...(options?.headers || {}), Host: host } });
+            super(address, protocols, {
+                ...(options || {}),
+                ...(ca ? { ca } : {}),
+                headers: { ...(options?.headers || {}), ...(host ? { Host: host } : {}) },
+            });
         }
     };
 }
@@ -46,7 +53,9 @@ export class ClientPool {
             params: { apikey },
             vsn,
             timeout,
-            transport: tenant === SELF_HOST_TENANT ? WebSocket : transportForHost(this.server.hostFor(tenant)),
+            transport: tenant === SELF_HOST_TENANT && !this.server.caPem
+                ? WebSocket
+                : transportForHost(tenant === SELF_HOST_TENANT ? null : this.server.hostFor(tenant), this.server.caPem),
             // The tests never want automatic socket reconnects to hide a server close.
             reconnectAfterMs: () => 60_000,
             ...rest,

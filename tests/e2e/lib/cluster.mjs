@@ -14,7 +14,8 @@ import { httpRequest } from './util.mjs';
 
 const run = promisify(execFile);
 export const etcdScript = path.join(repoRoot, 'tests', 'support', 'etcd', 'etcd-cluster.sh');
-export const CLUSTER_SECRET = 'e2e-cluster-secret';
+// Plaintext links (loopback only) need an explicit choice and a secret of at least 32 bytes.
+export const CLUSTER_SECRET = 'e2e-cluster-secret-for-plaintext-node-links';
 /** Lease TTL of the test nodes: a killed node leaves within this many seconds. */
 export const LEASE_TTL_S = 3;
 
@@ -40,15 +41,17 @@ export async function startEtcd(dir) {
  * Starts one node of the cluster kept in `etcd` under `prefix`. `endpoints` replaces the etcd
  * URLs the node uses (e.g. a proxy's, see tcp-proxy.mjs, to cut this node off from etcd).
  */
-export async function startNode(etcd, { name, prefix, region = 'local', env = {}, tenants, endpoints } = {}) {
+export async function startNode(etcd, { name, prefix, region = 'local', env = {}, tenants, endpoints, tls } = {}) {
     return await startServer({
         tenants,
+        tls,
         env: {
             ETCD_ENDPOINTS: endpoints ?? etcd.endpoints,
             ETCD_PREFIX: prefix,
             NODE_NAME: name,
             REGION: region,
             CLUSTER_SECRET,
+            CLUSTER_PLAINTEXT_LINKS: 'true',
             CLUSTER_ADVERTISE_HOST: '127.0.0.1',
             CLUSTER_LEASE_TTL_S: String(LEASE_TTL_S),
             ...env,

@@ -10,6 +10,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -41,9 +42,11 @@ async function freePort() {
     });
 }
 
-function healthy(port) {
+function healthy(port, tls) {
     return new Promise((resolve) => {
-        const req = http.get({ host: '127.0.0.1', port, path: '/healthcheck', timeout: 500 }, (res) => {
+        const get = tls ? https.get : http.get;
+        const options = { host: '127.0.0.1', port, path: '/healthcheck', timeout: 500, ...(tls ? { ca: tls.caPem } : {}) };
+        const req = get(options, (res) => {
             res.resume();
             resolve(res.statusCode === 200);
         });
@@ -52,7 +55,7 @@ function healthy(port) {
     });
 }
 
-async function spawnOnce({ tenants, env, jwks, launcher = [] }) {
+async function spawnOnce({ tenants, env, jwks, launcher = [], tls }) {
     if (!fs.existsSync(serverBin)) {
         throw new Error(`realtime-server binary not found at ${serverBin}; build it or set RT_SERVER_BIN`);
     }
@@ -70,6 +73,7 @@ async function spawnOnce({ tenants, env, jwks, launcher = [] }) {
         CHANNEL_ERROR_BACKOFF_MS: String(CHANNEL_ERROR_BACKOFF_MS),
         WORKERS: String(WORKERS),
         LOG_LEVEL: process.env.RT_E2E_LOG_LEVEL || 'warning',
+        ...(tls ? { TLS_CERT_FILE: tls.certFile, TLS_KEY_FILE: tls.keyFile } : {}),
         ...env,
     };
     if (jwks) {
@@ -100,7 +104,7 @@ async function spawnOnce({ tenants, env, jwks, launcher = [] }) {
     const deadline = Date.now() + 15_000;
     while (Date.now() < deadline) {
         if (exitInfo) break;
-        if (stderr.includes('listening on') || (await healthy(port))) {
+        if (stderr.includes('listening on') || (await healthy(port, tls))) {
             return { proc, port, dataDir, exited, getStderr: () => stderr, getExit: () => exitInfo };
         }
         await new Promise((r) => setTimeout(r, 25));
@@ -117,6 +121,7 @@ async function spawnOnce({ tenants, env, jwks, launcher = [] }) {
  * @param {object} [opts.env] extra environment for the server
  * @param {object} [opts.jwks] JWKS for the self-host tenant (API_JWT_JWKS)
  * @param {string[]} [opts.launcher] command that execs the server (e.g. ['prlimit', '--nofile=256:4096', '--'])
+ * @param {object} [opts.tls] { certFile, keyFile, caPem }: PORT speaks https/wss (lib/certs.mjs)
  */
 export async function startServer(opts = {}) {
     let last;
@@ -132,6 +137,7 @@ export async function startServer(opts = {}) {
         throw new Error(`realtime-server did not start after 3 attempts:\n${last.stderr}`);
     }
     const { proc, port, dataDir, exited, getStderr, getExit } = last;
+    const tls = opts.tls;
     let stopped = null;
     const server = {
         port,
@@ -140,8 +146,10 @@ export async function startServer(opts = {}) {
         /** Host header value addressing a tenant by its first DNS label. */
         hostFor: (tenant) => `${tenant}.localhost:${port}`,
         /** Base WebSocket endpoint for realtime-js (it appends /websocket). */
-        wsUrl: (prefix = '/realtime/v1') => `ws://127.0.0.1:${port}${prefix}`,
-        httpBase: `http://127.0.0.1:${port}`,
+        wsUrl: (prefix = '/realtime/v1') => `${tls ? 'wss' : 'ws'}://127.0.0.1:${port}${prefix}`,
+        httpBase: `${tls ? 'https' : 'http'}://127.0.0.1:${port}`,
+        /** The CA clients must trust (PEM), when the port speaks TLS. */
+        caPem: tls?.caPem,
         stderr: getStderr,
         /** null while running, else { code, signal } */
         exitInfo: getExit,

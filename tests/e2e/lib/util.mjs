@@ -1,6 +1,7 @@
 // Waiting, event recording and plain HTTP helpers.
 import crypto from 'node:crypto';
 import http from 'node:http';
+import https from 'node:https';
 
 export const VSNS = ['1.0.0', '2.0.0'];
 
@@ -135,7 +136,10 @@ export function httpRequest(server, { method = 'GET', path, headers = {}, body, 
             }
         }
         if (data !== undefined) h['Content-Length'] = Buffer.byteLength(data);
-        const req = http.request({ host: '127.0.0.1', port: server.port, method, path, headers: h, ...(agent ? { agent } : {}) }, (res) => {
+        // A TLS server (server.caPem) is asked over https, trusting its CA.
+        const request = server.caPem ? https.request : http.request;
+        const tls = server.caPem ? { ca: server.caPem } : {};
+        const req = request({ host: '127.0.0.1', port: server.port, method, path, headers: h, ...tls, ...(agent ? { agent } : {}) }, (res) => {
             const localPort = res.socket?.localPort;
             const chunks = [];
             res.on('data', (c) => chunks.push(c));

@@ -9,7 +9,9 @@
 # socket, so long build paths do not matter). Superuser `postgres` (trust), role `realtime`
 # (LOGIN REPLICATION, scram password, member of anon/authenticated/service_role), databases
 # `realtime_control` and `tenant_db` owned by realtime, roles anon/authenticated/service_role
-# (NOLOGIN) for RLS tests.
+# (NOLOGIN) for RLS tests. TLS is on (connections may still choose plaintext): the server's
+# certificate names only `localhost` (not 127.0.0.1, so that verify-full can be seen refusing a
+# wrong host name) and is issued by a throwaway CA written to <dir>/pg-ca.crt.
 #
 # <dir>/pg.env (KEY=value, sourceable by sh):
 #   PGHOST PGPORT PGUSER PGPASSWORD PGDATABASE        superuser, for psql and friends
@@ -17,6 +19,7 @@
 #   RT_PG_CONTROL_DB RT_PG_TENANT_DB                  its databases
 #   RT_PG_SUPERUSER RT_PG_SUPERPASSWORD               superuser again, under our prefix
 #   RT_PG_DATA RT_PG_LOG RT_PG_BIN                    where the cluster and its log are
+#   RT_PG_SSL_ROOT_CERT                               the CA of the server's certificate
 #
 # Idempotent: `start` on a directory left by a crashed run stops that cluster and starts afresh;
 # `stop` on a missing directory does nothing. As root, initdb/pg_ctl run as the `postgres` user
@@ -207,6 +210,7 @@ start() {
         cat "$base/initdb.log" >&2
         die "initdb failed in $data"
     fi
+    make_certificates "$DIR" "$data"
     cat >>"$data/postgresql.conf" <<CONF
 
 # pg-cluster.sh: throwaway test cluster
@@ -222,6 +226,9 @@ full_page_writes = off
 max_connections = 200
 log_min_messages = warning
 log_line_prefix = '%m [%p] %q%u@%d '
+ssl = on
+ssl_cert_file = 'server.crt'
+ssl_key_file = 'server.key'
 CONF
     cat >"$data/pg_hba.conf" <<HBA
 local   all          all                      trust
@@ -278,11 +285,36 @@ SQL
             RT_PG_PASSWORD "$RT_PASSWORD" RT_PG_CONTROL_DB realtime_control \
             RT_PG_TENANT_DB tenant_db RT_PG_SUPERUSER "$SUPERUSER" \
             RT_PG_SUPERPASSWORD "$SUPERPASSWORD" RT_PG_DATA "$data" RT_PG_LOG "$log" \
-            RT_PG_BIN "$PGBIN"
+            RT_PG_BIN "$PGBIN" RT_PG_SSL_ROOT_CERT "$DIR/pg-ca.crt"
     } >"$tmp"
     mv -f "$tmp" "$DIR/pg.env"
     echo "pg-cluster: PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}') on 127.0.0.1:$port," \
         "env file $DIR/pg.env"
+}
+
+# A CA (<dir>/pg-ca.crt) and the server's certificate and key in the data directory.
+make_certificates() {
+    local dir=$1 data=$2 work
+    work=$(mktemp -d)
+    (
+        cd "$work"
+        openssl ecparam -name prime256v1 -genkey -noout -out ca.key
+        openssl req -x509 -new -key ca.key -sha256 -days 30 -subj '/CN=pg-cluster test CA' \
+            -addext 'basicConstraints=critical,CA:TRUE' -addext 'keyUsage=critical,keyCertSign' -out ca.crt
+        openssl ecparam -name prime256v1 -genkey -noout -out server.key
+        openssl req -new -key server.key -subj '/CN=localhost' -out server.csr
+        printf 'subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n' >server.ext
+        openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -set_serial 2 -sha256 -days 30 \
+            -extfile server.ext -out server.crt
+    ) >/dev/null 2>&1 || die "could not make the test certificates (openssl)"
+    cp "$work/ca.crt" "$dir/pg-ca.crt"
+    chmod 0644 "$dir/pg-ca.crt"
+    install -m 0600 "$work/server.key" "$data/server.key"
+    install -m 0644 "$work/server.crt" "$data/server.crt"
+    if [ "$IS_ROOT" -eq 1 ]; then
+        chown postgres: "$data/server.key" "$data/server.crt"
+    fi
+    rm -rf "$work"
 }
 
 status() {

@@ -1,4 +1,5 @@
 #include "server/app/config.h"
+#include "tests/support/tls/test_certificates.h"
 
 #include <QDir>
 #include <QFile>
@@ -18,6 +19,8 @@ using Environment = QHash<QString, QString>;
 namespace {
 
 const QString Program = QStringLiteral("realtime-server");
+// Long enough for plaintext node links (32 bytes and more).
+const QString LongSecret = QStringLiteral("a-cluster-secret-of-more-than-32-bytes");
 
 // Every documented option: its environment variable and its flag (README, --help).
 struct Documented
@@ -28,6 +31,13 @@ struct Documented
 const Documented DocumentedOptions[] = {
     { "PORT", "port" },
     { "LISTEN_ADDRESS", "listen-address" },
+    { "TLS_CERT_FILE", "tls-cert-file" },
+    { "TLS_KEY_FILE", "tls-key-file" },
+    { "TLS_MIN_VERSION", "tls-min-version" },
+    { "CLUSTER_TLS_CA_FILE", "cluster-tls-ca-file" },
+    { "CLUSTER_TLS_CERT_FILE", "cluster-tls-cert-file" },
+    { "CLUSTER_TLS_KEY_FILE", "cluster-tls-key-file" },
+    { "CLUSTER_PLAINTEXT_LINKS", "cluster-plaintext-links" },
     { "API_JWT_SECRET", "api-jwt-secret" },
     { "API_JWT_JWKS", "api-jwt-jwks" },
     { "API_JWT_SECRET_NEXT", "api-jwt-secret-next" },
@@ -110,6 +120,22 @@ QString fieldOf(const ServerConfig &config, const QString &env)
         return number(config.port);
     if (env == QLatin1String("LISTEN_ADDRESS"))
         return config.listenAddress.toString();
+    if (env == QLatin1String("TLS_CERT_FILE"))
+        return config.clientTls.certificateFile;
+    if (env == QLatin1String("TLS_KEY_FILE"))
+        return config.clientTls.keyFile;
+    if (env == QLatin1String("TLS_MIN_VERSION"))
+        return config.clientTls.minimumVersion == rt::tls::ProtocolVersion::Tls13
+                ? QStringLiteral("1.3")
+                : QStringLiteral("1.2");
+    if (env == QLatin1String("CLUSTER_TLS_CA_FILE"))
+        return config.cluster.linkTls.caFile;
+    if (env == QLatin1String("CLUSTER_TLS_CERT_FILE"))
+        return config.cluster.linkTls.certificateFile;
+    if (env == QLatin1String("CLUSTER_TLS_KEY_FILE"))
+        return config.cluster.linkTls.keyFile;
+    if (env == QLatin1String("CLUSTER_PLAINTEXT_LINKS"))
+        return boolean(config.cluster.plaintextLinks);
     if (env == QLatin1String("API_JWT_SECRET"))
         return QString::fromUtf8(config.apiJwtSecret);
     if (env == QLatin1String("API_JWT_JWKS"))
@@ -464,7 +490,31 @@ void ConfigTest::everyOption_data()
     same("TENANT_DB_CONNECT_RETRY_MS", "0", "100", none);
     same("SLOT_NAME_SUFFIX", "blue", "green", none);
     same("RLS_STRATEGY", "naive", "naive", none);
-    const QStringList withSecret{ QStringLiteral("CLUSTER_SECRET=s") };
+    const QStringList withSecret{ QStringLiteral("CLUSTER_PLAINTEXT_LINKS=true"),
+                                  QStringLiteral("CLUSTER_SECRET=") + LongSecret };
+    // A certificate and key for the TLS options, from a throwaway CA.
+    const rt::testing::TestCertificateAuthority authority;
+    const rt::testing::IssuedCertificate leaf = authority.issue({ QStringLiteral("node-a") });
+    const QString ca = writeFile(QStringLiteral("ca.crt"), authority.certificatePem());
+    const QString cert = writeFile(QStringLiteral("node.crt"), leaf.certificatePem);
+    const QString key = writeFile(QStringLiteral("node.key"), leaf.keyPem);
+    const QString etcd = QStringLiteral("ETCD_ENDPOINTS=http://127.0.0.1:2379");
+    row("TLS_CERT_FILE", cert, cert, cert, cert, { QStringLiteral("TLS_KEY_FILE=") + key });
+    row("TLS_KEY_FILE", key, key, key, key, { QStringLiteral("TLS_CERT_FILE=") + cert });
+    row("TLS_MIN_VERSION", QStringLiteral("1.3"), QStringLiteral("1.3"), QStringLiteral("TLSv1.3"),
+        QStringLiteral("1.3"), none);
+    row("CLUSTER_TLS_CA_FILE", ca, ca, ca, ca,
+        { etcd, QStringLiteral("NODE_NAME=node-a"), QStringLiteral("CLUSTER_TLS_CERT_FILE=") + cert,
+          QStringLiteral("CLUSTER_TLS_KEY_FILE=") + key });
+    row("CLUSTER_TLS_CERT_FILE", cert, cert, cert, cert,
+        { etcd, QStringLiteral("NODE_NAME=node-a"), QStringLiteral("CLUSTER_TLS_CA_FILE=") + ca,
+          QStringLiteral("CLUSTER_TLS_KEY_FILE=") + key });
+    row("CLUSTER_TLS_KEY_FILE", key, key, key, key,
+        { etcd, QStringLiteral("NODE_NAME=node-a"), QStringLiteral("CLUSTER_TLS_CA_FILE=") + ca,
+          QStringLiteral("CLUSTER_TLS_CERT_FILE=") + cert });
+    row("CLUSTER_PLAINTEXT_LINKS", QStringLiteral("yes"), QStringLiteral("true"),
+        QStringLiteral("1"), QStringLiteral("true"),
+        { QStringLiteral("CLUSTER_SECRET=") + LongSecret });
     row("ETCD_ENDPOINTS", QStringLiteral("http://127.0.0.1:2379"),
         QStringLiteral("http://127.0.0.1:2379"), QStringLiteral("http://a:1, https://b:2"),
         QStringLiteral("http://a:1,https://b:2"), withSecret);
@@ -514,9 +564,13 @@ void ConfigTest::everyOption()
     QVERIFY2(both.ok(), both.ok() ? "" : qPrintable(both.error().message));
     QCOMPARE(fieldOf(both->config, env), flagExpected);
 
-    // And the option is really read: the result differs from the default.
+    // And the option is really read: the result differs from the default (for an option that
+    // goes with others, its partners alone are refused, naming it).
     const auto defaults = parseConfig({ Program }, base);
-    QVERIFY(defaults.ok());
+    if (!defaults.ok()) {
+        QVERIFY2(defaults.error().message.contains(env), qPrintable(defaults.error().message));
+        return;
+    }
     QVERIFY(fieldOf(defaults->config, env) != envExpected
             || fieldOf(defaults->config, env) != flagExpected);
 }
@@ -634,10 +688,35 @@ void ConfigTest::invalidValues_data()
         R"(invalid CLUSTER_LINKS_PER_PEER (--cluster-links-per-peer): "0"; expected an integer from 1 to 16)");
     row("CLUSTER_LOAD_MIN_UPTIME_S", { QStringLiteral("CLUSTER_LOAD_MIN_UPTIME_S=-1") },
         R"(invalid CLUSTER_LOAD_MIN_UPTIME_S (--cluster-load-min-uptime-s): "-1"; expected an integer from 0 to 86400)");
-    row("ETCD_ENDPOINTS without CLUSTER_SECRET",
-        { QStringLiteral("ETCD_ENDPOINTS=http://127.0.0.1:2379") },
-        "ETCD_ENDPOINTS (--etcd-endpoints) needs CLUSTER_SECRET (--cluster-secret): node links "
-        "are authenticated with it");
+    const QString etcd = QStringLiteral("ETCD_ENDPOINTS=http://127.0.0.1:2379");
+    row("ETCD_ENDPOINTS without link security",
+        { etcd, QStringLiteral("CLUSTER_SECRET=") + LongSecret },
+        "ETCD_ENDPOINTS (--etcd-endpoints) needs secured node links: mutual TLS "
+        "(CLUSTER_TLS_CA_FILE, CLUSTER_TLS_CERT_FILE, CLUSTER_TLS_KEY_FILE) or, on a private "
+        "network, CLUSTER_PLAINTEXT_LINKS=true with a CLUSTER_SECRET of at least 32 bytes");
+    row("plaintext links with a short secret",
+        { etcd, QStringLiteral("CLUSTER_PLAINTEXT_LINKS=true"),
+          QStringLiteral("CLUSTER_SECRET=0123456789012345678901234567890") },
+        "CLUSTER_PLAINTEXT_LINKS (--cluster-plaintext-links) needs a CLUSTER_SECRET "
+        "(--cluster-secret) of at least 32 bytes: it alone authenticates the links");
+    row("part of the link TLS files", { etcd, QStringLiteral("CLUSTER_TLS_CA_FILE=/a.crt") },
+        "CLUSTER_TLS_CA_FILE, CLUSTER_TLS_CERT_FILE and CLUSTER_TLS_KEY_FILE go together: set all "
+        "three or none");
+    row("link TLS files that are missing",
+        { etcd, QStringLiteral("CLUSTER_TLS_CA_FILE=/nonexistent/ca.crt"),
+          QStringLiteral("CLUSTER_TLS_CERT_FILE=/nonexistent/node.crt"),
+          QStringLiteral("CLUSTER_TLS_KEY_FILE=/nonexistent/node.key") },
+        "CLUSTER_TLS_*: cannot read the CA file /nonexistent/ca.crt: No such file or directory");
+    row("a certificate without its key", { QStringLiteral("TLS_CERT_FILE=/a.crt") },
+        "TLS_CERT_FILE (--tls-cert-file) and TLS_KEY_FILE (--tls-key-file) go together: set both "
+        "or neither");
+    row("a missing certificate file",
+        { QStringLiteral("TLS_CERT_FILE=/nonexistent/a.crt"),
+          QStringLiteral("TLS_KEY_FILE=/nonexistent/a.key") },
+        "TLS_CERT_FILE / TLS_KEY_FILE: cannot read the certificate file /nonexistent/a.crt: No "
+        "such file or directory");
+    row("TLS_MIN_VERSION 1.1", { QStringLiteral("TLS_MIN_VERSION=1.1") },
+        R"(invalid TLS_MIN_VERSION (--tls-min-version): "1.1"; expected 1.2 or 1.3)");
 }
 
 void ConfigTest::invalidValues()
@@ -955,11 +1034,12 @@ void ConfigTest::checkConfigSummary_data()
                             QStringLiteral(
                                     "ETCD_ENDPOINTS=http://10.0.0.1:2379, http://10.0.0.2:2379"),
                             QStringLiteral("ETCD_PREFIX=/rt/prod"),
-                            QStringLiteral("CLUSTER_SECRET=s3cret") }
+                            QStringLiteral("CLUSTER_PLAINTEXT_LINKS=true"),
+                            QStringLiteral("CLUSTER_SECRET=") + LongSecret }
             << QStringLiteral("configuration ok: port 4000 on 0.0.0.0, control plane sqlite "
                               "%1/control-plane.sqlite3, seeded tenants: none, tenant API secret "
                               "not set, cluster etcd http://10.0.0.1:2379,http://10.0.0.2:2379 "
-                              "under /rt/prod, node links on port 7100")
+                              "under /rt/prod, node links on port 7100 (plaintext)")
                        .arg(data);
 }
 

@@ -120,11 +120,18 @@ void HandshakeTest::settingsValidation()
 {
     LinkSettings settings;
     settings.nodeId = QStringLiteral("a");
-    settings.secret = "s";
+    settings.secret = QByteArray(MinPlaintextSecretBytes, 's');
     QVERIFY(!validateLinkSettings(settings));
     LinkSettings noSecret = settings;
     noSecret.secret.clear();
     QVERIFY(validateLinkSettings(noSecret));
+    // Plaintext links rest on the secret alone: a short one is refused, with TLS none is needed.
+    LinkSettings shortSecret = settings;
+    shortSecret.secret.chop(1);
+    QVERIFY(validateLinkSettings(shortSecret)->contains(QStringLiteral("at least 32 bytes")));
+    LinkSettings tlsWithoutSecret = noSecret;
+    tlsWithoutSecret.tls = QSslConfiguration::defaultConfiguration();
+    QVERIFY(!validateLinkSettings(tlsWithoutSecret));
     LinkSettings noName = settings;
     noName.nodeId.clear();
     QVERIFY(validateLinkSettings(noName));

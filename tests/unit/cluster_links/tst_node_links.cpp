@@ -29,7 +29,8 @@ constexpr quint8 KindData = 16;
 constexpr quint8 KindOther = 77;
 constexpr int WaitMs = 10'000;
 
-LinkSettings testSettings(const QString &nodeId, const QByteArray &secret = "test-secret")
+LinkSettings testSettings(const QString &nodeId,
+                          const QByteArray &secret = "test-secret-test-secret-test-secret")
 {
     LinkSettings settings;
     settings.nodeId = nodeId;
@@ -202,8 +203,8 @@ void NodeLinksTest::orderPerKeyOverTwoLinks()
 
 void NodeLinksTest::wrongSecretIsRefused()
 {
-    Node a(testSettings(QStringLiteral("node-a"), "right-secret"));
-    Node x(testSettings(QStringLiteral("node-x"), "wrong-secret"));
+    Node a(testSettings(QStringLiteral("node-a"), "right-secret-right-secret-right-secret"));
+    Node x(testSettings(QStringLiteral("node-x"), "wrong-secret-wrong-secret-wrong-secret"));
     QVERIFY(a.listen() && x.listen());
     QSignalSpy aConnected(a.links.get(), &NodeLinks::peerConnected);
     QSignalSpy xConnected(x.links.get(), &NodeLinks::peerConnected);
@@ -487,7 +488,7 @@ void NodeLinksTest::silentPeerIsDroppedByHeartbeat()
     // A hand-made acceptor completes the handshake correctly, then never sends another byte
     // and never closes (as a host that lost power would look): the dialer must give up on it
     // after three heartbeat intervals and redial.
-    const QByteArray secret("test-secret");
+    const QByteArray secret("test-secret-test-secret-test-secret");
     QTcpServer fake;
     QVERIFY(fake.listen(QHostAddress::LocalHost, 0));
     QList<QTcpSocket *> accepted;

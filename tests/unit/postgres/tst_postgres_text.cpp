@@ -161,8 +161,14 @@ void TestPostgresText::settingsFromExtension()
     QCOMPARE(settings->database, QStringLiteral("postgres"));
     QCOMPARE(settings->user, QStringLiteral("supabase_admin"));
     QCOMPARE(settings->password, QByteArray("s3'cr\\et"));
-    QCOMPARE(settings->sslMode, QStringLiteral("require"));
+    // Enforced TLS is verified TLS: the certificate must chain to a trusted CA and name db_host.
+    QCOMPARE(settings->sslMode, QStringLiteral("verify-full"));
     QVERIFY(settings->conninfo().contains("password='s3\\'cr\\\\et'"));
+    QVERIFY(!settings->conninfo().contains("sslrootcert"));
+    rt::postgres::ConnectionSettings verified = *settings;
+    verified.sslRootCert = QStringLiteral("/etc/rt/ca's.pem");
+    QVERIFY2(verified.conninfo().contains("sslmode='verify-full' sslrootcert='/etc/rt/ca\\'s.pem'"),
+             verified.conninfo().constData());
 
     // Numeric port, ssl_enforced as a string "false", no password.
     const auto other = rt::postgres::settingsFromExtension(object(

@@ -175,7 +175,7 @@ struct Node
     {
         LinkSettings linkSettings;
         linkSettings.nodeId = id;
-        linkSettings.secret = "presence-test-secret";
+        linkSettings.secret = "presence-test-secret-presence-test-secret";
         linkSettings.reconnectInitialDelay = 20ms;
         linkSettings.reconnectMaxDelay = 200ms;
         linkSettings.handshakeTimeout = 2000ms;

@@ -77,7 +77,7 @@ LinkSettings linkSettings(const QString &nodeId)
 {
     LinkSettings settings;
     settings.nodeId = nodeId;
-    settings.secret = QByteArrayLiteral("fanout-test-secret");
+    settings.secret = QByteArrayLiteral("fanout-test-secret-fanout-test-secret");
     settings.reconnectInitialDelay = 20ms;
     settings.reconnectMaxDelay = 200ms;
     settings.handshakeTimeout = 2000ms;
