@@ -11,6 +11,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QProcessEnvironment>
+#include <QSslSocket>
 
 namespace rt::app {
 
@@ -140,6 +141,40 @@ std::optional<QString> linkSecurityProblem(const ServerConfig &config)
     return std::nullopt;
 }
 
+// ETCD_*: files that load, pairs that go together, and no password in clear over a network.
+std::optional<QString> etcdAccessProblem(const node::ClusterConfig &cluster)
+{
+    const node::EtcdAccess &access = cluster.etcdAccess;
+    if (access.certificateFile.isEmpty() != access.keyFile.isEmpty()) {
+        return QStringLiteral("ETCD_CERT_FILE (--etcd-cert-file) and ETCD_KEY_FILE "
+                              "(--etcd-key-file) go together: set both or neither");
+    }
+    if (access.user.isEmpty() != access.password.isEmpty()) {
+        return QStringLiteral("ETCD_USERNAME (--etcd-username) and ETCD_PASSWORD "
+                              "(--etcd-password) go together: set both or neither");
+    }
+    for (const QUrl &endpoint : cluster.etcdEndpoints) {
+        if (endpoint.scheme() == QLatin1String("https")) {
+            continue;
+        }
+        if (access.usesTlsFiles()) {
+            return QStringLiteral("ETCD_CA_FILE, ETCD_CERT_FILE and ETCD_KEY_FILE need https:// "
+                                  "endpoints; %1 is not one")
+                    .arg(endpoint.toString());
+        }
+        if (!access.user.isEmpty() && !QHostAddress(endpoint.host()).isLoopback()
+            && endpoint.host() != QLatin1String("localhost")) {
+            return QStringLiteral("ETCD_PASSWORD would cross the network in clear to %1: use "
+                                  "https:// endpoints")
+                    .arg(endpoint.toString());
+        }
+    }
+    if (Result<std::optional<QSslConfiguration>> tls = etcdTlsConfiguration(access); !tls) {
+        return tls.error().message;
+    }
+    return std::nullopt;
+}
+
 // Rules between options that the table's rows cannot check alone.
 void checkCombinations(Reader &read, const ServerConfig &config)
 {
@@ -149,6 +184,9 @@ void checkCombinations(Reader &read, const ServerConfig &config)
     read.error = clientTlsProblem(config);
     if (!read.error && config.cluster.usesEtcd()) {
         read.error = linkSecurityProblem(config);
+    }
+    if (!read.error && config.cluster.usesEtcd()) {
+        read.error = etcdAccessProblem(config.cluster);
     }
     const tenants::ControlPlaneSettings &plane = config.controlPlane;
     if (!read.error && plane.backend == tenants::ControlPlaneSettings::Backend::Postgres
@@ -374,6 +412,36 @@ QHash<QString, QString> processEnvironment()
         environment.insert(key, process.value(key));
     }
     return environment;
+}
+
+Result<std::optional<QSslConfiguration>> etcdTlsConfiguration(const node::EtcdAccess &access)
+{
+    if (!access.usesTlsFiles()) {
+        return std::optional<QSslConfiguration>();
+    }
+    QSslConfiguration tls = QSslConfiguration::defaultConfiguration();
+    tls.setProtocol(QSsl::TlsV1_2OrLater);
+    tls.setPeerVerifyMode(QSslSocket::VerifyPeer);
+    if (!access.caFile.isEmpty()) {
+        auto authorities = cluster::links::readPemCertificates("ETCD_CA_FILE", access.caFile);
+        if (!authorities) {
+            return authorities.error();
+        }
+        tls.setCaCertificates(authorities.value());
+    }
+    if (!access.certificateFile.isEmpty()) {
+        auto chain = cluster::links::readPemCertificates("ETCD_CERT_FILE", access.certificateFile);
+        if (!chain) {
+            return chain.error();
+        }
+        auto key = cluster::links::readPemPrivateKey(access.keyFile);
+        if (!key) {
+            return Error{ QStringLiteral("ETCD_KEY_FILE: ") + key.error().message };
+        }
+        tls.setLocalCertificateChain(chain.value());
+        tls.setPrivateKey(key.value());
+    }
+    return std::optional<QSslConfiguration>(tls);
 }
 
 Result<ConfigRequest> parseConfig(const QStringList &arguments,

@@ -11,6 +11,7 @@
 #include <QHash>
 #include <QHostAddress>
 #include <QJsonObject>
+#include <QSslConfiguration>
 #include <QString>
 #include <QStringList>
 #include <QUrl>
@@ -76,6 +77,11 @@ struct ConfigRequest
     ServerConfig config;
     QString helpText;
 };
+
+// The TLS configuration of the etcd client from ETCD_CA_FILE, ETCD_CERT_FILE and ETCD_KEY_FILE:
+// etcd verified against the CA (or the system's), TLS 1.2 or later, the client certificate
+// presented when given; nothing when no file is set (Qt's defaults serve https:// then).
+Result<std::optional<QSslConfiguration>> etcdTlsConfiguration(const node::EtcdAccess &access);
 
 // Parses `arguments` (argv, program name first) and `environment`. Invalid values fail with one
 // clear message naming the option, its environment variable and what is expected.

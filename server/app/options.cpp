@@ -168,6 +168,35 @@ const OptionSpec Options[] = {
                      QStringLiteral("a key prefix starting with / and not ending with /"));
           }
       } },
+    { "etcd-ca-file", "ETCD_CA_FILE", "file",
+      "PEM CA that etcd's certificate is verified against (https:// endpoints); empty: the "
+      "system's CAs.",
+      "",
+      [](Reader &r, const OptionSpec &o, ServerConfig &c) {
+          c.cluster.etcdAccess.caFile = r.text(o).trimmed();
+      } },
+    { "etcd-cert-file", "ETCD_CERT_FILE", "file",
+      "PEM client certificate for etcd's --client-cert-auth (with ETCD_KEY_FILE).", "",
+      [](Reader &r, const OptionSpec &o, ServerConfig &c) {
+          c.cluster.etcdAccess.certificateFile = r.text(o).trimmed();
+      } },
+    { "etcd-key-file", "ETCD_KEY_FILE", "file",
+      "PEM private key of ETCD_CERT_FILE (not passphrase-protected).", "",
+      [](Reader &r, const OptionSpec &o, ServerConfig &c) {
+          c.cluster.etcdAccess.keyFile = r.text(o).trimmed();
+      } },
+    { "etcd-username", "ETCD_USERNAME", "user",
+      "etcd v3 user (with ETCD_PASSWORD): the node authenticates, sends the token with every call "
+      "and watch, and authenticates again when it expires. Its role needs read and write on "
+      "ETCD_PREFIX only.",
+      "",
+      [](Reader &r, const OptionSpec &o, ServerConfig &c) {
+          c.cluster.etcdAccess.user = r.text(o).trimmed();
+      } },
+    { "etcd-password", "ETCD_PASSWORD", "password", "Password of ETCD_USERNAME.", "",
+      [](Reader &r, const OptionSpec &o, ServerConfig &c) {
+          c.cluster.etcdAccess.password = r.text(o);
+      } },
     { "cluster-lease-ttl-s", "CLUSTER_LEASE_TTL_S", "s",
       "A node that stops renewing its etcd lease leaves the cluster (its records, claims and "
       "presences go) this many seconds later.",

@@ -78,6 +78,12 @@ clusterBackendFactory(const node::ClusterConfig &config)
     etcd.endpoints = config.etcdEndpoints;
     etcd.prefix = config.etcdPrefix;
     etcd.leaseTtlSeconds = config.leaseTtlSeconds;
+    // Loadable: the configuration was checked with the same files.
+    if (Result<std::optional<QSslConfiguration>> tls = etcdTlsConfiguration(config.etcdAccess)) {
+        etcd.security.tls = tls.value();
+    }
+    etcd.security.user = config.etcdAccess.user;
+    etcd.security.password = config.etcdAccess.password;
     return [etcd] {
         return std::unique_ptr<cluster::ClusterBackend>(
                 std::make_unique<cluster::EtcdClusterBackend>(etcd));

@@ -49,10 +49,25 @@ namespace rt::node {
 
 // How this node joins a cluster: etcd when endpoints are given, else the embedded single node.
 // Values (and defaults) come from the option table (server/app/config.cpp).
+// How this node reaches etcd beyond its endpoints: TLS files for https:// endpoints (the CA
+// etcd's certificate is checked against; a client certificate for --client-cert-auth) and an
+// etcd v3 user.
+struct EtcdAccess
+{
+    QString caFile; // ETCD_CA_FILE; empty: the system's CAs
+    QString certificateFile; // ETCD_CERT_FILE, with keyFile
+    QString keyFile; // ETCD_KEY_FILE
+    QString user; // ETCD_USERNAME; empty: no authentication
+    QString password; // ETCD_PASSWORD
+
+    bool usesTlsFiles() const { return !caFile.isEmpty() || !certificateFile.isEmpty(); }
+};
+
 struct ClusterConfig
 {
     QList<QUrl> etcdEndpoints; // ETCD_ENDPOINTS; empty: in-process backend, no node links
     QString etcdPrefix;
+    EtcdAccess etcdAccess;
     int leaseTtlSeconds = 0;
     quint16 linkPort = 0; // CLUSTER_PORT; 0: any free port (advertised in the node record)
     QString advertiseHost; // empty: this machine's host name

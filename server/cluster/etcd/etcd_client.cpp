@@ -5,6 +5,8 @@
 #include <QNetworkReply>
 #include <QNetworkRequest>
 
+#include <utility>
+
 namespace rt::cluster::etcd {
 
 namespace {
@@ -27,9 +29,10 @@ std::function<void(EtcdResult<QByteArray>)> decodeWith(EtcdClient::Callback<T> d
 
 } // namespace
 
-EtcdClient::EtcdClient(QList<QUrl> endpoints, QObject *parent)
+EtcdClient::EtcdClient(QList<QUrl> endpoints, EtcdSecurity security, QObject *parent)
     : QObject(parent),
-      m_endpoints(std::move(endpoints))
+      m_endpoints(std::move(endpoints)),
+      m_security(std::move(security))
 {
     Q_ASSERT(!m_endpoints.isEmpty());
     m_network.setAutoDeleteReplies(false);
@@ -95,15 +98,87 @@ QNetworkRequest EtcdClient::request(const QString &path, bool stream) const
     if (!stream) {
         request.setTransferTimeout(m_timeoutMs);
     }
+    if (m_security.tls) {
+        request.setSslConfiguration(*m_security.tls);
+    }
+    if (!m_token.isEmpty() && path != QLatin1String("/v3/auth/authenticate")) {
+        request.setRawHeader(QByteArrayLiteral("Authorization"), m_token);
+    }
     return request;
 }
 
-void EtcdClient::call(const QString &path, const QByteArray &body, BodyCallback done, int attempt)
+void EtcdClient::withToken(std::function<void(std::optional<EtcdError>)> ready)
+{
+    if (!m_security.authenticates() || !m_token.isEmpty()) {
+        ready(std::nullopt);
+        return;
+    }
+    m_tokenWaiters.append(std::move(ready));
+    if (m_tokenWaiters.size() == 1) {
+        authenticate();
+    }
+}
+
+void EtcdClient::dropToken(const QByteArray &token)
+{
+    if (token == m_token) {
+        m_token.clear();
+    }
+}
+
+// POST /v3/auth/authenticate; every waiter learns the outcome.
+void EtcdClient::authenticate()
+{
+    const auto finish = [this](const std::optional<EtcdError> &failure) {
+        const QList<std::function<void(std::optional<EtcdError>)>> waiters =
+                std::exchange(m_tokenWaiters, {});
+        for (const auto &waiter : waiters) {
+            waiter(failure);
+        }
+    };
+    send(
+            QStringLiteral("/v3/auth/authenticate"),
+            encodeAuthenticate(m_security.user, m_security.password),
+            [this, finish](EtcdResult<QByteArray> body) {
+                EtcdResult<QByteArray> token = body ? decodeAuthenticate(*body) : body.error();
+                if (!token) {
+                    EtcdError error = token.error();
+                    error.message = QStringLiteral("etcd authentication as %1 failed: %2")
+                                            .arg(m_security.user, error.message);
+                    finish(error);
+                    return;
+                }
+                m_token = std::move(token).value();
+                finish(std::nullopt);
+            },
+            0, false);
+}
+
+void EtcdClient::call(const QString &path, const QByteArray &body, BodyCallback done, int attempt,
+                      bool renewToken)
+{
+    if (m_security.authenticates() && m_token.isEmpty()) {
+        withToken([this, path, body, attempt, renewToken,
+                   done = std::move(done)](std::optional<EtcdError> failure) mutable {
+            if (failure) {
+                done(*failure);
+                return;
+            }
+            send(path, body, std::move(done), attempt, renewToken);
+        });
+        return;
+    }
+    send(path, body, std::move(done), attempt, renewToken);
+}
+
+void EtcdClient::send(const QString &path, const QByteArray &body, BodyCallback done, int attempt,
+                      bool renewToken)
 {
     QNetworkReply *reply = m_network.post(request(path, false), body);
     m_inFlight.insert(reply);
     connect(reply, &QNetworkReply::finished, this,
-            [this, reply, path, body, attempt, done = std::move(done)]() mutable {
+            [this, reply, path, body, attempt, renewToken, sentToken = m_token,
+             done = std::move(done)]() mutable {
                 m_inFlight.remove(reply);
                 reply->deleteLater();
                 const QVariant status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute);
@@ -116,7 +191,7 @@ void EtcdClient::call(const QString &path, const QByteArray &body, BodyCallback 
                     const bool undelivered = error == QNetworkReply::ConnectionRefusedError
                             || error == QNetworkReply::HostNotFoundError;
                     if (undelivered && attempt + 1 < m_endpoints.size()) {
-                        call(path, body, std::move(done), attempt + 1);
+                        send(path, body, std::move(done), attempt + 1, renewToken);
                         return;
                     }
                     done(EtcdError{ EtcdError::Kind::Network, 0, message });
@@ -127,6 +202,15 @@ void EtcdClient::call(const QString &path, const QByteArray &body, BodyCallback 
                 if (code >= 500 && !answer.startsWith('{')) {
                     done(EtcdError{ EtcdError::Kind::Http, code,
                                     QStringLiteral("etcd answered HTTP %1").arg(code) });
+                    return;
+                }
+                const std::optional<EtcdError> refused = errorOf(answer);
+                if (renewToken && m_security.authenticates() && refused && isStaleToken(*refused)) {
+                    // The token expired (or etcd restarted): once more with a new one. The
+                    // call was refused before it ran, so repeating it cannot run it twice.
+                    qCDebug(lcCluster) << "etcd: token refused, authenticating again";
+                    dropToken(sentToken);
+                    call(path, body, std::move(done), attempt, false);
                     return;
                 }
                 done(std::move(answer));
@@ -241,11 +325,36 @@ void EtcdWatch::setPausedForTesting(bool paused)
 
 void EtcdWatch::connectStream()
 {
-    if (!m_running || m_paused || m_reply) {
+    if (!m_running || m_paused || m_reply || m_waitingForToken) {
         return;
     }
     m_splitter.reset();
     m_established = false;
+    if (m_client.token().isEmpty()) {
+        // With authentication, a stream needs a token first (without, this returns at once).
+        m_waitingForToken = true;
+        m_client.withToken([watch = QPointer<EtcdWatch>(this)](std::optional<EtcdError> failure) {
+            if (!watch) {
+                return;
+            }
+            watch->m_waitingForToken = false;
+            if (failure) {
+                watch->lost(failure->message);
+                return;
+            }
+            watch->openStream();
+        });
+        return;
+    }
+    openStream();
+}
+
+void EtcdWatch::openStream()
+{
+    if (!m_running || m_paused || m_reply) {
+        return;
+    }
+    m_streamToken = m_client.token();
     m_reply = m_client.openWatchStream(encodeWatchCreate(m_key, m_rangeEnd, m_nextRevision));
     connect(m_reply.data(), &QNetworkReply::readyRead, this, &EtcdWatch::onReadyRead);
     connect(m_reply.data(), &QNetworkReply::finished, this, &EtcdWatch::onFinished);
@@ -293,6 +402,9 @@ void EtcdWatch::handleLine(const QByteArray &line)
 {
     const auto message = decodeWatchResponse(line);
     if (!message) {
+        if (isStaleToken(message.error())) {
+            m_client.dropToken(m_streamToken); // the reconnect authenticates again
+        }
         lost(QStringLiteral("watch: ") + message.error().message);
         return;
     }

@@ -7,16 +7,30 @@
 #include <QObject>
 #include <QPointer>
 #include <QSet>
+#include <QSslConfiguration>
 #include <QTimer>
 #include <QUrl>
 
 #include <functional>
+#include <optional>
 
 class QNetworkReply;
 
 namespace rt::cluster::etcd {
 
 class EtcdWatch;
+
+// How the client reaches etcd: TLS for https:// endpoints (the CA etcd is verified against and,
+// for etcd's --client-cert-auth, this node's certificate), and etcd v3 authentication (a user
+// whose token goes with every call and watch, renewed when etcd refuses it).
+struct EtcdSecurity
+{
+    std::optional<QSslConfiguration> tls; // none: Qt's defaults (the system's CAs)
+    QString user; // empty: no authentication
+    QString password;
+
+    bool authenticates() const { return !user.isEmpty(); }
+};
 
 // A client of etcd's v3 JSON gateway (POST /v3/... with JSON bodies) over QNetworkAccessManager.
 // Calls return at once; each callback is called exactly once, from the event loop (never from
@@ -33,7 +47,8 @@ class EtcdClient : public QObject
 {
     Q_OBJECT
 public:
-    explicit EtcdClient(QList<QUrl> endpoints, QObject *parent = nullptr);
+    explicit EtcdClient(QList<QUrl> endpoints, EtcdSecurity security = {},
+                        QObject *parent = nullptr);
     ~EtcdClient() override;
 
     // "http://h1:2379,http://h2:2379" → URLs (http or https with a host); an error names the
@@ -65,13 +80,27 @@ public:
     // EtcdWatch. The caller owns the reply.
     QNetworkReply *openWatchStream(const QByteArray &createRequest);
 
+    // Calls `ready` once a token is at hand (at once without authentication), or with why none
+    // could be had. Later calls while one is being fetched wait for the same answer.
+    void withToken(std::function<void(std::optional<EtcdError>)> ready);
+    // etcd refused `token`: the next call fetches a new one (unless that happened already).
+    void dropToken(const QByteArray &token);
+    const QByteArray &token() const { return m_token; }
+
 private:
     using BodyCallback = std::function<void(EtcdResult<QByteArray>)>;
-    void call(const QString &path, const QByteArray &body, BodyCallback done, int attempt = 0);
+    void call(const QString &path, const QByteArray &body, BodyCallback done, int attempt = 0,
+              bool renewToken = true);
+    void send(const QString &path, const QByteArray &body, BodyCallback done, int attempt,
+              bool renewToken);
+    void authenticate();
     QNetworkRequest request(const QString &path, bool stream) const;
 
     QNetworkAccessManager m_network;
     QList<QUrl> m_endpoints;
+    EtcdSecurity m_security;
+    QByteArray m_token; // the current auth token; empty: none yet
+    QList<std::function<void(std::optional<EtcdError>)>> m_tokenWaiters; // while authenticating
     int m_current = 0;
     int m_timeoutMs = 5000;
     QSet<QNetworkReply *> m_inFlight;
@@ -112,6 +141,7 @@ Q_SIGNALS:
 
 private:
     void connectStream();
+    void openStream();
     void onReadyRead();
     void onFinished();
     void handleLine(const QByteArray &line);
@@ -130,6 +160,8 @@ private:
     bool m_established = false;
     bool m_paused = false;
     bool m_compacted = false;
+    bool m_waitingForToken = false;
+    QByteArray m_streamToken; // the token the open stream was started with
 };
 
 } // namespace rt::cluster::etcd

@@ -30,7 +30,7 @@ EtcdClusterBackend::EtcdClusterBackend(EtcdBackendSettings settings, QObject *pa
     }
     m_root = prefix.toUtf8() + '/';
     m_settings.leaseTtlSeconds = std::max(1, m_settings.leaseTtlSeconds);
-    m_client = std::make_unique<EtcdClient>(m_settings.endpoints);
+    m_client = std::make_unique<EtcdClient>(m_settings.endpoints, m_settings.security);
     m_client->setRequestTimeoutMs(m_settings.requestTimeoutMs);
     // Keepalive at TTL/3: two may be lost before the lease expires.
     m_tick.setInterval(std::max(100, m_settings.leaseTtlSeconds * 1000 / 3));

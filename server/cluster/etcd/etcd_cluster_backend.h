@@ -19,6 +19,7 @@ struct EtcdBackendSettings
     QString prefix = QStringLiteral("/qtrealtime"); // ETCD_PREFIX; keys live under <prefix>/
     int leaseTtlSeconds = 10; // a dead node's records vanish this long after its last keepalive
     int requestTimeoutMs = 3000;
+    etcd::EtcdSecurity security; // TLS and authentication (ETCD_CA_FILE ... ETCD_PASSWORD)
 };
 
 // ClusterBackend on etcd 3.4 through its v3 JSON gateway (see ClusterBackend for the contract).

@@ -6,6 +6,7 @@
 #include <QJsonParseError>
 #include <QJsonValue>
 
+#include <algorithm>
 #include <cmath>
 
 namespace rt::cluster::etcd {
@@ -530,6 +531,47 @@ EtcdResult<LeaseTimeToLiveResponse> decodeLeaseTimeToLive(QByteArrayView body)
         return protocolError(QStringLiteral("malformed lease time-to-live response"));
     }
     return response;
+}
+
+QByteArray encodeAuthenticate(const QString &user, const QString &password)
+{
+    return QJsonDocument(QJsonObject{ { QStringLiteral("name"), user },
+                                      { QStringLiteral("password"), password } })
+            .toJson(QJsonDocument::Compact);
+}
+
+EtcdResult<QByteArray> decodeAuthenticate(QByteArrayView body)
+{
+    auto object = parseBody(body);
+    if (!object) {
+        return object.error();
+    }
+    const QByteArray token = object->value(QLatin1String("token")).toString().toUtf8();
+    constexpr qsizetype MaxTokenBytes = 4096;
+    const bool printable =
+            std::all_of(token.cbegin(), token.cend(), [](char c) { return c > ' ' && c < 127; });
+    if (token.isEmpty() || token.size() > MaxTokenBytes || !printable) {
+        return protocolError(QStringLiteral("malformed authenticate response (no usable token)"));
+    }
+    return token;
+}
+
+std::optional<EtcdError> errorOf(QByteArrayView body)
+{
+    auto object = parseBody(body);
+    if (!object && object.error().kind == EtcdError::Kind::Server) {
+        return object.error();
+    }
+    return std::nullopt;
+}
+
+bool isStaleToken(const EtcdError &error)
+{
+    // Unauthenticated (16): "invalid auth token"; "revision in header is old" comes as
+    // InvalidArgument (3) after the user's permissions changed.
+    return error.kind == EtcdError::Kind::Server
+            && (error.code == 16 || error.message.contains(QLatin1String("auth token"))
+                || error.message.contains(QLatin1String("revision in header is old")));
 }
 
 EtcdResult<qint64> decodeLeaseRevoke(QByteArrayView body)

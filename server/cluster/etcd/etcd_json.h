@@ -201,6 +201,16 @@ EtcdResult<KeepAliveResponse> decodeKeepAlive(QByteArrayView body);
 EtcdResult<LeaseTimeToLiveResponse> decodeLeaseTimeToLive(QByteArrayView body);
 // Lease revoke: the header revision.
 EtcdResult<qint64> decodeLeaseRevoke(QByteArrayView body);
+
+// etcd v3 authentication: {"name","password"} for /v3/auth/authenticate, and the token of its
+// answer (non-empty, at most 4 KiB, printable ASCII: it goes into a header).
+QByteArray encodeAuthenticate(const QString &user, const QString &password);
+EtcdResult<QByteArray> decodeAuthenticate(QByteArrayView body);
+// The etcd error an answer carries, if it is one (any other body: nothing).
+std::optional<EtcdError> errorOf(QByteArrayView body);
+// etcd refused the call's token (expired, or issued before a restart or a revision bump): a new
+// one from the same credentials may succeed.
+bool isStaleToken(const EtcdError &error);
 // One line of the watch stream ({"result":{...}} or {"error":{...}}).
 EtcdResult<WatchResponse> decodeWatchResponse(QByteArrayView line);
 

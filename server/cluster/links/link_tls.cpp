@@ -19,7 +19,9 @@ Result<QByteArray> readFile(const char *what, const QString &path)
     return file.readAll();
 }
 
-Result<QList<QSslCertificate>> readCertificates(const char *what, const QString &path)
+} // namespace
+
+Result<QList<QSslCertificate>> readPemCertificates(const char *what, const QString &path)
 {
     Result<QByteArray> pem = readFile(what, path);
     if (!pem) {
@@ -34,7 +36,7 @@ Result<QList<QSslCertificate>> readCertificates(const char *what, const QString 
     return certificates;
 }
 
-Result<QSslKey> readKey(const QString &path)
+Result<QSslKey> readPemPrivateKey(const QString &path)
 {
     Result<QByteArray> pem = readFile("key file", path);
     if (!pem) {
@@ -51,22 +53,20 @@ Result<QSslKey> readKey(const QString &path)
     };
 }
 
-} // namespace
-
 // Whether the key belongs to the certificate is left to the config check (server/app), which
 // loads the same pair with OpenSSL.
 Result<QSslConfiguration> loadLinkTls(const LinkTlsFiles &files)
 {
-    Result<QList<QSslCertificate>> authorities = readCertificates("CA file", files.caFile);
+    Result<QList<QSslCertificate>> authorities = readPemCertificates("CA file", files.caFile);
     if (!authorities) {
         return authorities.error();
     }
     Result<QList<QSslCertificate>> chain =
-            readCertificates("certificate file", files.certificateFile);
+            readPemCertificates("certificate file", files.certificateFile);
     if (!chain) {
         return chain.error();
     }
-    Result<QSslKey> key = readKey(files.keyFile);
+    Result<QSslKey> key = readPemPrivateKey(files.keyFile);
     if (!key) {
         return key.error();
     }

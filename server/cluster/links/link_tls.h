@@ -4,6 +4,7 @@
 
 #include <QSslCertificate>
 #include <QSslConfiguration>
+#include <QSslKey>
 #include <QString>
 #include <QStringList>
 
@@ -22,6 +23,12 @@ struct LinkTlsFiles
 // verified against the cluster CA only (not the system's), this node's certificate and key
 // presented both when dialling and when accepting. Fails naming the file that cannot be used.
 Result<QSslConfiguration> loadLinkTls(const LinkTlsFiles &files);
+
+// PEM files read with errors that name them ("cannot read the CA file /x: ...", "... holds no
+// PEM certificate"); also used for the etcd client's files. `what` names the file's role.
+Result<QList<QSslCertificate>> readPemCertificates(const char *what, const QString &path);
+// An unencrypted EC, RSA or DSA private key.
+Result<QSslKey> readPemPrivateKey(const QString &path);
 
 // The names a certificate gives its subject, each once: subjectAltName DNS entries, then the
 // common names.

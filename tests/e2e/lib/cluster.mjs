@@ -19,10 +19,17 @@ export const CLUSTER_SECRET = 'e2e-cluster-secret-for-plaintext-node-links';
 /** Lease TTL of the test nodes: a killed node leaves within this many seconds. */
 export const LEASE_TTL_S = 3;
 
-/** Starts etcd in `dir`; resolves { endpoints, stop(), halt(), resume() }. */
-export async function startEtcd(dir) {
+/**
+ * Starts etcd in `dir`; resolves { endpoints, env, stop(), halt(), resume() }. With `secure`, an
+ * etcd with TLS, client certificates and authentication (etcd-cluster.sh, RT_ETCD_SECURE): its
+ * `env` has the CA, client certificate and the user restricted to `prefix` + '/'.
+ */
+export async function startEtcd(dir, { secure = false, prefix, tokenTtlS } = {}) {
+    const extra = secure
+        ? { RT_ETCD_SECURE: '1', ...(prefix ? { RT_ETCD_SECURE_PREFIX: `${prefix}/` } : {}), ...(tokenTtlS ? { RT_ETCD_AUTH_TOKEN_TTL: String(tokenTtlS) } : {}) }
+        : {};
     try {
-        await run('bash', [etcdScript, 'start', dir], { timeout: 60_000 });
+        await run('bash', [etcdScript, 'start', dir], { timeout: 60_000, env: { ...process.env, ...extra } });
     } catch (err) {
         throw new Error(`etcd-cluster.sh start ${dir} failed: ${err.message}\n${err.stdout || ''}${err.stderr || ''}`);
     }
@@ -30,6 +37,12 @@ export async function startEtcd(dir) {
     const script = (action) => run('bash', [etcdScript, action, dir], { timeout: 60_000 });
     return {
         endpoints: env.RT_ETCD_ENDPOINTS,
+        env,
+        /** The ETCD_* variables a node needs for a secure etcd (none for a plain one). */
+        accessEnv: secure
+            ? { ETCD_CA_FILE: env.RT_ETCD_CA_FILE, ETCD_CERT_FILE: env.RT_ETCD_CERT_FILE, ETCD_KEY_FILE: env.RT_ETCD_KEY_FILE,
+                ETCD_USERNAME: env.RT_ETCD_USER, ETCD_PASSWORD: env.RT_ETCD_PASSWORD }
+            : {},
         stop: () => script('stop').catch(() => {}),
         /** An outage: etcd stops (data, ports and env kept); resume() starts it again. */
         halt: () => script('halt'),

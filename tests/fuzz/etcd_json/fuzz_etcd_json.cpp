@@ -45,6 +45,13 @@ void decodeEverything(QByteArrayView body)
     (void)decodeDeleteRange(body);
     (void)decodeTxn(body);
     (void)decodeLeaseRevoke(body);
+    (void)errorOf(body);
+    if (const auto token = decodeAuthenticate(body)) {
+        // The token goes into a header: never empty, never a control character.
+        if (token->isEmpty() || token->contains('\n') || token->contains('\r')) {
+            std::abort();
+        }
+    }
     (void)decodeLeaseTimeToLive(body);
     const auto grant = decodeLeaseGrant(body);
     if (grant.ok()) {

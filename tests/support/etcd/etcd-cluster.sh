@@ -15,6 +15,14 @@
 # `stop` on a missing directory does nothing. Only directories this script made (marker inside)
 # are ever removed, and only a process that is an etcd of this very data directory is signalled.
 #
+# With RT_ETCD_SECURE=1, `start` makes a secured etcd: https only, client certificates required
+# (--client-cert-auth; the client certificate has no common name, since etcd's JSON gateway
+# refuses one when authentication is on), and authentication enabled with a user `realtime`
+# whose role may read and write only keys under RT_ETCD_SECURE_PREFIX (default /qtrealtime/).
+# Simple tokens live RT_ETCD_AUTH_TOKEN_TTL seconds (default 300). etcd.env then also has
+#   RT_ETCD_CA_FILE RT_ETCD_CERT_FILE RT_ETCD_KEY_FILE   the CA, the client certificate and key
+#   RT_ETCD_USER RT_ETCD_PASSWORD RT_ETCD_PREFIX          the restricted user and its prefix
+#
 # Environment: RT_ETCD_BIN (default: etcd on PATH), RT_ETCD_PORT_RANGE (default 20000-32000).
 set -euo pipefail
 
@@ -70,7 +78,54 @@ is_our_etcd() {
 }
 
 healthy() {
+    if [ -f "$DIR/tls/ca.crt" ]; then
+        curl -fsS -m 1 --cacert "$DIR/tls/ca.crt" --cert "$DIR/tls/client.crt" \
+            --key "$DIR/tls/client.key" "https://127.0.0.1:$1/health" 2>/dev/null \
+            | grep -q '"health":"true"'
+        return
+    fi
     curl -fsS -m 1 "http://127.0.0.1:$1/health" 2>/dev/null | grep -q '"health":"true"'
+}
+
+# The CA, etcd's certificate (127.0.0.1, localhost; clientAuth too: etcd's JSON gateway dials
+# its own gRPC server with it) and a client certificate without a CN.
+make_certificates() {
+    local tls="$DIR/tls"
+    mkdir -p "$tls"
+    (
+        cd "$tls"
+        openssl ecparam -name prime256v1 -genkey -noout -out ca.key
+        openssl req -x509 -new -key ca.key -sha256 -days 30 -subj '/CN=etcd-cluster test CA' \
+            -addext 'basicConstraints=critical,CA:TRUE' -addext 'keyUsage=critical,keyCertSign' -out ca.crt
+        openssl ecparam -name prime256v1 -genkey -noout -out server.key
+        openssl req -new -key server.key -subj '/CN=etcd' -out server.csr
+        printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n' >server.ext
+        openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -set_serial 2 -sha256 -days 30 \
+            -extfile server.ext -out server.crt
+        openssl ecparam -name prime256v1 -genkey -noout -out client.key
+        openssl req -new -key client.key -subj '/O=qtrealtime node' -out client.csr
+        printf 'extendedKeyUsage=clientAuth\n' >client.ext
+        openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -set_serial 3 -sha256 -days 30 \
+            -extfile client.ext -out client.crt
+    ) >/dev/null 2>&1 || die "could not make the test certificates (openssl)"
+    chmod 0600 "$tls"/*.key
+}
+
+# Users, the restricted role, then authentication on (etcdctl over the client certificate).
+enable_auth() {
+    local client=$1 prefix=${RT_ETCD_SECURE_PREFIX:-/qtrealtime/}
+    local ctl=(etcdctl --endpoints "https://127.0.0.1:$client" --cacert "$DIR/tls/ca.crt"
+        --cert "$DIR/tls/client.crt" --key "$DIR/tls/client.key")
+    {
+        "${ctl[@]}" user add root:etcd-root-password
+        "${ctl[@]}" user grant-role root root
+        "${ctl[@]}" role add realtime
+        "${ctl[@]}" role grant-permission realtime --prefix=true readwrite "$prefix"
+        "${ctl[@]}" user add realtime:etcd-realtime-password
+        "${ctl[@]}" user grant-role realtime realtime
+        "${ctl[@]}" auth enable
+    } >>"$LOG" 2>&1 || die "could not enable authentication (log: $LOG)"
+    echo "$prefix" >"$DIR/secure"
 }
 
 # Stops the server of <dir>, if any; never fails.
@@ -114,9 +169,16 @@ teardown() {
 launch() {
     local client peer pid i
     read -r client peer <"$DIR/ports"
+    local scheme=http secure=()
+    if [ -f "$DIR/tls/ca.crt" ]; then
+        scheme=https
+        secure=(--cert-file "$DIR/tls/server.crt" --key-file "$DIR/tls/server.key"
+            --client-cert-auth --trusted-ca-file "$DIR/tls/ca.crt"
+            --auth-token-ttl "${RT_ETCD_AUTH_TOKEN_TTL:-300}")
+    fi
     setsid "$ETCD" --name rt-test --data-dir "$DATA" --logger=zap --log-level=warn \
-        --listen-client-urls "http://127.0.0.1:$client" \
-        --advertise-client-urls "http://127.0.0.1:$client" \
+        --listen-client-urls "$scheme://127.0.0.1:$client" \
+        --advertise-client-urls "$scheme://127.0.0.1:$client" "${secure[@]}" \
         --listen-peer-urls "http://127.0.0.1:$peer" \
         --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
         --initial-cluster "rt-test=http://127.0.0.1:$peer" --initial-cluster-state new \
@@ -137,8 +199,16 @@ launch() {
 write_env() {
     local client peer tmp="$DIR/etcd.env.tmp"
     read -r client peer <"$DIR/ports"
-    printf '%s=%q\n' RT_ETCD_ENDPOINTS "http://127.0.0.1:$client" RT_ETCD_CLIENT_PORT "$client" \
-        RT_ETCD_PEER_PORT "$peer" RT_ETCD_DATA "$DATA" RT_ETCD_LOG "$LOG" >"$tmp"
+    if [ -f "$DIR/secure" ]; then
+        printf '%s=%q\n' RT_ETCD_ENDPOINTS "https://127.0.0.1:$client" \
+            RT_ETCD_CA_FILE "$DIR/tls/ca.crt" RT_ETCD_CERT_FILE "$DIR/tls/client.crt" \
+            RT_ETCD_KEY_FILE "$DIR/tls/client.key" RT_ETCD_USER realtime \
+            RT_ETCD_PASSWORD etcd-realtime-password RT_ETCD_PREFIX "$(cat "$DIR/secure")" >"$tmp"
+    else
+        printf '%s=%q\n' RT_ETCD_ENDPOINTS "http://127.0.0.1:$client" >"$tmp"
+    fi
+    printf '%s=%q\n' RT_ETCD_CLIENT_PORT "$client" \
+        RT_ETCD_PEER_PORT "$peer" RT_ETCD_DATA "$DATA" RT_ETCD_LOG "$LOG" >>"$tmp"
     mv -f "$tmp" "$DIR/etcd.env"
 }
 
@@ -157,7 +227,13 @@ start() {
         fi
         echo "$client $peer" >"$DIR/ports"
         rm -rf -- "$DATA"
+        if [ -n "${RT_ETCD_SECURE:-}" ] && [ ! -f "$DIR/tls/ca.crt" ]; then
+            make_certificates
+        fi
         if launch; then
+            if [ -n "${RT_ETCD_SECURE:-}" ]; then
+                enable_auth "$client"
+            fi
             write_env
             echo "etcd-cluster: etcd $("$ETCD" --version | awk 'NR==1{print $3}') on 127.0.0.1:$client, env file $DIR/etcd.env"
             return 0

@@ -79,6 +79,7 @@ class TstEtcdJson : public QObject
 {
     Q_OBJECT
 private Q_SLOTS:
+    void authentication();
     void prefixRangeEnd();
     void encodeRequests();
     void encodeTxnCreateIfAbsent();
@@ -435,6 +436,40 @@ void TstEtcdJson::endpoints()
     const auto bad = EtcdClient::parseEndpoints(QStringLiteral("http://ok:1,http://"));
     QVERIFY(!bad.ok());
     QVERIFY(bad.error().message.contains(QStringLiteral("http://")));
+}
+
+// etcd v3 authentication as etcd 3.4's gateway answers it (bodies taken from a real etcd).
+void TstEtcdJson::authentication()
+{
+    const QJsonObject request =
+            parse(encodeAuthenticate(QStringLiteral("realtime"), QStringLiteral("p\"w")));
+    QCOMPARE(request.value(QLatin1String("name")).toString(), QStringLiteral("realtime"));
+    QCOMPARE(request.value(QLatin1String("password")).toString(), QStringLiteral("p\"w"));
+
+    const auto token =
+            decodeAuthenticate(R"({"header":{"revision":"1"},"token":"NpRIKZhOPxAAQDiw.16"})");
+    QVERIFY(token);
+    QCOMPARE(token.value(), QByteArray("NpRIKZhOPxAAQDiw.16"));
+    const auto wrong = decodeAuthenticate(
+            R"({"error":"etcdserver: authentication failed, invalid user ID or password",)"
+            R"("message":"etcdserver: authentication failed, invalid user ID or password","code":3})");
+    QVERIFY(!wrong);
+    QCOMPARE(wrong.error().code, 3);
+    QVERIFY(!isStaleToken(wrong.error())); // a wrong password is not worth a second try
+    // A token that would break the header it goes into is refused.
+    QVERIFY(!decodeAuthenticate(R"({"token":"a\r\nX-Injected: 1"})"));
+    QVERIFY(!decodeAuthenticate(R"({"token":""})"));
+
+    const auto expired = errorOf(R"({"error":"etcdserver: invalid auth token",)"
+                                 R"("message":"etcdserver: invalid auth token","code":16})");
+    QVERIFY(expired.has_value());
+    QVERIFY(isStaleToken(*expired));
+    const auto denied = errorOf(R"({"error":"etcdserver: permission denied",)"
+                                R"("message":"etcdserver: permission denied","code":7})");
+    QVERIFY(denied.has_value());
+    QVERIFY(!isStaleToken(*denied));
+    QVERIFY(!errorOf(R"({"header":{"revision":"2"}})").has_value());
+    QVERIFY(!errorOf("not json").has_value());
 }
 
 QTEST_GUILESS_MAIN(TstEtcdJson)
