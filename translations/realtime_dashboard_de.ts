@@ -4,47 +4,52 @@
 <context>
     <name>AdminResponses</name>
     <message>
-        <location filename="../dashboard/api/admin_responses.cpp" line="182"/>
+        <location filename="../dashboard/api/admin_responses.cpp" line="181"/>
         <source>The server refused the operator token (%1). The token must be a JWT signed with the cluster&apos;s API_JWT_SECRET.</source>
         <translation>Der Server hat das Operator-Token abgelehnt (%1). Das Token muss ein mit dem API_JWT_SECRET des Clusters signiertes JWT sein.</translation>
     </message>
     <message>
-        <location filename="../dashboard/api/admin_responses.cpp" line="189"/>
+        <location filename="../dashboard/api/admin_responses.cpp" line="188"/>
         <source>The server is unavailable (%1).</source>
         <translation>Der Server ist nicht verfügbar (%1).</translation>
     </message>
     <message>
-        <location filename="../dashboard/api/admin_responses.cpp" line="191"/>
+        <location filename="../dashboard/api/admin_responses.cpp" line="190"/>
         <source>The server answered %1.</source>
         <translation>Der Server antwortete mit %1.</translation>
     </message>
     <message>
-        <location filename="../dashboard/api/admin_responses.cpp" line="193"/>
+        <location filename="../dashboard/api/admin_responses.cpp" line="192"/>
         <source>The server answered %1: %2</source>
         <translation>Der Server antwortete mit %1: %2</translation>
     </message>
     <message>
-        <location filename="../dashboard/api/admin_responses.cpp" line="204"/>
+        <location filename="../dashboard/api/admin_responses.cpp" line="203"/>
         <source>The server did not answer in time.</source>
         <translation>Der Server hat nicht rechtzeitig geantwortet.</translation>
     </message>
     <message>
-        <location filename="../dashboard/api/admin_responses.cpp" line="207"/>
+        <location filename="../dashboard/api/admin_responses.cpp" line="206"/>
         <source>The request was canceled.</source>
         <translation>Die Anfrage wurde abgebrochen.</translation>
     </message>
     <message>
-        <location filename="../dashboard/api/admin_responses.cpp" line="210"/>
+        <location filename="../dashboard/api/admin_responses.cpp" line="209"/>
+        <source>The node could not be verified (%1). A cluster with a CA of its own needs that CA&apos;s certificate as the CA file.</source>
+        <translation>Der Knoten konnte nicht verifiziert werden (%1). Ein Cluster mit eigener CA braucht das Zertifikat dieser CA als CA-Datei.</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/api/admin_responses.cpp" line="214"/>
         <source>The server could not be reached.</source>
         <translation>Der Server ist nicht erreichbar.</translation>
     </message>
     <message>
-        <location filename="../dashboard/api/admin_responses.cpp" line="211"/>
+        <location filename="../dashboard/api/admin_responses.cpp" line="215"/>
         <source>The server could not be reached: %1</source>
         <translation>Der Server ist nicht erreichbar: %1</translation>
     </message>
     <message>
-        <location filename="../dashboard/api/admin_responses.cpp" line="223"/>
+        <location filename="../dashboard/api/admin_responses.cpp" line="227"/>
         <source>The server&apos;s answer could not be read: %1</source>
         <translation>Die Antwort des Servers konnte nicht gelesen werden: %1</translation>
     </message>
@@ -88,6 +93,14 @@
     </message>
 </context>
 <context>
+    <name>FailoverAllowlist</name>
+    <message>
+        <location filename="../dashboard/api/failover_allowlist.cpp" line="69"/>
+        <source>&quot;%1&quot; is not a host name, *.domain, IP address or subnet (a failover host has no scheme and no port).</source>
+        <translation>„%1“ ist kein Hostname, kein *.domain, keine IP-Adresse und kein Subnetz (ein Ausweich-Host hat weder Schema noch Port).</translation>
+    </message>
+</context>
+<context>
     <name>LiveFeedProtocol</name>
     <message>
         <location filename="../dashboard/api/live_feed_protocol.cpp" line="76"/>
@@ -116,34 +129,62 @@
     </message>
 </context>
 <context>
+    <name>NodeTls</name>
+    <message>
+        <location filename="../dashboard/api/node_tls.cpp" line="26"/>
+        <source>Cannot read the CA file %1: %2</source>
+        <translation>Die CA-Datei %1 kann nicht gelesen werden: %2</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/api/node_tls.cpp" line="29"/>
+        <source>The CA file %1 is larger than 4 MiB.</source>
+        <translation>Die CA-Datei %1 ist größer als 4 MiB.</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/api/node_tls.cpp" line="34"/>
+        <source>The CA file %1 holds no PEM certificate.</source>
+        <translation>Die CA-Datei %1 enthält kein PEM-Zertifikat.</translation>
+    </message>
+</context>
+<context>
     <name>main</name>
     <message>
-        <location filename="../dashboard/app/main.cpp" line="28"/>
+        <location filename="../dashboard/app/main.cpp" line="40"/>
         <source>Operator dashboard for qtrealtime clusters.</source>
         <translation>Betriebs-Dashboard für qtrealtime-Cluster.</translation>
     </message>
     <message>
-        <location filename="../dashboard/app/main.cpp" line="33"/>
+        <location filename="../dashboard/app/main.cpp" line="45"/>
         <source>Connect to the node at &lt;url&gt; at start.</source>
         <translation>Beim Start mit dem Knoten unter &lt;url&gt; verbinden.</translation>
     </message>
     <message>
-        <location filename="../dashboard/app/main.cpp" line="37"/>
+        <location filename="../dashboard/app/main.cpp" line="49"/>
         <source>The operator token (a JWT signed with API_JWT_SECRET, role service_role).</source>
         <translation>Das Operator-Token (ein mit API_JWT_SECRET signiertes JWT, Rolle service_role).</translation>
     </message>
     <message>
-        <location filename="../dashboard/app/main.cpp" line="43"/>
+        <location filename="../dashboard/app/main.cpp" line="55"/>
         <source>Wait for the first snapshot and a few live updates, write one PNG per view into &lt;dir&gt;, exit.</source>
         <translation>Auf den ersten Snapshot und einige Live-Aktualisierungen warten, je Ansicht ein PNG in &lt;dir&gt; schreiben, beenden.</translation>
     </message>
     <message>
-        <location filename="../dashboard/app/main.cpp" line="49"/>
+        <location filename="../dashboard/app/main.cpp" line="61"/>
         <source>Interface language (de, fr, en); default: the system&apos;s or the one chosen in the app.</source>
         <translation>Sprache der Oberfläche (de, fr, en); Standard: die des Systems oder die in der Anwendung gewählte.</translation>
     </message>
     <message>
-        <location filename="../dashboard/app/main.cpp" line="85"/>
+        <location filename="../dashboard/app/main.cpp" line="67"/>
+        <source>Trust only the certificate authorities in &lt;pem&gt; for https nodes (default: the system&apos;s).</source>
+        <translation>Für https-Knoten nur den Zertifizierungsstellen in &lt;pem&gt; vertrauen (Standard: denen des Systems).</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/app/main.cpp" line="73"/>
+        <source>Fail over only to these hosts (comma-separated names, *.domain, addresses or subnets; default: the cluster&apos;s members under the same scheme).</source>
+        <translation>Nur zu diesen Hosts wechseln (durch Kommas getrennte Namen, *.domain, Adressen oder Subnetze; Standard: die Mitglieder des Clusters mit demselben Schema).</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/app/main.cpp" line="131"/>
         <source>--screenshot needs --connect and --token.
 </source>
         <translation>--screenshot erfordert --connect und --token.
@@ -153,35 +194,35 @@
 <context>
     <name>rt::dashboard::AdminClient</name>
     <message>
-        <location filename="../dashboard/api/admin_client.cpp" line="73"/>
+        <location filename="../dashboard/api/admin_client.cpp" line="78"/>
         <source>Not connected to a node.</source>
         <translation>Nicht mit einem Knoten verbunden.</translation>
     </message>
     <message>
-        <location filename="../dashboard/api/admin_client.cpp" line="142"/>
-        <location filename="../dashboard/api/admin_client.cpp" line="164"/>
+        <location filename="../dashboard/api/admin_client.cpp" line="147"/>
+        <location filename="../dashboard/api/admin_client.cpp" line="169"/>
         <source>&quot;%1&quot; is not a configuration key.</source>
         <translation>„%1“ ist kein Konfigurationsschlüssel.</translation>
     </message>
     <message>
-        <location filename="../dashboard/api/admin_client.cpp" line="145"/>
+        <location filename="../dashboard/api/admin_client.cpp" line="150"/>
         <source>A temporary value needs an expiry of at least one second.</source>
         <translation>Ein temporärer Wert braucht eine Ablaufzeit von mindestens einer Sekunde.</translation>
     </message>
     <message>
-        <location filename="../dashboard/api/admin_client.cpp" line="150"/>
+        <location filename="../dashboard/api/admin_client.cpp" line="155"/>
         <source>The value of %1 is not valid JSON: %2</source>
         <translation>Der Wert von %1 ist kein gültiges JSON: %2</translation>
     </message>
     <message>
-        <location filename="../dashboard/api/admin_client.cpp" line="182"/>
-        <location filename="../dashboard/api/admin_client.cpp" line="198"/>
-        <location filename="../dashboard/api/admin_client.cpp" line="221"/>
+        <location filename="../dashboard/api/admin_client.cpp" line="187"/>
+        <location filename="../dashboard/api/admin_client.cpp" line="203"/>
+        <location filename="../dashboard/api/admin_client.cpp" line="226"/>
         <source>&quot;%1&quot; is not a tenant id.</source>
         <translation>„%1“ ist keine Mandanten-ID.</translation>
     </message>
     <message>
-        <location filename="../dashboard/api/admin_client.cpp" line="190"/>
+        <location filename="../dashboard/api/admin_client.cpp" line="195"/>
         <source>A new tenant needs an external id.</source>
         <translation>Ein neuer Mandant braucht eine externe ID.</translation>
     </message>
@@ -366,40 +407,90 @@ Ihr Wert: %4</translation>
 <context>
     <name>rt::dashboard::ConnectDialog</name>
     <message>
-        <location filename="../dashboard/views/main_window.cpp" line="32"/>
+        <location filename="../dashboard/views/main_window.cpp" line="38"/>
         <source>Connect to a cluster</source>
         <translation>Mit einem Cluster verbinden</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/main_window.cpp" line="33"/>
+        <location filename="../dashboard/views/main_window.cpp" line="39"/>
         <source>http://node-a:4000</source>
         <translation>http://node-a:4000</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/main_window.cpp" line="36"/>
+        <location filename="../dashboard/views/main_window.cpp" line="42"/>
         <source>a JWT signed with API_JWT_SECRET, role service_role</source>
         <translation>ein mit API_JWT_SECRET signiertes JWT, Rolle service_role</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/main_window.cpp" line="39"/>
+        <location filename="../dashboard/views/main_window.cpp" line="43"/>
+        <source>the system&apos;s certificate authorities</source>
+        <translation>die Zertifizierungsstellen des Systems</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/main_window.cpp" line="44"/>
+        <source>PEM file of the certificate authorities that sign the nodes&apos; certificates (https). When set, only these are trusted.</source>
+        <translation>PEM-Datei der Zertifizierungsstellen, die die Zertifikate der Knoten signieren (https). Ist sie gesetzt, wird nur diesen vertraut.</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/main_window.cpp" line="47"/>
+        <source>Browse…</source>
+        <translation>Durchsuchen…</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/main_window.cpp" line="52"/>
+        <source>the cluster&apos;s members under the same scheme</source>
+        <translation>die Mitglieder des Clusters mit demselben Schema</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/main_window.cpp" line="53"/>
+        <source>Hosts the dashboard may switch to when the node fails, separated by commas: names, *.domain, addresses or subnets such as 10.0.0.0/8. The token is only ever sent to them.</source>
+        <translation>Hosts, zu denen das Dashboard wechseln darf, wenn der Knoten ausfällt, durch Kommas getrennt: Namen, *.domain, Adressen oder Subnetze wie 10.0.0.0/8. Das Token wird nur an sie gesendet.</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/main_window.cpp" line="58"/>
         <source>Connect</source>
         <translation>Verbinden</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/main_window.cpp" line="41"/>
+        <location filename="../dashboard/views/main_window.cpp" line="60"/>
         <source>Node URL:</source>
         <translation>Knoten-URL:</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/main_window.cpp" line="42"/>
+        <location filename="../dashboard/views/main_window.cpp" line="61"/>
         <source>Operator token:</source>
         <translation>Operator-Token:</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/main_window.cpp" line="62"/>
+        <source>CA file:</source>
+        <translation>CA-Datei:</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/main_window.cpp" line="63"/>
+        <source>Failover hosts:</source>
+        <translation>Ausweich-Hosts:</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/main_window.cpp" line="90"/>
+        <source>Certificate authorities (PEM)</source>
+        <translation>Zertifizierungsstellen (PEM)</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/main_window.cpp" line="93"/>
+        <source>PEM certificates (*.pem *.crt *.cer)</source>
+        <translation>PEM-Zertifikate (*.pem *.crt *.cer)</translation>
+    </message>
+    <message>
+        <location filename="../dashboard/views/main_window.cpp" line="93"/>
+        <source>All files (*)</source>
+        <translation>Alle Dateien (*)</translation>
     </message>
 </context>
 <context>
     <name>rt::dashboard::ConnectionManager</name>
     <message>
-        <location filename="../dashboard/api/connection_manager.cpp" line="51"/>
+        <location filename="../dashboard/api/connection_manager.cpp" line="50"/>
         <source>&quot;%1&quot; is not the URL of a node (e.g. http://host:4000).</source>
         <translation>„%1“ ist nicht die URL eines Knotens (z. B. http://host:4000).</translation>
     </message>
@@ -407,7 +498,7 @@ Ihr Wert: %4</translation>
 <context>
     <name>rt::dashboard::DashboardApplication</name>
     <message numerus="yes">
-        <location filename="../dashboard/app/dashboard_application.cpp" line="132"/>
+        <location filename="../dashboard/app/dashboard_application.cpp" line="135"/>
         <source>%n tenant(s).</source>
         <translation>
             <numerusform>%n Mandant.</numerusform>
@@ -415,48 +506,48 @@ Ihr Wert: %4</translation>
         </translation>
     </message>
     <message>
-        <location filename="../dashboard/app/dashboard_application.cpp" line="166"/>
+        <location filename="../dashboard/app/dashboard_application.cpp" line="169"/>
         <source>Deleted %1.</source>
         <translation>%1 gelöscht.</translation>
     </message>
     <message>
-        <location filename="../dashboard/app/dashboard_application.cpp" line="168"/>
+        <location filename="../dashboard/app/dashboard_application.cpp" line="171"/>
         <source>%1 changed meanwhile (revision %2): nothing was deleted.</source>
         <translation>%1 wurde inzwischen geändert (Revision %2): Es wurde nichts gelöscht.</translation>
     </message>
     <message>
-        <location filename="../dashboard/app/dashboard_application.cpp" line="184"/>
+        <location filename="../dashboard/app/dashboard_application.cpp" line="187"/>
         <source>Created %1.</source>
         <translation>%1 angelegt.</translation>
     </message>
     <message>
-        <location filename="../dashboard/app/dashboard_application.cpp" line="198"/>
+        <location filename="../dashboard/app/dashboard_application.cpp" line="201"/>
         <source>Saved %1.</source>
         <translation>%1 gespeichert.</translation>
     </message>
     <message>
-        <location filename="../dashboard/app/dashboard_application.cpp" line="211"/>
+        <location filename="../dashboard/app/dashboard_application.cpp" line="214"/>
         <source>Suspended %1: its clients are disconnected.</source>
         <translation>%1 gesperrt: Seine Clients wurden getrennt.</translation>
     </message>
     <message>
-        <location filename="../dashboard/app/dashboard_application.cpp" line="212"/>
+        <location filename="../dashboard/app/dashboard_application.cpp" line="215"/>
         <source>Resumed %1.</source>
         <translation>%1 reaktiviert.</translation>
     </message>
     <message>
-        <location filename="../dashboard/app/dashboard_application.cpp" line="239"/>
+        <location filename="../dashboard/app/dashboard_application.cpp" line="242"/>
         <source>No full picture within %1 s (%2 snapshot(s) received).</source>
         <translation>Kein vollständiges Bild innerhalb von %1 s (%2 Snapshot(s) empfangen).</translation>
     </message>
     <message>
-        <location filename="../dashboard/app/dashboard_application.cpp" line="254"/>
+        <location filename="../dashboard/app/dashboard_application.cpp" line="257"/>
         <source>Cannot create %1.</source>
         <translation>%1 kann nicht angelegt werden.</translation>
     </message>
     <message>
-        <location filename="../dashboard/app/dashboard_application.cpp" line="263"/>
-        <location filename="../dashboard/app/dashboard_application.cpp" line="277"/>
+        <location filename="../dashboard/app/dashboard_application.cpp" line="266"/>
+        <location filename="../dashboard/app/dashboard_application.cpp" line="280"/>
         <source>Cannot write %1.</source>
         <translation>%1 kann nicht geschrieben werden.</translation>
     </message>
@@ -474,12 +565,12 @@ Ihr Wert: %4</translation>
         <translation>Keine Knoten</translation>
     </message>
     <message>
-        <location filename="../dashboard/widgets/flow_graph.cpp" line="127"/>
+        <location filename="../dashboard/widgets/flow_graph.cpp" line="128"/>
         <source>%1/s</source>
         <translation>%1/s</translation>
     </message>
     <message>
-        <location filename="../dashboard/widgets/flow_graph.cpp" line="133"/>
+        <location filename="../dashboard/widgets/flow_graph.cpp" line="134"/>
         <source>The busiest %1 of %2 links</source>
         <translation>Die %1 verkehrsreichsten von %2 Verbindungen</translation>
     </message>
@@ -533,37 +624,37 @@ Ihr Wert: %4</translation>
 <context>
     <name>rt::dashboard::LiveFeedConnection</name>
     <message>
-        <location filename="../dashboard/api/live_feed_connection.cpp" line="118"/>
+        <location filename="../dashboard/api/live_feed_connection.cpp" line="119"/>
         <source>The node closed the live feed (code %1).</source>
         <translation>Der Knoten hat den Live-Feed geschlossen (Code %1).</translation>
     </message>
     <message>
-        <location filename="../dashboard/api/live_feed_connection.cpp" line="119"/>
+        <location filename="../dashboard/api/live_feed_connection.cpp" line="120"/>
         <source>The node closed the live feed (code %1): %2</source>
         <translation>Der Knoten hat den Live-Feed geschlossen (Code %1): %2</translation>
     </message>
     <message>
-        <location filename="../dashboard/api/live_feed_connection.cpp" line="130"/>
+        <location filename="../dashboard/api/live_feed_connection.cpp" line="131"/>
         <source>The live feed failed: %1</source>
         <translation>Der Live-Feed ist ausgefallen: %1</translation>
     </message>
     <message>
-        <location filename="../dashboard/api/live_feed_connection.cpp" line="131"/>
+        <location filename="../dashboard/api/live_feed_connection.cpp" line="132"/>
         <source>The live feed could not be opened: %1</source>
         <translation>Der Live-Feed konnte nicht geöffnet werden: %1</translation>
     </message>
     <message>
-        <location filename="../dashboard/api/live_feed_connection.cpp" line="137"/>
+        <location filename="../dashboard/api/live_feed_connection.cpp" line="138"/>
         <source>The node did not answer the last heartbeat within %1 s.</source>
         <translation>Der Knoten hat den letzten Heartbeat nicht innerhalb von %1 s beantwortet.</translation>
     </message>
     <message>
-        <location filename="../dashboard/api/live_feed_connection.cpp" line="147"/>
+        <location filename="../dashboard/api/live_feed_connection.cpp" line="148"/>
         <source>The node sent nothing for %1 s.</source>
         <translation>Der Knoten hat %1 s lang nichts gesendet.</translation>
     </message>
     <message>
-        <location filename="../dashboard/api/live_feed_connection.cpp" line="149"/>
+        <location filename="../dashboard/api/live_feed_connection.cpp" line="150"/>
         <source>The node did not accept the live feed&apos;s connection within %1 s.</source>
         <translation>Der Knoten hat die Verbindung des Live-Feeds nicht innerhalb von %1 s angenommen.</translation>
     </message>
@@ -571,102 +662,102 @@ Ihr Wert: %4</translation>
 <context>
     <name>rt::dashboard::MainWindow</name>
     <message>
-        <location filename="../dashboard/views/main_window.cpp" line="63"/>
+        <location filename="../dashboard/views/main_window.cpp" line="100"/>
         <source>qtrealtime dashboard</source>
         <translation>qtrealtime-Dashboard</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/main_window.cpp" line="82"/>
+        <location filename="../dashboard/views/main_window.cpp" line="119"/>
         <source>Cluster overview</source>
         <translation>Cluster-Übersicht</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/main_window.cpp" line="77"/>
+        <location filename="../dashboard/views/main_window.cpp" line="114"/>
         <source>Connect to a node to see its cluster: nodes and their CPU load, tenant placement and message flow.</source>
         <translation>Verbinden Sie sich mit einem Knoten, um seinen Cluster zu sehen: Knoten und ihre CPU-Last, die Platzierung der Mandanten und den Nachrichtenfluss.</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/main_window.cpp" line="71"/>
+        <location filename="../dashboard/views/main_window.cpp" line="108"/>
         <source>&amp;Nodes</source>
         <translation>&amp;Knoten</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/main_window.cpp" line="72"/>
+        <location filename="../dashboard/views/main_window.cpp" line="109"/>
         <source>&amp;Placement</source>
         <translation>&amp;Platzierung</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/main_window.cpp" line="73"/>
+        <location filename="../dashboard/views/main_window.cpp" line="110"/>
         <source>&amp;Message flow</source>
         <translation>&amp;Nachrichtenfluss</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/main_window.cpp" line="74"/>
+        <location filename="../dashboard/views/main_window.cpp" line="111"/>
         <source>&amp;Configuration</source>
         <translation>K&amp;onfiguration</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/main_window.cpp" line="75"/>
+        <location filename="../dashboard/views/main_window.cpp" line="112"/>
         <source>&amp;Tenants</source>
         <translation>&amp;Mandanten</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/main_window.cpp" line="86"/>
+        <location filename="../dashboard/views/main_window.cpp" line="123"/>
         <source>Not connected</source>
         <translation>Nicht verbunden</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/main_window.cpp" line="97"/>
+        <location filename="../dashboard/views/main_window.cpp" line="134"/>
         <source>&amp;File</source>
         <translation>&amp;Datei</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/main_window.cpp" line="98"/>
+        <location filename="../dashboard/views/main_window.cpp" line="135"/>
         <source>&amp;Connect…</source>
         <translation>&amp;Verbinden…</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/main_window.cpp" line="100"/>
+        <location filename="../dashboard/views/main_window.cpp" line="137"/>
         <source>&amp;Disconnect</source>
         <translation>&amp;Trennen</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/main_window.cpp" line="102"/>
+        <location filename="../dashboard/views/main_window.cpp" line="139"/>
         <source>&amp;Quit</source>
         <translation>&amp;Beenden</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/main_window.cpp" line="104"/>
+        <location filename="../dashboard/views/main_window.cpp" line="141"/>
         <source>&amp;View</source>
         <translation>&amp;Ansicht</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/main_window.cpp" line="105"/>
+        <location filename="../dashboard/views/main_window.cpp" line="142"/>
         <source>&amp;Language</source>
         <translation>&amp;Sprache</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/main_window.cpp" line="108"/>
+        <location filename="../dashboard/views/main_window.cpp" line="145"/>
         <source>System language</source>
         <translation>Systemsprache</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/main_window.cpp" line="120"/>
+        <location filename="../dashboard/views/main_window.cpp" line="157"/>
         <source>The language changes at the next start.</source>
         <translation>Die Sprache wechselt beim nächsten Start.</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/main_window.cpp" line="125"/>
+        <location filename="../dashboard/views/main_window.cpp" line="162"/>
         <source>&amp;Help</source>
         <translation>&amp;Hilfe</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/main_window.cpp" line="126"/>
+        <location filename="../dashboard/views/main_window.cpp" line="163"/>
         <source>&amp;About</source>
         <translation>&amp;Über</translation>
     </message>
     <message numerus="yes">
-        <location filename="../dashboard/views/main_window.cpp" line="170"/>
+        <location filename="../dashboard/views/main_window.cpp" line="209"/>
         <source>%n call(s) in flight</source>
         <translation>
             <numerusform>%n Anfrage läuft</numerusform>
@@ -674,17 +765,17 @@ Ihr Wert: %4</translation>
         </translation>
     </message>
     <message>
-        <location filename="../dashboard/views/main_window.cpp" line="176"/>
+        <location filename="../dashboard/views/main_window.cpp" line="215"/>
         <source>Cluster as seen by %1 at %2</source>
         <translation>Cluster aus Sicht von %1 um %2</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/main_window.cpp" line="196"/>
+        <location filename="../dashboard/views/main_window.cpp" line="235"/>
         <source>About qtrealtime dashboard</source>
         <translation>Über das qtrealtime-Dashboard</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/main_window.cpp" line="197"/>
+        <location filename="../dashboard/views/main_window.cpp" line="236"/>
         <source>Operator dashboard for qtrealtime clusters, version %1.</source>
         <translation>Betriebs-Dashboard für qtrealtime-Cluster, Version %1.</translation>
     </message>
@@ -902,77 +993,77 @@ Ihr Wert: %4</translation>
         <translation>Neuer Mandant</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/tenants_page.cpp" line="48"/>
+        <location filename="../dashboard/views/tenants_page.cpp" line="49"/>
         <source>Edit tenant %1</source>
         <translation>Mandant %1 bearbeiten</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/tenants_page.cpp" line="62"/>
+        <location filename="../dashboard/views/tenants_page.cpp" line="63"/>
         <source>unchanged</source>
         <translation>unverändert</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/tenants_page.cpp" line="64"/>
+        <location filename="../dashboard/views/tenants_page.cpp" line="65"/>
         <source>the first label of the tenant&apos;s host name</source>
         <translation>das erste Label des Hostnamens des Mandanten</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/tenants_page.cpp" line="65"/>
+        <location filename="../dashboard/views/tenants_page.cpp" line="66"/>
         <source>at least 32 characters</source>
         <translation>mindestens 32 Zeichen</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/tenants_page.cpp" line="72"/>
+        <location filename="../dashboard/views/tenants_page.cpp" line="73"/>
         <source>Create</source>
         <translation>Anlegen</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/tenants_page.cpp" line="72"/>
+        <location filename="../dashboard/views/tenants_page.cpp" line="73"/>
         <source>Save</source>
         <translation>Speichern</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/tenants_page.cpp" line="75"/>
+        <location filename="../dashboard/views/tenants_page.cpp" line="76"/>
         <source>External id:</source>
         <translation>Externe ID:</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/tenants_page.cpp" line="76"/>
+        <location filename="../dashboard/views/tenants_page.cpp" line="77"/>
         <source>Name:</source>
         <translation>Name:</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/tenants_page.cpp" line="77"/>
+        <location filename="../dashboard/views/tenants_page.cpp" line="78"/>
         <source>JWT secret:</source>
         <translation>JWT-Secret:</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/tenants_page.cpp" line="78"/>
+        <location filename="../dashboard/views/tenants_page.cpp" line="79"/>
         <source>Max concurrent users:</source>
         <translation>Max. gleichzeitige Benutzer:</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/tenants_page.cpp" line="79"/>
+        <location filename="../dashboard/views/tenants_page.cpp" line="80"/>
         <source>Max channels per client:</source>
         <translation>Max. Kanäle pro Client:</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/tenants_page.cpp" line="80"/>
+        <location filename="../dashboard/views/tenants_page.cpp" line="81"/>
         <source>Max events per second:</source>
         <translation>Max. Ereignisse pro Sekunde:</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/tenants_page.cpp" line="81"/>
+        <location filename="../dashboard/views/tenants_page.cpp" line="82"/>
         <source>Max joins per second:</source>
         <translation>Max. Joins pro Sekunde:</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/tenants_page.cpp" line="134"/>
+        <location filename="../dashboard/views/tenants_page.cpp" line="135"/>
         <source>Enter the tenant&apos;s external id.</source>
         <translation>Geben Sie die externe ID des Mandanten ein.</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/tenants_page.cpp" line="137"/>
+        <location filename="../dashboard/views/tenants_page.cpp" line="138"/>
         <source>Enter the tenant&apos;s JWT secret.</source>
         <translation>Geben Sie das JWT-Secret des Mandanten ein.</translation>
     </message>
@@ -1068,48 +1159,48 @@ Ihr Wert: %4</translation>
 <context>
     <name>rt::dashboard::TenantsPage</name>
     <message>
-        <location filename="../dashboard/views/tenants_page.cpp" line="156"/>
+        <location filename="../dashboard/views/tenants_page.cpp" line="157"/>
         <source>Re&amp;fresh</source>
         <translation>Ak&amp;tualisieren</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/tenants_page.cpp" line="157"/>
+        <location filename="../dashboard/views/tenants_page.cpp" line="158"/>
         <source>&amp;New tenant…</source>
         <translation>Ne&amp;uer Mandant…</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/tenants_page.cpp" line="158"/>
+        <location filename="../dashboard/views/tenants_page.cpp" line="159"/>
         <source>&amp;Edit…</source>
         <translation>&amp;Bearbeiten…</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/tenants_page.cpp" line="159"/>
+        <location filename="../dashboard/views/tenants_page.cpp" line="160"/>
         <source>&amp;Suspend</source>
         <translation>&amp;Sperren</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/tenants_page.cpp" line="160"/>
+        <location filename="../dashboard/views/tenants_page.cpp" line="161"/>
         <source>&amp;Resume</source>
         <translation>&amp;Reaktivieren</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/tenants_page.cpp" line="174"/>
+        <location filename="../dashboard/views/tenants_page.cpp" line="175"/>
         <source>Filter tenants</source>
         <translation>Mandanten filtern</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/tenants_page.cpp" line="176"/>
+        <location filename="../dashboard/views/tenants_page.cpp" line="177"/>
         <source>Disconnects the tenant&apos;s clients and refuses new ones.</source>
         <translation>Trennt die Clients des Mandanten und weist neue ab.</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/tenants_page.cpp" line="211"/>
-        <location filename="../dashboard/views/tenants_page.cpp" line="233"/>
+        <location filename="../dashboard/views/tenants_page.cpp" line="212"/>
+        <location filename="../dashboard/views/tenants_page.cpp" line="234"/>
         <source>Select a tenant first.</source>
         <translation>Wählen Sie zuerst einen Mandanten aus.</translation>
     </message>
     <message>
-        <location filename="../dashboard/views/tenants_page.cpp" line="255"/>
+        <location filename="../dashboard/views/tenants_page.cpp" line="256"/>
         <source>Working…</source>
         <translation>In Arbeit…</translation>
     </message>

@@ -62,6 +62,11 @@ QNetworkRequest AdminClient::request(const QString &path, const QUrlQuery &query
                          QByteArrayLiteral("Bearer ") + m_token);
     request.setRawHeader(QByteArrayLiteral("Accept"), QByteArrayLiteral("application/json"));
     request.setTransferTimeout(static_cast<int>(m_timeout.count()));
+    request.setSslConfiguration(m_ssl);
+    // A node never redirects its admin API; following one would carry the operator token to a
+    // host nobody admitted (FailoverAllowlist).
+    request.setAttribute(QNetworkRequest::RedirectPolicyAttribute,
+                         QNetworkRequest::ManualRedirectPolicy);
     return request;
 }
 

@@ -5,6 +5,7 @@
 
 #include <QByteArray>
 #include <QObject>
+#include <QSslConfiguration>
 #include <QString>
 #include <QUrl>
 #include <QUrlQuery>
@@ -34,6 +35,8 @@ public:
     QUrl baseUrl() const { return m_baseUrl; }
     // The operator token (a JWT signed with API_JWT_SECRET), sent as "Authorization: Bearer".
     void setToken(const QByteArray &token) { m_token = token; }
+    // TLS settings of https calls (nodeSslConfiguration()); from the next call on.
+    void setSslConfiguration(const QSslConfiguration &configuration) { m_ssl = configuration; }
     // A call without an answer for this long fails with ApiError::Kind::Timeout.
     void setTimeout(std::chrono::milliseconds timeout) { m_timeout = timeout; }
 
@@ -97,6 +100,7 @@ private:
     QNetworkAccessManager *m_network = nullptr; // child
     QUrl m_baseUrl;
     QByteArray m_token;
+    QSslConfiguration m_ssl;
     std::chrono::milliseconds m_timeout{ 15000 };
     int m_pending = 0;
 };

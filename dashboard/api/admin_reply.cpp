@@ -11,6 +11,23 @@
 
 namespace rt::dashboard {
 
+namespace {
+
+// A call that got no HTTP answer: why, as far as the dashboard acts on it.
+ApiError::Kind networkErrorKind(QNetworkReply::NetworkError error)
+{
+    switch (error) {
+    case QNetworkReply::TimeoutError:
+        return ApiError::Kind::Timeout;
+    case QNetworkReply::SslHandshakeFailedError:
+        return ApiError::Kind::Untrusted;
+    default:
+        return ApiError::Kind::Network;
+    }
+}
+
+} // namespace
+
 AdminReply::AdminReply(AdminClient *client) : QObject(client), m_client(client) { }
 
 AdminReply::~AdminReply()
@@ -97,10 +114,7 @@ void AdminReply::onNetworkReplyFinished()
                                                         : ApiError::Kind::Timeout,
                                           reply->errorString()));
     } else {
-        fail(AdminResponses::networkError(reply->error() == QNetworkReply::TimeoutError
-                                                  ? ApiError::Kind::Timeout
-                                                  : ApiError::Kind::Network,
-                                          reply->errorString()));
+        fail(AdminResponses::networkError(networkErrorKind(reply->error()), reply->errorString()));
     }
     finish();
 }

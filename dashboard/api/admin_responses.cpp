@@ -205,6 +205,11 @@ ApiError AdminResponses::networkError(ApiError::Kind kind, const QString &detail
     case ApiError::Kind::Canceled:
         error.text = tr("The request was canceled.");
         break;
+    case ApiError::Kind::Untrusted:
+        error.text = tr("The node could not be verified (%1). A cluster with a CA of its own needs "
+                        "that CA's certificate as the CA file.")
+                             .arg(detail);
+        break;
     default:
         error.text = detail.isEmpty() ? tr("The server could not be reached.")
                                       : tr("The server could not be reached: %1").arg(detail);

@@ -19,7 +19,8 @@ namespace rt::dashboard {
 struct ApiError
 {
     enum class Kind {
-        Network, // no answer: refused, unreachable, reset, TLS, ...
+        Network, // no answer: refused, unreachable, reset, ...
+        Untrusted, // the TLS handshake failed: the node's certificate could not be verified, ...
         Timeout, // no answer in time
         Canceled, // aborted by the dashboard (a new connection, shutdown)
         Refused, // HTTP 401/403: the operator token is not accepted

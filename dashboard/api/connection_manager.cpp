@@ -3,6 +3,7 @@
 #include "dashboard/api/admin_client.h"
 #include "dashboard/api/endpoint.h"
 #include "dashboard/api/live_feed.h"
+#include "dashboard/api/node_tls.h"
 
 #include <QLoggingCategory>
 
@@ -41,22 +42,34 @@ void ConnectionManager::setRotationPolicy(EndpointRotation::Policy policy)
 }
 
 bool ConnectionManager::connectTo(const QString &operatorUrl, const QByteArray &token,
-                                  const QList<QUrl> &knownEndpoints)
+                                  const QList<QUrl> &knownEndpoints, const NodeTrust &trust)
 {
     disconnectFromCluster();
     const std::optional<QUrl> base = nodeBaseUrl(operatorUrl);
     if (!base) {
-        ConnectionState failed;
-        failed.kind = ConnectionState::Kind::Failed;
-        failed.reason = tr("\"%1\" is not the URL of a node (e.g. http://host:4000).")
-                                .arg(operatorUrl.trimmed());
-        setState(failed);
+        fail(tr("\"%1\" is not the URL of a node (e.g. http://host:4000).")
+                     .arg(operatorUrl.trimmed()));
+        return false;
+    }
+    Result<QSslConfiguration> ssl = nodeSslConfiguration(trust.caFile);
+    if (!ssl) {
+        fail(ssl.error().message);
+        return false;
+    }
+    Result<FailoverAllowlist> allowlist = FailoverAllowlist::create(*base, trust.failoverHosts);
+    if (!allowlist) {
+        fail(allowlist.error().message);
         return false;
     }
     m_operatorBase = *base;
+    m_allowlist = std::move(allowlist).value();
+    m_refusedAddresses.clear();
     m_token = token;
     m_client->setToken(token);
-    const QList<QUrl> endpoints = mergeEndpoints(m_operatorBase, knownEndpoints);
+    m_client->setSslConfiguration(*ssl);
+    m_feed->setSslConfiguration(*ssl);
+    const QList<QUrl> endpoints =
+            m_allowlist.filter(mergeEndpoints(m_operatorBase, knownEndpoints));
     if (endpoints != m_rotation.endpoints()) {
         m_rotation.setEndpoints(endpoints);
         Q_EMIT knownEndpointsChanged(endpoints);
@@ -115,8 +128,12 @@ void ConnectionManager::onProbeFailed(quint64 generation, const ApiError &error)
     if (generation != m_generation) {
         return;
     }
-    if (error.kind == ApiError::Kind::Refused) {
-        // Every node checks the same secret: another node would refuse the token too.
+    // Every node checks the same secret: another node would refuse the token too. A node the
+    // operator named that cannot be verified is not tried again and again either (a wrong or
+    // missing CA file); during a failover it is one failed candidate among others.
+    const bool firstNode = m_rotation.failures() == 0 && !m_lastSnapshot;
+    if (error.kind == ApiError::Kind::Refused
+        || (error.kind == ApiError::Kind::Untrusted && firstNode)) {
         m_retryTimer.stop();
         ConnectionState failed;
         failed.kind = ConnectionState::Kind::Failed;
@@ -174,14 +191,7 @@ void ConnectionManager::takeSnapshot(const api::ClusterSnapshot &snapshot)
     } else {
         m_lastSnapshot = snapshot;
     }
-    QList<QUrl> nodes;
-    for (const api::NodeSnapshot &node : snapshot.nodes) {
-        if (const std::optional<QUrl> url =
-                    nodeBaseUrlFromAddress(node.clientAddress, m_operatorBase)) {
-            nodes.append(*url);
-        }
-    }
-    const QList<QUrl> endpoints = mergeEndpoints(m_operatorBase, nodes);
+    const QList<QUrl> endpoints = mergeEndpoints(m_operatorBase, admittedNodes(snapshot));
     if (endpoints != m_rotation.endpoints()) {
         m_rotation.setEndpoints(endpoints);
         Q_EMIT knownEndpointsChanged(endpoints);
@@ -192,6 +202,32 @@ void ConnectionManager::takeSnapshot(const api::ClusterSnapshot &snapshot)
         setState(connected);
     }
     Q_EMIT snapshotReceived(snapshot);
+}
+
+QList<QUrl> ConnectionManager::admittedNodes(const api::ClusterSnapshot &snapshot)
+{
+    QList<QUrl> nodes;
+    for (const api::NodeSnapshot &node : snapshot.nodes) {
+        const std::optional<QUrl> url = nodeBaseUrlFromAddress(node.clientAddress, m_operatorBase);
+        if (url && m_allowlist.admits(*url)) {
+            nodes.append(*url);
+        } else if (!m_refusedAddresses.contains(node.clientAddress)) {
+            m_refusedAddresses.insert(node.clientAddress);
+            qCWarning(lcConnection).noquote()
+                    << "not a failover candidate:" << node.id << node.clientAddress
+                    << (url ? "(another scheme or a host outside the allowlist)"
+                            : "(no address that can be dialled)");
+        }
+    }
+    return nodes;
+}
+
+void ConnectionManager::fail(const QString &reason)
+{
+    ConnectionState failed;
+    failed.kind = ConnectionState::Kind::Failed;
+    failed.reason = reason;
+    setState(failed);
 }
 
 void ConnectionManager::setState(ConnectionState state)

@@ -2,11 +2,13 @@
 
 #include "dashboard/api/connection_state.h"
 #include "dashboard/api/endpoint_rotation.h"
+#include "dashboard/api/failover_allowlist.h"
 #include "shared/api/cluster_snapshot.h"
 
 #include <QByteArray>
 #include <QList>
 #include <QObject>
+#include <QSet>
 #include <QString>
 #include <QTimer>
 #include <QUrl>
@@ -23,9 +25,11 @@ struct ApiError;
 // The dashboard's connection to the cluster: one node at a time, any node answering for all.
 // It reads the node's snapshot over HTTP first (a refused token is told apart from a dead node
 // there), then follows the node's live feed. The known endpoints are the operator's URL plus
-// every node's client_address of the last snapshot; when the current node dies (socket closed
-// or failed, heartbeat unanswered, silence), the others are tried in turn with a growing delay
-// (EndpointRotation) while the last snapshot stays available, so views keep their picture.
+// every node's client_address of the last snapshot that the FailoverAllowlist admits (same
+// scheme, allowed host); when the current node dies (socket closed or failed, heartbeat
+// unanswered, silence), the others are tried in turn with a growing delay (EndpointRotation)
+// while the last snapshot stays available, so views keep their picture. The token only ever
+// travels in the Authorization header, to admitted nodes, over TLS for https nodes.
 // Owns the AdminClient, which always points at the current node. Lives on the GUI thread.
 class ConnectionManager : public QObject
 {
@@ -42,9 +46,10 @@ public:
 
     // Connects to the node at `operatorUrl` (see nodeBaseUrl(): http(s), ws(s) or host:port)
     // with `token`; `knownEndpoints` (remembered from an earlier session) are tried too if
-    // that node does not answer. false: the URL is unusable (state Failed says why).
+    // that node does not answer, as far as `trust`'s allowlist admits them. false: the URL,
+    // the CA file or a failover host is unusable (state Failed says why).
     bool connectTo(const QString &operatorUrl, const QByteArray &token,
-                   const QList<QUrl> &knownEndpoints = {});
+                   const QList<QUrl> &knownEndpoints = {}, const NodeTrust &trust = {});
     void disconnectFromCluster();
 
     const ConnectionState &state() const { return m_state; }
@@ -76,12 +81,16 @@ private:
     void takeSnapshot(const api::ClusterSnapshot &snapshot);
     void failOver(const QString &reason);
     void setState(ConnectionState state);
+    void fail(const QString &reason);
+    QList<QUrl> admittedNodes(const api::ClusterSnapshot &snapshot);
 
     AdminClient *m_client; // child
     LiveFeed *m_feed; // child
     EndpointRotation m_rotation;
     QTimer m_retryTimer;
     QUrl m_operatorBase;
+    FailoverAllowlist m_allowlist;
+    QSet<QString> m_refusedAddresses; // logged once each
     QByteArray m_token;
     QUrl m_current; // the node dialled or connected
     std::chrono::milliseconds m_probeTimeout{ 5000 };

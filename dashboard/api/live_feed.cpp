@@ -32,8 +32,9 @@ void LiveFeed::open(const QUrl &url, const QByteArray &token)
     m_open = true;
     m_joined = false;
     QMetaObject::invokeMethod(
-            m_connection, [connection = m_connection, generation, url, token, timing = m_timing] {
-                connection->open(generation, url, token, timing);
+            m_connection,
+            [connection = m_connection, generation, url, token, timing = m_timing, ssl = m_ssl] {
+                connection->open(generation, url, token, timing, ssl);
             });
 }
 

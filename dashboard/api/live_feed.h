@@ -5,6 +5,7 @@
 
 #include <QByteArray>
 #include <QObject>
+#include <QSslConfiguration>
 #include <QThread>
 #include <QUrl>
 
@@ -37,6 +38,8 @@ public:
     // Applies from the next open().
     void setTiming(Timing timing) { m_timing = timing; }
     Timing timing() const { return m_timing; }
+    // TLS settings of wss feeds (nodeSslConfiguration()); applies from the next open().
+    void setSslConfiguration(const QSslConfiguration &configuration) { m_ssl = configuration; }
 
     // Connects to `url` (liveFeedUrl()) with `token`; a feed already open is dropped first
     // (without lost()).
@@ -64,6 +67,7 @@ private:
     void onLost(quint64 generation, const QString &reason);
 
     Timing m_timing;
+    QSslConfiguration m_ssl;
     QUrl m_url;
     bool m_open = false;
     bool m_joined = false;

@@ -28,7 +28,7 @@ LiveFeedConnection::~LiveFeedConnection()
 }
 
 void LiveFeedConnection::open(quint64 generation, const QUrl &url, const QByteArray &token,
-                              LiveFeedTiming timing)
+                              LiveFeedTiming timing, const QSslConfiguration &ssl)
 {
     dropSocket();
     m_generation = generation;
@@ -41,6 +41,7 @@ void LiveFeedConnection::open(quint64 generation, const QUrl &url, const QByteAr
     connect(m_socket, &QWebSocket::disconnected, this, &LiveFeedConnection::onDisconnected);
     connect(m_socket, qOverload<QAbstractSocket::SocketError>(&QWebSocket::error), this,
             &LiveFeedConnection::onSocketError);
+    m_socket->setSslConfiguration(ssl);
     QNetworkRequest request(url);
     request.setRawHeader(QByteArrayLiteral("Authorization"), QByteArrayLiteral("Bearer ") + token);
     qCDebug(lcLiveFeed) << "opening" << url.toDisplayString();

@@ -5,6 +5,7 @@
 
 #include <QByteArray>
 #include <QObject>
+#include <QSslConfiguration>
 #include <QTimer>
 #include <QUrl>
 
@@ -35,7 +36,8 @@ public:
     explicit LiveFeedConnection(QObject *parent = nullptr);
     ~LiveFeedConnection() override;
 
-    void open(quint64 generation, const QUrl &url, const QByteArray &token, LiveFeedTiming timing);
+    void open(quint64 generation, const QUrl &url, const QByteArray &token, LiveFeedTiming timing,
+              const QSslConfiguration &ssl = QSslConfiguration::defaultConfiguration());
     void close();
 
 Q_SIGNALS:

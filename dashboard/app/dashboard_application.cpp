@@ -84,12 +84,15 @@ DashboardApplication::~DashboardApplication()
     delete m_window;
 }
 
-void DashboardApplication::connectTo(const QString &url, const QByteArray &token)
+void DashboardApplication::connectTo(const QString &url, const QByteArray &token,
+                                     const NodeTrust &trust)
 {
     m_settings.setLastUrl(url);
     m_settings.setToken(token);
+    m_settings.setCaFile(trust.caFile);
+    m_settings.setFailoverHosts(trust.failoverHosts);
     m_connectedNode.clear();
-    if (!m_connection->connectTo(url, token, m_settings.knownEndpoints())) {
+    if (!m_connection->connectTo(url, token, m_settings.knownEndpoints(), trust)) {
         m_window->showProblem(m_connection->stateText());
     }
 }

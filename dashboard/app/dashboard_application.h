@@ -17,6 +17,7 @@ class MainWindow;
 class SnapshotModels;
 struct ConfigEdit;
 struct ConnectionState;
+struct NodeTrust;
 struct TenantChanges;
 
 // The dashboard's wiring: the connection (ConnectionManager and its AdminClient) feeds the
@@ -34,9 +35,10 @@ public:
     SnapshotModels *models() const { return m_models; }
     ConnectionManager *connection() const { return m_connection; }
 
-    // Connects to `url` with `token`, remembering both (and trying the remembered endpoints of
-    // the cluster too when that node does not answer).
-    void connectTo(const QString &url, const QByteArray &token);
+    // Connects to `url` with `token` and `trust`, remembering all three (and trying the
+    // remembered endpoints of the cluster too, as far as `trust` admits them, when that node
+    // does not answer).
+    void connectTo(const QString &url, const QByteArray &token, const NodeTrust &trust);
 
     // Report mode: once the first snapshot and `liveUpdates` live pushes arrived (and the tenant
     // list), writes one PNG per view into `directory`, and what the models show as JSON

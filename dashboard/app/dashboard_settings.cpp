@@ -11,6 +11,8 @@ namespace {
 const QString LastUrlKey = QStringLiteral("connection/last_url");
 const QString TokenKey = QStringLiteral("connection/token");
 const QString EndpointsKey = QStringLiteral("connection/known_endpoints");
+const QString CaFileKey = QStringLiteral("connection/ca_file");
+const QString FailoverHostsKey = QStringLiteral("connection/failover_hosts");
 const QString LanguageKey = QStringLiteral("interface/language");
 
 } // namespace
@@ -50,6 +52,26 @@ void DashboardSettings::setToken(const QByteArray &token)
 void DashboardSettings::clearToken()
 {
     m_settings->remove(TokenKey);
+}
+
+QString DashboardSettings::caFile() const
+{
+    return m_settings->value(CaFileKey).toString();
+}
+
+void DashboardSettings::setCaFile(const QString &file)
+{
+    m_settings->setValue(CaFileKey, file);
+}
+
+QStringList DashboardSettings::failoverHosts() const
+{
+    return m_settings->value(FailoverHostsKey).toStringList();
+}
+
+void DashboardSettings::setFailoverHosts(const QStringList &hosts)
+{
+    m_settings->setValue(FailoverHostsKey, hosts);
 }
 
 QList<QUrl> DashboardSettings::knownEndpoints() const

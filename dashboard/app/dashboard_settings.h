@@ -3,6 +3,7 @@
 #include <QByteArray>
 #include <QList>
 #include <QString>
+#include <QStringList>
 #include <QUrl>
 
 #include <memory>
@@ -37,6 +38,13 @@ public:
     void setToken(const QByteArray &token);
     // Forgets the token (e.g. "remember token" unticked).
     void clearToken();
+
+    // The PEM file of the CAs trusted for https nodes; empty: the system's.
+    QString caFile() const;
+    void setCaFile(const QString &file);
+    // The hosts the dashboard may fail over to (patterns); empty: the cluster's members.
+    QStringList failoverHosts() const;
+    void setFailoverHosts(const QStringList &hosts);
 
     QList<QUrl> knownEndpoints() const;
     void setKnownEndpoints(const QList<QUrl> &endpoints);

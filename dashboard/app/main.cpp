@@ -1,8 +1,10 @@
 // realtime-dashboard: the operators' desktop application.
 //
-//   realtime-dashboard [--connect URL --token TOKEN] [--language de]
+//   realtime-dashboard [--connect URL --token TOKEN] [--ca-file PEM] [--failover-hosts LIST]
+//                      [--language de]
 //   realtime-dashboard --connect URL --token TOKEN --screenshot DIR   (report mode; works with
 //                                                                      QT_QPA_PLATFORM=offscreen)
+#include "dashboard/api/failover_allowlist.h"
 #include "dashboard/app/dashboard_application.h"
 #include "dashboard/app/dashboard_settings.h"
 #include "dashboard/views/main_window.h"
@@ -24,6 +26,8 @@ struct CommandLine
 {
     std::optional<QString> url;
     std::optional<QByteArray> token;
+    std::optional<QString> caFile;
+    std::optional<QStringList> failoverHosts;
     std::optional<QString> screenshotDirectory;
     QString language;
 };
@@ -58,7 +62,21 @@ CommandLine parseCommandLine(const QApplication &application)
                                     "Interface language (de, fr, en); default: the "
                                     "system's or the one chosen in the app."),
             QStringLiteral("locale"));
-    parser.addOptions({ connectOption, tokenOption, screenshotOption, languageOption });
+    const QCommandLineOption caFileOption(
+            QStringLiteral("ca-file"),
+            QApplication::translate("main",
+                                    "Trust only the certificate authorities in <pem> for https "
+                                    "nodes (default: the system's)."),
+            QStringLiteral("pem"));
+    const QCommandLineOption failoverHostsOption(
+            QStringLiteral("failover-hosts"),
+            QApplication::translate("main",
+                                    "Fail over only to these hosts (comma-separated names, "
+                                    "*.domain, addresses or subnets; default: the cluster's "
+                                    "members under the same scheme)."),
+            QStringLiteral("list"));
+    parser.addOptions({ connectOption, tokenOption, caFileOption, failoverHostsOption,
+                        screenshotOption, languageOption });
     parser.process(application);
 
     CommandLine commandLine;
@@ -67,6 +85,13 @@ CommandLine parseCommandLine(const QApplication &application)
     }
     if (parser.isSet(tokenOption)) {
         commandLine.token = parser.value(tokenOption).toUtf8();
+    }
+    if (parser.isSet(caFileOption)) {
+        commandLine.caFile = parser.value(caFileOption);
+    }
+    if (parser.isSet(failoverHostsOption)) {
+        commandLine.failoverHosts =
+                rt::dashboard::FailoverAllowlist::splitPatterns(parser.value(failoverHostsOption));
     }
     if (parser.isSet(screenshotOption)) {
         commandLine.screenshotDirectory = parser.value(screenshotOption);
@@ -97,6 +122,10 @@ bool startSession(rt::dashboard::DashboardApplication &dashboard, const CommandL
 {
     const QString url = commandLine.url ? *commandLine.url : settings.lastUrl();
     const QByteArray token = commandLine.token ? *commandLine.token : settings.token();
+    const rt::dashboard::NodeTrust trust{
+        commandLine.caFile ? *commandLine.caFile : settings.caFile(),
+        commandLine.failoverHosts ? *commandLine.failoverHosts : settings.failoverHosts(),
+    };
     if (commandLine.screenshotDirectory) {
         if (url.isEmpty() || token.isEmpty()) {
             std::fputs(qPrintable(QApplication::translate(
@@ -104,14 +133,14 @@ bool startSession(rt::dashboard::DashboardApplication &dashboard, const CommandL
                        stderr);
             return false;
         }
-        dashboard.connectTo(url, token);
+        dashboard.connectTo(url, token, trust);
         dashboard.takeScreenshots(*commandLine.screenshotDirectory, 3, 60'000,
                                   [](int exitCode) { QApplication::exit(exitCode); });
     } else if (!url.isEmpty() && !token.isEmpty()) {
-        dashboard.connectTo(url, token);
+        dashboard.connectTo(url, token, trust);
     } else {
-        QTimer::singleShot(0, dashboard.window(), [&dashboard, url, token] {
-            dashboard.window()->openConnectDialog(url, token);
+        QTimer::singleShot(0, dashboard.window(), [&dashboard, url, token, trust] {
+            dashboard.window()->openConnectDialog(url, token, trust);
         });
     }
     return true;

@@ -11,7 +11,9 @@
 #include <QCoreApplication>
 #include <QDateTime>
 #include <QDialogButtonBox>
+#include <QFileDialog>
 #include <QFormLayout>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenuBar>
@@ -20,26 +22,45 @@
 #include <QPushButton>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 namespace rt::dashboard {
 
-ConnectDialog::ConnectDialog(const QString &url, const QByteArray &token, QWidget *parent)
+ConnectDialog::ConnectDialog(const QString &url, const QByteArray &token, const NodeTrust &trust,
+                             QWidget *parent)
     : QDialog(parent),
       m_url(new QLineEdit(url, this)),
-      m_token(new QLineEdit(this))
+      m_token(new QLineEdit(this)),
+      m_caFile(new QLineEdit(trust.caFile, this)),
+      m_failoverHosts(new QLineEdit(trust.failoverHosts.join(QLatin1String(", ")), this))
 {
     setWindowTitle(tr("Connect to a cluster"));
     m_url->setPlaceholderText(tr("http://node-a:4000"));
     m_token->setText(QString::fromUtf8(token));
     m_token->setEchoMode(QLineEdit::Password);
     m_token->setPlaceholderText(tr("a JWT signed with API_JWT_SECRET, role service_role"));
+    m_caFile->setPlaceholderText(tr("the system's certificate authorities"));
+    m_caFile->setToolTip(tr("PEM file of the certificate authorities that sign the nodes' "
+                            "certificates (https). When set, only these are trusted."));
+    auto *browse = new QToolButton(this); // child
+    browse->setText(tr("Browse…"));
+    connect(browse, &QToolButton::clicked, this, &ConnectDialog::chooseCaFile);
+    auto *caRow = new QHBoxLayout; // owned by the form
+    caRow->addWidget(m_caFile);
+    caRow->addWidget(browse);
+    m_failoverHosts->setPlaceholderText(tr("the cluster's members under the same scheme"));
+    m_failoverHosts->setToolTip(tr("Hosts the dashboard may switch to when the node fails, "
+                                   "separated by commas: names, *.domain, addresses or subnets "
+                                   "such as 10.0.0.0/8. The token is only ever sent to them."));
     auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel,
                                          this); // child
     buttons->button(QDialogButtonBox::Ok)->setText(tr("Connect"));
     auto *form = new QFormLayout; // owned by the layout
     form->addRow(tr("Node URL:"), m_url);
     form->addRow(tr("Operator token:"), m_token);
+    form->addRow(tr("CA file:"), caRow);
+    form->addRow(tr("Failover hosts:"), m_failoverHosts);
     auto *layout = new QVBoxLayout(this); // owned by the dialog
     layout->addLayout(form);
     layout->addWidget(buttons);
@@ -56,6 +77,23 @@ QString ConnectDialog::url() const
 QByteArray ConnectDialog::token() const
 {
     return m_token->text().trimmed().toUtf8();
+}
+
+NodeTrust ConnectDialog::trust() const
+{
+    return { m_caFile->text().trimmed(),
+             FailoverAllowlist::splitPatterns(m_failoverHosts->text()) };
+}
+
+void ConnectDialog::chooseCaFile()
+{
+    // Non-blocking: the dialog opens window-modal and answers through fileSelected().
+    auto *chooser = new QFileDialog(this, tr("Certificate authorities (PEM)")); // child
+    chooser->setAttribute(Qt::WA_DeleteOnClose);
+    chooser->setFileMode(QFileDialog::ExistingFile);
+    chooser->setNameFilters({ tr("PEM certificates (*.pem *.crt *.cer)"), tr("All files (*)") });
+    connect(chooser, &QFileDialog::fileSelected, m_caFile, &QLineEdit::setText);
+    chooser->open();
 }
 
 MainWindow::MainWindow(SnapshotModels *models, QWidget *parent) : QMainWindow(parent)
@@ -96,7 +134,7 @@ MainWindow::MainWindow(SnapshotModels *models, QWidget *parent) : QMainWindow(pa
 
     QMenu *fileMenu = menuBar()->addMenu(tr("&File"));
     fileMenu->addAction(tr("&Connect…"), QKeySequence::Open, this,
-                        [this] { openConnectDialog(m_lastUrl, m_lastToken); });
+                        [this] { openConnectDialog(m_lastUrl, m_lastToken, m_lastTrust); });
     fileMenu->addAction(tr("&Disconnect"), this, &MainWindow::disconnectRequested);
     fileMenu->addSeparator();
     fileMenu->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
@@ -141,14 +179,16 @@ QStringList MainWindow::languageChoices() const
     return names;
 }
 
-ConnectDialog *MainWindow::openConnectDialog(const QString &url, const QByteArray &token)
+ConnectDialog *MainWindow::openConnectDialog(const QString &url, const QByteArray &token,
+                                             const NodeTrust &trust)
 {
-    auto *dialog = new ConnectDialog(url, token, this); // child
+    auto *dialog = new ConnectDialog(url, token, trust, this); // child
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     connect(dialog, &QDialog::accepted, this, [this, dialog] {
         m_lastUrl = dialog->url();
         m_lastToken = dialog->token();
-        Q_EMIT connectRequested(dialog->url(), dialog->token());
+        m_lastTrust = dialog->trust();
+        Q_EMIT connectRequested(m_lastUrl, m_lastToken, m_lastTrust);
     });
     dialog->open();
     return dialog;

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "dashboard/api/failover_allowlist.h"
+
 #include <QDialog>
 #include <QMainWindow>
 
@@ -17,20 +19,29 @@ class PlacementPage;
 class SnapshotModels;
 class TenantsPage;
 
-// Asks for the node to connect to and the operator token (a JWT signed with API_JWT_SECRET).
+// Asks for the node to connect to, the operator token (a JWT signed with API_JWT_SECRET) and
+// what to trust: the CA file of https nodes and the hosts the dashboard may fail over to.
 class ConnectDialog : public QDialog
 {
     Q_OBJECT
 public:
-    ConnectDialog(const QString &url, const QByteArray &token, QWidget *parent = nullptr);
+    ConnectDialog(const QString &url, const QByteArray &token, const NodeTrust &trust = {},
+                  QWidget *parent = nullptr);
     QString url() const;
     QByteArray token() const;
+    NodeTrust trust() const;
     QLineEdit *urlEdit() const { return m_url; }
     QLineEdit *tokenEdit() const { return m_token; }
+    QLineEdit *caFileEdit() const { return m_caFile; }
+    QLineEdit *failoverHostsEdit() const { return m_failoverHosts; }
 
 private:
+    void chooseCaFile();
+
     QLineEdit *m_url; // child
     QLineEdit *m_token; // child
+    QLineEdit *m_caFile; // child
+    QLineEdit *m_failoverHosts; // child
 };
 
 // The dashboard's main window: one tab per view (Nodes, Placement, Message flow,
@@ -56,7 +67,8 @@ public:
     QStringList languageChoices() const;
 
     // Opens the connect dialog (non-blocking); connectRequested() follows its acceptance.
-    ConnectDialog *openConnectDialog(const QString &url, const QByteArray &token);
+    ConnectDialog *openConnectDialog(const QString &url, const QByteArray &token,
+                                     const NodeTrust &trust = {});
 
     // `healthy`: connected (false: connecting, reconnecting, failed or disconnected).
     void setConnectionState(const QString &text, bool healthy);
@@ -67,7 +79,8 @@ public:
     void setCurrentLanguage(const QString &language);
 
 Q_SIGNALS:
-    void connectRequested(const QString &url, const QByteArray &token);
+    void connectRequested(const QString &url, const QByteArray &token,
+                          const rt::dashboard::NodeTrust &trust);
     void disconnectRequested();
     // A locale name, "" for the system's; applies at the next start.
     void languageRequested(const QString &language);
@@ -87,6 +100,7 @@ private:
     QMenu *m_languageMenu = nullptr; // child
     QString m_lastUrl;
     QByteArray m_lastToken;
+    NodeTrust m_lastTrust;
 };
 
 } // namespace rt::dashboard

@@ -4,7 +4,9 @@
 // report mode (--connect --token --screenshot DIR, offscreen) must exit 0 with the five PNGs and
 // a summary.json in which its models show the nodes, the placement and non-zero flows. Then a
 // fourth node the dashboard connects to is killed (-9) right after the dashboard joined its live
-// feed: the report still completes, answered by another node.
+// feed: the report still completes, answered by another node. Over TLS (issue 18 part 5): two
+// nodes on https/wss only, the dashboard with --ca-file (their cluster CA): the report
+// completes, and again after the node it connected to died, answered by the other https node.
 //
 // The binary: RT_DASHBOARD_BIN (default: realtime-dashboard next to RT_SERVER_BIN). A missing
 // binary fails the file; only RT_DASHBOARD_SKIP (set by CMake when the dashboard is not built,
@@ -17,6 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { operatorToken } from '../lib/admin.mjs';
+import { makeCertificateAuthority } from '../lib/certs.mjs';
 import { ClientPool, joinChannel } from '../lib/clients.mjs';
 import { memberIds, startEtcd, startNode } from '../lib/cluster.mjs';
 import { token as hsToken } from '../lib/jwt.mjs';
@@ -37,11 +40,11 @@ const REPORT_TIMEOUT_MS = 60_000;
  * `onStderr(text so far, child)` sees its log as it comes. Its settings live in a fresh
  * XDG_CONFIG_HOME, so nothing remembered from another run (endpoints, language) takes part.
  */
-function runReport(node, { onStderr } = {}) {
+function runReport(node, { onStderr, args = [] } = {}) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rt-e2e-dashboard-'));
     const out = path.join(dir, 'report');
     const child = spawn(dashboardBin, [
-        '--connect', node.httpBase, '--token', TOKEN, '--screenshot', out, '--language', 'en',
+        '--connect', node.httpBase, '--token', TOKEN, '--screenshot', out, '--language', 'en', ...args,
     ], {
         env: {
             ...process.env,
@@ -277,5 +280,77 @@ describe('realtime-dashboard report mode on a three-node cluster', { skip: skipR
         assert.ok(summary.nodes.some((n) => n.id === 'node-a') && summary.nodes.some((n) => n.id === 'node-c'), shown);
         assert.ok(summary.placement.some((p) => p.tenant === SELF_HOST_TENANT), shown);
         assert.match(result.stderr, /lost/, 'the dashboard noticed the loss');
+    });
+});
+
+describe('realtime-dashboard over https/wss with the cluster\'s CA file', { skip: skipReason }, () => {
+    let dir;
+    let etcd;
+    let ca;
+    const prefix = `/e2e-dashboard-tls-${process.pid}`;
+    const nodes = {};
+    const reports = [];
+
+    /** The first report's failure is the likely cause of the second's: kill after the join. */
+    async function killAfterJoin(doomed, args) {
+        let killedAt = null;
+        const result = await runReport(doomed, {
+            args,
+            onStderr: (text) => {
+                if (killedAt === null && /joined admin:cluster on/.test(text)) {
+                    killedAt = Date.now();
+                    doomed.kill('SIGKILL');
+                }
+            },
+        });
+        reports.push(result);
+        assert.ok(killedAt, `the dashboard never joined ${doomed.httpBase}'s live feed:\n${result.stderr}`);
+        return result;
+    }
+
+    before(async () => {
+        if (!fs.existsSync(dashboardBin)) throw new Error(`realtime-dashboard binary not found at ${dashboardBin}`);
+        dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rt-e2e-dash-tls-'));
+        ca = makeCertificateAuthority('e2e dashboard CA');
+        // The nodes advertise 127.0.0.1 (CLUSTER_ADVERTISE_HOST): the name the dashboard verifies.
+        const leaf = ca.issue('nodes', { dns: ['localhost'], ips: ['127.0.0.1'] });
+        const tls = { certFile: leaf.certFile, keyFile: leaf.keyFile, caPem: ca.caPem };
+        etcd = await startEtcd(dir);
+        for (const name of ['node-a', 'node-b']) {
+            nodes[name] = await startNode(etcd, { name, prefix, tls, env: { CLUSTER_LOAD_MIN_UPTIME_S: '0' } });
+        }
+        for (const node of Object.values(nodes)) {
+            await waitFor(async () => (await memberIds(node)).length === 2, 8000, 'both nodes see 2 members');
+        }
+    });
+
+    after(async () => {
+        await Promise.all(Object.values(nodes).map((n) => n.stop()));
+        await etcd?.stop();
+        ca?.remove();
+        for (const report of reports) fs.rmSync(report.dir, { recursive: true, force: true });
+        if (dir) fs.rmSync(dir, { recursive: true, force: true });
+    });
+
+    test('without the CA file the nodes cannot be verified: the report fails and says why', async () => {
+        const result = await runReport(nodes['node-a'], { args: [] });
+        reports.push(result);
+        assert.notEqual(result.code, 0, result.stderr);
+        assert.match(result.stderr, /The node could not be verified \(SSL handshake failed: /, result.stderr);
+        assert.ok(!fs.existsSync(path.join(result.out, 'summary.json')), 'no report without a verified node');
+    });
+
+    test('with --ca-file it reports over https/wss, and fails over to the other https node', async () => {
+        const args = ['--ca-file', ca.caFile];
+        assert.ok(nodes['node-a'].httpBase.startsWith('https://'));
+        const first = await runReport(nodes['node-a'], { args });
+        reports.push(first);
+        const summary = checkReport(first);
+        assert.equal(summary.answered_by, 'node-a', JSON.stringify(summary));
+        assert.deepEqual(summary.nodes.map((n) => n.id).sort(), ['node-a', 'node-b']);
+
+        const failedOver = checkReport(await killAfterJoin(nodes['node-a'], args));
+        assert.equal(failedOver.answered_by, 'node-b', JSON.stringify(failedOver));
+        assert.match(failedOver.connection, /node-b/);
     });
 });

@@ -35,6 +35,7 @@ bool TestServer::start(int timeoutMs)
         config.controlPlane.keyFile = m_dataDir.filePath(QStringLiteral("db_enc_key"));
     }
     config.metricsJwtSecret = m_options.metricsJwtSecret;
+    config.clientTls = m_options.clientTls;
     config.workers = m_options.workers;
     config.connectErrorBackoffMs = m_options.connectErrorBackoffMs;
     config.channelErrorBackoffMs = m_options.channelErrorBackoffMs;

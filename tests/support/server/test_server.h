@@ -1,6 +1,7 @@
 #pragma once
 
 #include "server/app/server.h"
+#include "server/tls/tls_context.h"
 
 #include <QJsonObject>
 #include <QTemporaryDir>
@@ -34,6 +35,8 @@ public:
         // PostgreSQL settings from rt::testsupport::PgEnv (integration tests).
         std::optional<tenants::ControlPlaneSettings> controlPlane;
         QByteArray metricsJwtSecret; // METRICS_JWT_SECRET; empty: /metrics refuses everything
+        // TLS_CERT_FILE, TLS_KEY_FILE: set, the port speaks https/wss only.
+        tls::ServerCredentials clientTls;
     };
 
     TestServer();

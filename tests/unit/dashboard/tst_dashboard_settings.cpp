@@ -20,6 +20,8 @@ private Q_SLOTS:
         QVERIFY(settings.token().isEmpty());
         QVERIFY(settings.knownEndpoints().isEmpty());
         QVERIFY(settings.language().isEmpty());
+        QVERIFY(settings.caFile().isEmpty());
+        QVERIFY(settings.failoverHosts().isEmpty());
     }
 
     void roundTrip()
@@ -34,6 +36,9 @@ private Q_SLOTS:
             settings.setToken("eyJhbGciOiJIUzI1NiJ9.eyJyb2xlIjoic2VydmljZV9yb2xlIn0.sig");
             settings.setKnownEndpoints(endpoints);
             settings.setLanguage(QStringLiteral("de"));
+            settings.setCaFile(QStringLiteral("/etc/realtime/cluster-ca.pem"));
+            settings.setFailoverHosts(
+                    { QStringLiteral("*.rt.internal"), QStringLiteral("10.0.0.0/8") });
             settings.sync();
         }
         // The token makes the file a secret: its owner alone may read it.
@@ -46,6 +51,9 @@ private Q_SLOTS:
                  QByteArray("eyJhbGciOiJIUzI1NiJ9.eyJyb2xlIjoic2VydmljZV9yb2xlIn0.sig"));
         QCOMPARE(reread.knownEndpoints(), endpoints);
         QCOMPARE(reread.language(), QStringLiteral("de"));
+        QCOMPARE(reread.caFile(), QStringLiteral("/etc/realtime/cluster-ca.pem"));
+        QCOMPARE(reread.failoverHosts(),
+                 (QStringList{ QStringLiteral("*.rt.internal"), QStringLiteral("10.0.0.0/8") }));
 
         reread.clearToken();
         reread.setLanguage(QString()); // back to the system's

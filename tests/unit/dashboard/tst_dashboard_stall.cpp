@@ -293,7 +293,7 @@ private:
 
         StallMonitor monitor;
         monitor.start();
-        app.connectTo(QStringLiteral("http://127.0.0.1:%1").arg(node->port()), "token");
+        app.connectTo(QStringLiteral("http://127.0.0.1:%1").arg(node->port()), "token", {});
         // The first snapshot: 10,000 tenants arrive in the models at once.
         QTRY_VERIFY_WITH_TIMEOUT(snapshots >= 1, 60000);
         QCOMPARE(app.models()->placement()->rowCount(), TenantCount);

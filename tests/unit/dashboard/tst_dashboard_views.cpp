@@ -126,10 +126,24 @@ private Q_SLOTS:
         QSignalSpy requested(m_window.get(), &MainWindow::connectRequested);
         ConnectDialog *dialog = m_window->openConnectDialog(QStringLiteral("http://a:4000"), {});
         dialog->tokenEdit()->setText(QStringLiteral(" token-1 "));
+        QVERIFY(dialog->caFileEdit()->text().isEmpty());
+        dialog->caFileEdit()->setText(QStringLiteral(" /etc/rt/ca.pem "));
+        dialog->failoverHostsEdit()->setText(QStringLiteral("*.rt.internal, 10.0.0.0/8"));
         dialog->accept();
         QCOMPARE(requested.size(), 1);
         QCOMPARE(requested[0][0].toString(), QStringLiteral("http://a:4000"));
         QCOMPARE(requested[0][1].toByteArray(), QByteArrayLiteral("token-1"));
+        const auto trust = requested[0][2].value<rt::dashboard::NodeTrust>();
+        QCOMPARE(trust.caFile, QStringLiteral("/etc/rt/ca.pem"));
+        QCOMPARE(trust.failoverHosts,
+                 (QStringList{ QStringLiteral("*.rt.internal"), QStringLiteral("10.0.0.0/8") }));
+
+        // Opened with what was chosen before, the dialog shows it.
+        ConnectDialog *again =
+                m_window->openConnectDialog(QStringLiteral("http://a:4000"), {}, trust);
+        QCOMPARE(again->caFileEdit()->text(), QStringLiteral("/etc/rt/ca.pem"));
+        QCOMPARE(again->failoverHostsEdit()->text(), QStringLiteral("*.rt.internal, 10.0.0.0/8"));
+        again->reject();
     }
 
     void nodesTableAndLoadChart()
