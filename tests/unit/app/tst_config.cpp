@@ -97,6 +97,19 @@ const Documented DocumentedOptions[] = {
     { "CLUSTER_LINKS_PER_PEER", "cluster-links-per-peer" },
     { "CLUSTER_LOADAVG_FILE", "cluster-loadavg-file" },
     { "CLUSTER_LOAD_MIN_UPTIME_S", "cluster-load-min-uptime-s" },
+    { "ETCD_CA_FILE", "etcd-ca-file" },
+    { "ETCD_CERT_FILE", "etcd-cert-file" },
+    { "ETCD_KEY_FILE", "etcd-key-file" },
+    { "ETCD_USERNAME", "etcd-username" },
+    { "ETCD_PASSWORD", "etcd-password" },
+    { "DB_SSLMODE", "db-sslmode" },
+    { "DB_SSLROOTCERT", "db-sslrootcert" },
+    { "TENANT_DB_SSLROOTCERT", "tenant-db-sslrootcert" },
+    { "CDC_MAX_INFLIGHT_BYTES", "cdc-max-inflight-bytes" },
+    { "MAX_SEND_BUFFER_BYTES", "max-send-buffer-bytes" },
+    { "SOCKET_HIGH_WATER_BYTES", "socket-high-water-bytes" },
+    { "SLOW_CONSUMER_GRACE_MS", "slow-consumer-grace-ms" },
+    { "WEBSOCKET_IDLE_TIMEOUT_MS", "websocket-idle-timeout-ms" },
 };
 
 QString flagOf(const QString &env)
@@ -265,6 +278,32 @@ QString fieldOf(const ServerConfig &config, const QString &env)
         return config.cluster.loadAverageFile;
     if (env == QLatin1String("CLUSTER_LOAD_MIN_UPTIME_S"))
         return number(config.cluster.loadMinUptimeSeconds);
+    if (env == QLatin1String("ETCD_CA_FILE"))
+        return config.cluster.etcdAccess.caFile;
+    if (env == QLatin1String("ETCD_CERT_FILE"))
+        return config.cluster.etcdAccess.certificateFile;
+    if (env == QLatin1String("ETCD_KEY_FILE"))
+        return config.cluster.etcdAccess.keyFile;
+    if (env == QLatin1String("ETCD_USERNAME"))
+        return config.cluster.etcdAccess.user;
+    if (env == QLatin1String("ETCD_PASSWORD"))
+        return config.cluster.etcdAccess.password;
+    if (env == QLatin1String("DB_SSLMODE"))
+        return config.controlPlane.sslMode;
+    if (env == QLatin1String("DB_SSLROOTCERT"))
+        return config.controlPlane.sslRootCert;
+    if (env == QLatin1String("TENANT_DB_SSLROOTCERT"))
+        return config.cdc.sslRootCert;
+    if (env == QLatin1String("CDC_MAX_INFLIGHT_BYTES"))
+        return number(config.cdc.maxInflightBytes);
+    if (env == QLatin1String("MAX_SEND_BUFFER_BYTES"))
+        return number(config.maxSendBufferBytes);
+    if (env == QLatin1String("SOCKET_HIGH_WATER_BYTES"))
+        return number(config.socketHighWaterBytes);
+    if (env == QLatin1String("SLOW_CONSUMER_GRACE_MS"))
+        return number(config.slowConsumerGraceMs);
+    if (env == QLatin1String("WEBSOCKET_IDLE_TIMEOUT_MS"))
+        return number(config.websocketIdleTimeoutMs);
     return QStringLiteral("<unknown %1>").arg(env);
 }
 
@@ -529,6 +568,28 @@ void ConfigTest::everyOption_data()
     same("CLUSTER_LINKS_PER_PEER", "1", "4", none);
     same("CLUSTER_LOADAVG_FILE", "/run/load-a", "/run/load-b", none);
     same("CLUSTER_LOAD_MIN_UPTIME_S", "0", "60", none);
+    // etcd over TLS with a client certificate and a v3 user (https endpoints; pairs go together).
+    const QStringList etcdTls =
+            withSecret + QStringList{ QStringLiteral("ETCD_ENDPOINTS=https://etcd.internal:2379") };
+    const auto etcdTlsWith = [&etcdTls](const QString &extra) {
+        return etcdTls + QStringList{ extra };
+    };
+    row("ETCD_CA_FILE", ca, ca, cert, cert, etcdTls);
+    row("ETCD_CERT_FILE", cert, cert, cert, cert,
+        etcdTlsWith(QStringLiteral("ETCD_KEY_FILE=") + key));
+    row("ETCD_KEY_FILE", key, key, key, key, etcdTlsWith(QStringLiteral("ETCD_CERT_FILE=") + cert));
+    same("ETCD_USERNAME", "realtime", "operator",
+         etcdTlsWith(QStringLiteral("ETCD_PASSWORD=secret")));
+    same("ETCD_PASSWORD", "env-password", "flag-password",
+         etcdTlsWith(QStringLiteral("ETCD_USERNAME=realtime")));
+    same("DB_SSLMODE", "require", "disable", withDb);
+    row("DB_SSLROOTCERT", ca, ca, cert, cert, withDb);
+    row("TENANT_DB_SSLROOTCERT", ca, ca, cert, cert, none);
+    same("CDC_MAX_INFLIGHT_BYTES", "1048576", "2000000", none);
+    same("MAX_SEND_BUFFER_BYTES", "65536", "1000000", none);
+    same("SOCKET_HIGH_WATER_BYTES", "16384", "200000", none);
+    same("SLOW_CONSUMER_GRACE_MS", "100", "2500", none);
+    same("WEBSOCKET_IDLE_TIMEOUT_MS", "1000", "90000", none);
 }
 
 void ConfigTest::everyOption()
