@@ -18,6 +18,9 @@
 //     `storm` = the connect storm and the idle RSS only (no publisher): connect + JWT verify +
 //     join rates and latencies, with the core usage of the storm itself.
 //   * Server probes from /proc/<pid>: stat (utime+stime), status (VmRSS), io (syscw).
+//   * --tls: wss instead of ws (node:tls, the server verified against --ca, SNI
+//     --tls-servername), the same framing and measurements; every connection makes a full
+//     handshake (no session resumption), and the storm adds TLS handshakes/s and latency.
 //   * Two servers (--port-b, --subs-b; bench/cluster/): the publisher and N - subs-b subscribers
 //     on --port (node A), subs-b subscribers on --port-b (node B, interleaved in the storm), and
 //     one latency histogram per group besides the overall one, so the hop A -> B shows as the
@@ -33,6 +36,7 @@
 
 const fs = require('node:fs');
 const crypto = require('node:crypto');
+const tls = require('node:tls');
 const { spawn } = require('node:child_process');
 const { performance } = require('node:perf_hooks');
 const { benchToken } = require('./lib/jwt');
@@ -72,6 +76,13 @@ const DEFAULTS = {
   'port-b': 0, // second server (a cluster peer): subs-b of the subscribers connect here; 0 = off
   'subs-b': 0, // how many of --subs connect to --port-b (spread evenly over the storm)
   'server-pid-b': 0, // PID of the server on --port-b (its CPU and RSS are reported as serverB)
+  tls: false, // wss: TLS under the WebSocket (a flag: --tls)
+  ca: '', // PEM file of the CA the server's certificate must chain to (default: the system's)
+  // SNI and the name the certificate is checked against. Not the Host header's 127.0.0.1:
+  // RFC 6066 allows no IP address in SNI (node:tls refuses one), and our server maps an
+  // IP-literal Host to the bench tenant, so the Host header stays as it is over ws.
+  'tls-servername': 'localhost',
+  'tls-ciphers': '', // OpenSSL cipher list offered (TLS 1.3 suites too); empty: Node's default
 };
 
 function usage() {
@@ -91,12 +102,33 @@ function parseArgs(argv) {
   o.meta = JSON.parse(o.meta);
   if (o['subs-b'] < 0 || o['subs-b'] > o.subs) throw new Error('--subs-b must be between 0 and --subs');
   if (o['subs-b'] > 0 && !o['port-b']) throw new Error('--subs-b needs --port-b');
+  if (!o.tls && (o.ca || o['tls-ciphers'])) throw new Error('--ca and --tls-ciphers need --tls');
   return o;
 }
 
 const OPT = optionsOrExit('loadgen', parseArgs);
 
 const log = makeLog('loadgen');
+
+// tls.connect options of every connection with --tls (null: plain ws). ALPN offers http/1.1
+// only, as browsers do for a WebSocket. One SecureContext (CA store, cipher list) for all
+// connections: given `ca` or `ciphers` instead, tls.connect builds a context per connection,
+// which cost the loadgen's core 0.5 ms of its 2 ms per handshake here (OpenSSL 3.0) and made
+// the storm measure the client. A shared context resumes no session: only a `session` given to
+// tls.connect does (TLS_SEEN.resumed checks it).
+const TLS_OPTS = OPT.tls
+  ? {
+      secureContext: tls.createSecureContext({
+        ca: OPT.ca ? fs.readFileSync(OPT.ca) : undefined,
+        ciphers: OPT['tls-ciphers'] || undefined,
+      }),
+      servername: OPT['tls-servername'],
+      ALPNProtocols: ['http/1.1'],
+    }
+  : null;
+// What the handshakes negotiated (from the first one) and how many resumed a session: with
+// no session offered that must stay 0, the proof that every handshake was a full one.
+const TLS_SEEN = { protocol: null, cipher: null, group: null, alpn: null, resumed: 0, handshakes: 0 };
 
 // ---- shared measurement state ----------------------------------------------------------------
 
@@ -228,6 +260,7 @@ class BaseClient {
     this.ready = false;
     this.tStart = performance.now();
     this.tOpen = 0;
+    this.tSecure = 0; // --tls: TLS handshake done (secureConnect)
     this.tJoinSent = 0;
     this.tReady = 0;
     this.conn = null;
@@ -250,7 +283,22 @@ class BaseClient {
       key: wsKey(),
       localAddress: k > 1 ? `127.0.0.${k}` : undefined,
       clock: () => performance.now(), // the clock of the publish timestamps
+      tls: TLS_OPTS,
     });
+  }
+
+  onSecure(conn) {
+    this.tSecure = performance.now();
+    const sock = conn.sock;
+    TLS_SEEN.handshakes++;
+    if (sock.isSessionReused()) TLS_SEEN.resumed++;
+    if (TLS_SEEN.protocol === null) {
+      const key = sock.getEphemeralKeyInfo();
+      TLS_SEEN.protocol = sock.getProtocol();
+      TLS_SEEN.cipher = sock.getCipher().standardName;
+      TLS_SEEN.group = key && key.name ? key.name : null;
+      TLS_SEEN.alpn = sock.alpnProtocol || null;
+    }
   }
 
   markReady() {
@@ -669,6 +717,20 @@ function tcpExt() {
   return null;
 }
 
+/**
+ * --tls storm figures: handshakes/s = N / (first connect() -> last TLS handshake done), and
+ * the handshake latency connect() -> secureConnect (TCP + TLS; the upgrade and the join come
+ * after it and are in connectLatencyMs / joinLatencyMs as over ws).
+ */
+function tlsStorm(subs, t0) {
+  let lastSecure = 0;
+  for (const c of subs) if (c.tSecure > lastSecure) lastSecure = c.tSecure;
+  return {
+    tlsHandshakesPerSec: round(subs.length / ((lastSecure - t0) / 1000), 0),
+    tlsHandshakeLatencyMs: quantiles(subs.map((c) => c.tSecure - c.tStart)),
+  };
+}
+
 const T0 = performance.now();
 
 async function main() {
@@ -715,6 +777,7 @@ async function main() {
     // the server's JWT check of the apikey); join: phx_join written -> phx_reply ok parsed.
     connectLatencyMs: quantiles(subs.map((c) => c.tOpen - c.tStart)),
     joinLatencyMs: quantiles(subs.map((c) => c.tReady - c.tJoinSent)),
+    ...(OPT.tls ? tlsStorm(subs, storm0.t) : {}),
     serverCpuUsPerJoin: dSrvCpuStorm === null ? null : round((dSrvCpuStorm * 1e6) / subs.length, 1),
     serverCpuPctStorm: dSrvCpuStorm === null ? null : round((100 * dSrvCpuStorm) / stormSec, 0),
     loadgenCpuPctStorm,
@@ -935,6 +998,16 @@ function emit(result) {
     duration: OPT.mode === 'storm' ? undefined : OPT.duration,
     warmup: OPT.mode === 'storm' ? undefined : OPT.warmup,
     payload: OPT.mode === 'storm' ? undefined : OPT.payload,
+    transport: OPT.tls ? 'wss' : 'ws',
+    tls: OPT.tls
+      ? {
+          servername: OPT['tls-servername'],
+          ca: OPT.ca || 'system',
+          ciphersOffered: OPT['tls-ciphers'] || 'node default',
+          sessionResumption: 'off: no session offered, every connection a full handshake',
+          ...TLS_SEEN,
+        }
+      : undefined,
   };
   const out = {
     ...OPT.meta,

@@ -25,9 +25,13 @@ const SCENARIOS = {
   d: 'd: fan-out 1→1,000, saturation (window 8, as c)',
   e: 'e: fan-out 1→10,000, saturation (window 64, as a)',
   f: 'f: connect + JWT verify + join storm, 10,000 sockets (500 in flight) + idle RSS per joined connection',
+  i: 'i: fan-out 1→1,000 over wss, saturation (window 64, as a)',
+  j: 'j: TLS connect storm, 10,000 full handshakes (ECDSA P-256) + JWT verify + join (500 in flight) + idle RSS',
 };
 // Scenarios without a publisher (loadgen --mode storm): their own columns, judged by joins/s.
-const STORM_SCENARIOS = new Set(['f']);
+const STORM_SCENARIOS = new Set(['f', 'j']);
+// Scenarios over TLS (loadgen --tls): the storm's table leads with the TLS handshake figures.
+const TLS_SCENARIOS = new Set(['i', 'j']);
 const BUSY_PCT = 15;
 
 // Columns: [header, getter, digits, better ('hi' | 'lo'), in ratio section?]
@@ -61,6 +65,29 @@ const STORM_COLUMNS = [
   ['B/idle conn', (r) => r.serverBytesPerIdleConn, 0, 'lo', true],
   ['loadgen CPU %', (r) => r.loadgenCpuPctStorm, 0, null, false],
 ];
+
+// The TLS storm's columns: the handshake (connect() -> TLS done), then those of any storm.
+const TLS_STORM_COLUMNS = [
+  ['TLS handshakes/s', (r) => r.tlsHandshakesPerSec, 0, 'hi', true],
+  ['TLS p50 ms', (r) => r.tlsHandshakeLatencyMs && r.tlsHandshakeLatencyMs.p50, 1, 'lo', false],
+  ['TLS p99 ms', (r) => r.tlsHandshakeLatencyMs && r.tlsHandshakeLatencyMs.p99, 1, 'lo', true],
+  ...STORM_COLUMNS,
+];
+
+function columnsOf(scen) {
+  if (!STORM_SCENARIOS.has(scen)) return FANOUT_COLUMNS;
+  return TLS_SCENARIOS.has(scen) ? TLS_STORM_COLUMNS : STORM_COLUMNS;
+}
+
+/** What the TLS runs negotiated, one line per target ("TLSv1.3 TLS_AES_128_GCM_SHA256 X25519"). */
+function tlsNegotiated(runs) {
+  const seen = new Set();
+  for (const r of runs) {
+    const t = r.params && r.params.tls;
+    if (t && t.protocol) seen.add(`${t.protocol} ${t.cipher} ${t.group}${t.resumed ? `, ${t.resumed} resumed (!)` : ''}`);
+  }
+  return [...seen].join('; ');
+}
 
 function readLines(files) {
   const rows = [];
@@ -132,6 +159,44 @@ function ratio(a, b) {
   return `${(a.med / b.med).toFixed(2)}×`;
 }
 
+/**
+ * The TLS section: what wss costs each target (i / a, j / f) and ours against the peers over
+ * TLS. Only the lines whose scenarios were run; nothing if no TLS scenario was.
+ */
+function tlsRatios(out, get, r, capped) {
+  const line = (label, a, b, note = '') => {
+    const x = r(a, b);
+    const d = (v) => fmt(v, Math.abs(v) < 10 ? 2 : 0); // µs per delivery needs its decimals
+    return x === null ? null : `| ${label} | ${x.toFixed(2)}×${note} | ${d(a)} vs ${d(b)} |`;
+  };
+  const lines = [
+    line('i: ours / nats, deliveries/s over wss', get('i', 'ours', 'deliveries/s'), get('i', 'nats', 'deliveries/s'), capped('i', 'ours', 'nats')),
+    line('i: ours / ws-phx, deliveries/s over wss', get('i', 'ours', 'deliveries/s'), get('i', 'ws-phx', 'deliveries/s'), capped('i', 'ours', 'ws-phx')),
+    line('i / a: ours, wss / ws deliveries/s', get('i', 'ours', 'deliveries/s'), get('a', 'ours', 'deliveries/s'), capped('ia', 'ours')),
+    line('i / a: nats, wss / ws deliveries/s', get('i', 'nats', 'deliveries/s'), get('a', 'nats', 'deliveries/s'), capped('ia', 'nats')),
+    line('i / a: ws-phx, wss / ws deliveries/s', get('i', 'ws-phx', 'deliveries/s'), get('a', 'ws-phx', 'deliveries/s'), capped('ia', 'ws-phx')),
+    // Server side: one core's worth of deliveries (1 / CPU µs per delivery), wss against ws and
+    // against nats. It does not depend on the client's core, which TLS decryption tends to fill
+    // first; the server's batching grows with load, so below saturation it errs against the
+    // server.
+    line('i / a: ours, server capacity wss / ws (CPU µs per delivery, ws / wss)', get('a', 'ours', 'CPU µs/delivery'), get('i', 'ours', 'CPU µs/delivery')),
+    line('i: ours / nats, server capacity over wss (CPU µs per delivery, nats / ours)', get('i', 'nats', 'CPU µs/delivery'), get('i', 'ours', 'CPU µs/delivery')),
+    line('j: ours / nats, TLS handshakes/s', get('j', 'ours', 'TLS handshakes/s'), get('j', 'nats', 'TLS handshakes/s'), capped('j', 'ours', 'nats')),
+    line('j: ours / ws-phx, TLS handshakes/s', get('j', 'ours', 'TLS handshakes/s'), get('j', 'ws-phx', 'TLS handshakes/s'), capped('j', 'ours', 'ws-phx')),
+    // nats does less per connection (no JWT, no join): see the note under j's table.
+    line('j: ours / nats, joins/s (nats: no JWT, no join)', get('j', 'ours', 'joins/s'), get('j', 'nats', 'joins/s'), capped('j', 'ours', 'nats')),
+    line('j: ours / ws-phx, joins/s', get('j', 'ours', 'joins/s'), get('j', 'ws-phx', 'joins/s'), capped('j', 'ours', 'ws-phx')),
+    line('j / f: ours, joins/s with TLS / without', get('j', 'ours', 'joins/s'), get('f', 'ours', 'joins/s'), capped('jf', 'ours')),
+    // Server CPU per connection over the storm (TLS handshake + upgrade + join): like the
+    // capacity lines above, independent of the client's core.
+    line('j: ours / nats, connections per server CPU second (CPU µs per connection, nats / ours; nats: no JWT, no join)', get('j', 'nats', 'CPU µs/join'), get('j', 'ours', 'CPU µs/join')),
+    line('j: ours / ws-phx, connections per server CPU second (CPU µs per connection, ws-phx / ours)', get('j', 'ws-phx', 'CPU µs/join'), get('j', 'ours', 'CPU µs/join')),
+    line('j / f: ours, CPU µs per connection with TLS / without', get('j', 'ours', 'CPU µs/join'), get('f', 'ours', 'CPU µs/join')),
+  ].filter(Boolean);
+  if (lines.length === 0) return;
+  out.push('## TLS (issue 18 part 7)', '', '| ratio | value | medians |', '|---|---|---|', ...lines, '');
+}
+
 function main() {
   const files = process.argv.slice(2);
   if (files.length === 0) {
@@ -161,7 +226,7 @@ function main() {
     const scenRows = rows.filter((r) => r.scenario === scen);
     if (scenRows.length === 0) continue;
     medians[scen] = {};
-    const COLUMNS = STORM_SCENARIOS.has(scen) ? STORM_COLUMNS : FANOUT_COLUMNS;
+    const COLUMNS = columnsOf(scen);
     out.push(`## ${title}`, '');
     out.push(`| target | reps | ${COLUMNS.map((c) => c[0]).join(' | ')} | flags |`);
     out.push(`|---|---|${COLUMNS.map(() => '---').join('|')}|---|`);
@@ -194,7 +259,10 @@ function main() {
         if (r.skipped) notes.push(`- ${t} rep ${r.rep}: skipped: ${r.skipped}`);
         if (r.connectFailures) notes.push(`- ${t} rep ${r.rep}: ${r.connectFailures} connect/join failures (${(r.failureSamples || []).join(' | ')})`);
         if (r.unexpectedFrames) notes.push(`- ${t} rep ${r.rep}: ${r.unexpectedFrames} unexpected frames (${(r.unexpectedSamples || []).join(' | ')})`);
+        // No rep number: one note per target (run.sh writes the same text on every rep).
+        if (r.comparability) notes.push(`- ${t}: not the same work: ${r.comparability}`);
       }
+      if (TLS_SCENARIOS.has(scen) && tlsNegotiated(runs)) notes.push(`- ${t}: negotiated ${tlsNegotiated(runs)}`);
     }
     out.push('');
     // Ratios of the medians.
@@ -234,6 +302,19 @@ function main() {
   const p99b = get('b', 'ours', 'p99 ms');
   const p99bPeer = get('b', 'ws-phx', 'p99 ms');
   const usb = get('b', 'ours', 'CPU µs/delivery');
+  // TLS (issue 18 part 7): wss vs wss of the peers, and each target's wss vs its own ws (i vs a).
+  const rin = r(get('i', 'ours', 'deliveries/s'), get('i', 'nats', 'deliveries/s'));
+  const ria = r(get('i', 'ours', 'deliveries/s'), get('a', 'ours', 'deliveries/s'));
+  const rjn = r(get('j', 'ours', 'TLS handshakes/s'), get('j', 'nats', 'TLS handshakes/s'));
+  // The same two targets from the server's CPU per delivery (see tlsRatios).
+  const rinCpu = r(get('i', 'nats', 'CPU µs/delivery'), get('i', 'ours', 'CPU µs/delivery'));
+  const riaCpu = r(get('a', 'ours', 'CPU µs/delivery'), get('i', 'ours', 'CPU µs/delivery'));
+  // A figure the client core capped says little about the server: marked as such. `scens`:
+  // the scenario letters the figure comes from ('ia' for i / a).
+  const clientCapped = (s, t) => rows.some((x) => x.scenario === s && x.target === t && !x.error && x.clientLimited);
+  const capped = (scens, ...ts) =>
+    [...scens].some((s) => ts.some((t) => clientCapped(s, t))) ? ' (client-limited reps)' : '';
+  tlsRatios(out, get, r, capped);
   out.push('## Targets', '', '| target | value | status |', '|---|---|---|');
   out.push(check('a: deliveries/s ≥ 2× ws-phx', ra && `${ra.toFixed(2)}×`, ra >= 2));
   out.push(check('a: deliveries/s ≥ 0.5× nats', rn && `${rn.toFixed(2)}×`, rn >= 0.5));
@@ -243,6 +324,11 @@ function main() {
   out.push(check('c: ≤ 10 KB per idle connection', idle && `${(idle / 1024).toFixed(1)} KB`, idle <= 10240));
   out.push(check('f: ≤ 8 KB per idle joined connection (performance.md §6.4)', idleF && `${(idleF / 1024).toFixed(1)} KB`, idleF <= 8192));
   out.push(check('f: connect + join storm joins/s ≥ ws-phx', rjf && `${rjf.toFixed(2)}×`, rjf >= 1));
+  out.push(check('i: wss deliveries/s ≥ 1.0× nats over wss', rin && `${rin.toFixed(2)}×${capped('i', 'ours', 'nats')}`, rin >= 1));
+  out.push(check('i vs a: ours over wss ≥ 0.6× ours over ws', ria && `${ria.toFixed(2)}×${capped('ia', 'ours')}`, ria >= 0.6));
+  out.push(check('i, server side: ours capacity over wss ≥ 1.0× nats (CPU µs per delivery, nats / ours)', rinCpu && `${rinCpu.toFixed(2)}×`, rinCpu >= 1));
+  out.push(check('i vs a, server side: ours capacity over wss ≥ 0.6× over ws (CPU µs per delivery, ws / wss)', riaCpu && `${riaCpu.toFixed(2)}×`, riaCpu >= 0.6));
+  out.push(check('j: TLS handshakes/s ≥ nats (informative: issue 18 sets no figure)', rjn && `${rjn.toFixed(2)}×${capped('j', 'ours', 'nats')}`, rjn >= 1));
   out.push(check('b: p99 ≤ ws-phx p99', p99b && p99bPeer && `${p99b.toFixed(1)} vs ${p99bPeer.toFixed(1)} ms`, p99b <= p99bPeer));
   out.push(check('b: CPU ≤ 8 µs per delivery (2× the 3.85 µs floor of performance.md)', usb && `${usb.toFixed(2)} µs`, usb <= 8));
   if (floor) {

@@ -1,7 +1,8 @@
 'use strict';
 // Command-line options of the loadgens: `--name value` or `--name=value`, every name one of the
-// defaults' keys, numbers where the default is a number. One parser, so the loadgens accept
-// exactly the same syntax.
+// defaults' keys, numbers where the default is a number. A boolean default makes a flag:
+// `--name` alone is true (it takes no value, so the next argument stays an option), and
+// `--name=false` turns it off. One parser, so the loadgens accept exactly the same syntax.
 
 /** The pgchanges/regex loadgens' --help: the defaults, one `--name value` a line. */
 function printDefaults(defaults) {
@@ -25,10 +26,17 @@ function parseOptions(argv, defaults, help = () => printDefaults(defaults)) {
     if (eq >= 0) {
       val = key.slice(eq + 1);
       key = key.slice(0, eq);
+    } else if (typeof defaults[key] === 'boolean') {
+      val = 'true';
     } else {
       val = argv[++i];
     }
     if (!(key in defaults)) throw new Error(`unknown option --${key}`);
+    if (typeof defaults[key] === 'boolean') {
+      if (!['true', 'false'].includes(val)) throw new Error(`--${key}: true or false, not ${val}`);
+      o[key] = val === 'true';
+      continue;
+    }
     if (val === undefined) throw new Error(`--${key} needs a value`);
     o[key] = typeof defaults[key] === 'number' ? Number(val) : val;
     if (typeof defaults[key] === 'number' && !Number.isFinite(o[key])) throw new Error(`--${key}: not a number`);

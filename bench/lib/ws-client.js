@@ -3,8 +3,11 @@
 // masked with the all-zero key (so the payload bytes stay as they are), a streaming frame parser
 // fed by one shared read buffer (net `onread`), no per-chunk allocation. The `ws` client tops out
 // near 170k frames/s on this machine and would cap the results (see ../loadgen.js).
+// With the `tls` option the same client speaks wss: node:tls under the same framing and the
+// same shared read buffer (TLSSocket takes `onread` too), so ws and wss differ only by TLS.
 
 const net = require('node:net');
+const tls = require('node:tls');
 const crypto = require('node:crypto');
 const { performance } = require('node:perf_hooks');
 
@@ -41,10 +44,13 @@ function clientFrame(opcode, payload) {
  *   owner.onOpen(), owner.onMessage(buf, start, end, now), owner.onClose(reason);
  * `now` is `clock()` at the read that completed the message (one value per read).
  * Options: port, url (path and query), host (the Host header), key (Sec-WebSocket-Key; a
- * random one by default), localAddress (source address), clock (default performance.now).
+ * random one by default), localAddress (source address), clock (default performance.now),
+ * tls (null for ws; for wss the extra options of tls.connect: secureContext, servername, ...).
+ * With tls, `owner.onSecure(conn)` (if defined) runs once the TLS handshake is done, before the
+ * upgrade request is written.
  */
 class WsConn {
-  constructor(owner, { port, url, host, key, localAddress, clock }) {
+  constructor(owner, { port, url, host, key, localAddress, clock, tls: tlsOptions = null }) {
     this.owner = owner;
     this.upgraded = false;
     this.closed = false;
@@ -52,19 +58,27 @@ class WsConn {
     this.frag = null; // fragmented message parts
     this.key = key || crypto.randomBytes(16).toString('base64');
     this.clock = clock || (() => performance.now());
-    this.sock = net.connect({
-      host: '127.0.0.1',
-      port,
-      localAddress,
-      noDelay: true,
-      onread: { buffer: READ_BUF, callback: (n, buf) => this.onRead(n, buf) },
-    });
-    this.sock.on('connect', () => {
+    const upgrade = () =>
       this.sock.write(
         `GET ${url} HTTP/1.1\r\nHost: ${host}\r\nUpgrade: websocket\r\n` +
           `Connection: Upgrade\r\nSec-WebSocket-Key: ${this.key}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
       );
-    });
+    const onread = { buffer: READ_BUF, callback: (n, buf) => this.onRead(n, buf) };
+    if (tlsOptions === null) {
+      this.sock = net.connect({ host: '127.0.0.1', port, localAddress, noDelay: true, onread });
+      this.sock.on('connect', upgrade);
+    } else {
+      // No `session` is passed, so no connection resumes another's session: every one is a
+      // full handshake (certificate signature and key exchange), which is what a storm of
+      // new clients costs a server. rejectUnauthorized stays on: the server's chain is checked
+      // against `ca` and its name against `servername`, as a real client does.
+      this.sock = tls.connect({ host: '127.0.0.1', port, localAddress, onread, ...tlsOptions });
+      this.sock.setNoDelay(true);
+      this.sock.on('secureConnect', () => {
+        if (this.owner.onSecure) this.owner.onSecure(this);
+        upgrade();
+      });
+    }
     this.sock.on('error', (e) => this.close(e.code || e.message));
     this.sock.on('close', () => this.close('socket closed'));
   }

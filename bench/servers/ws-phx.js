@@ -19,8 +19,12 @@
 //
 // Usage: node servers/ws-phx.js [port]     (or PORT=...; default 4001; binds 127.0.0.1)
 //        API_JWT_SECRET=... to verify tokens (the bench passes the same secret as for ours).
+//        TLS_CERT_FILE=... TLS_KEY_FILE=... (PEM) to speak https/wss only, as our server does
+//        with the same variables (the wss scenarios of run.sh).
 
+const fs = require('node:fs');
 const http = require('node:http');
+const https = require('node:https');
 const { WebSocketServer } = require('ws');
 const { verifyHS256 } = require('../lib/jwt');
 
@@ -28,6 +32,13 @@ const PORT = Number(process.argv[2] || process.env.PORT || 4001);
 const HOST = process.env.HOST || '127.0.0.1';
 const SECRET = process.env.API_JWT_SECRET || '';
 const PATHS = new Set(['/socket/websocket', '/realtime/v1/websocket']);
+// Both or neither, like our server: half a TLS configuration must not fall back to plaintext.
+const TLS_CERT = process.env.TLS_CERT_FILE || '';
+const TLS_KEY = process.env.TLS_KEY_FILE || '';
+if (!TLS_CERT !== !TLS_KEY) {
+  process.stderr.write('ws-phx: TLS_CERT_FILE and TLS_KEY_FILE go together\n');
+  process.exit(64);
+}
 
 // topic -> Set<Member>; a member is one (socket, topic) join.
 const topics = new Map();
@@ -148,11 +159,16 @@ function onMessage(ws, data, isBinary) {
 
 const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 1 << 20 });
 
-const server = http.createServer((req, res) => {
+function liveness(req, res) {
   // Plain GET: a liveness answer, handy for humans; the bench waits on TCP accept only.
   res.writeHead(200, { 'content-type': 'text/plain' });
   res.end('ws-phx ok\n');
-});
+}
+// With TLS: Node's defaults (TLS 1.2 and 1.3, its cipher list), ALPN http/1.1 as our server
+// offers; Node's session tickets stay on, but the bench's clients never offer a session.
+const server = TLS_CERT
+  ? https.createServer({ cert: fs.readFileSync(TLS_CERT), key: fs.readFileSync(TLS_KEY), ALPNProtocols: ['http/1.1'] }, liveness)
+  : http.createServer(liveness);
 
 function refuse(socket, status, message) {
   const body = JSON.stringify({ message });
@@ -186,7 +202,8 @@ server.on('upgrade', (req, socket, head) => {
 });
 
 server.listen({ host: HOST, port: PORT, backlog: 4096 }, () => {
-  process.stderr.write(`ws-phx listening on ${HOST}:${PORT} (jwt ${SECRET ? 'verified' : 'not checked'})\n`);
+  const scheme = TLS_CERT ? 'wss' : 'ws';
+  process.stderr.write(`ws-phx listening on ${scheme}://${HOST}:${PORT} (jwt ${SECRET ? 'verified' : 'not checked'})\n`);
 });
 
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(0));
