@@ -118,6 +118,11 @@ public:
     void remoteDelivery(wire::Delivery delivery);
     // A node left the cluster: the subscribers it registered here are gone.
     void nodeLeft(const QString &nodeId);
+    // A link to a node came up (again): this node's subscribers of the streams it owns register
+    // with it once more, since it may have dropped them (nodeLeft there) while the link was down.
+    // Registering is idempotent on the owner (same member, same subscriber), so a link that only
+    // flapped costs one round trip per subscriber and no duplicate change.
+    void nodeReachable(const QString &nodeId);
     // Tenants that other nodes hold clients of: an owner keeps their stream while they do.
     void setTenantsHeldByPeers(QSet<QByteArray> tenants);
     // Figures for the admin view (any thread): tenants whose stream runs here.
@@ -180,6 +185,8 @@ private:
     void stepDown(Entry &entry);
     void acceptRemote(const QByteArray &tenantId, Entry &entry, PendingRemoteSubscribe pending);
     void dropProxy(quint64 proxy);
+    // Answers to subscriptions sent for the tenant will be ignored (they are sent again).
+    void forgetSentRequests(const QByteArray &tenantId);
     void closeEntry(const QByteArray &tenantId);
     void publishSplit(const pubsub::OutboundMessagePtr &message) const;
 

@@ -78,9 +78,7 @@ void CdcService::applyStreamOwner(const QByteArray &tenantId, const std::optiona
     entry.owner = role == StreamRole::Remote ? *owner : QString();
     entry.ownerReady = role == StreamRole::Remote && ready;
     // Requests sent to an earlier owner are answered by routing them again below.
-    for (auto sent = m_sent.begin(); sent != m_sent.end();) {
-        sent = sent->tenantId == tenantId ? m_sent.erase(sent) : std::next(sent);
-    }
+    forgetSentRequests(tenantId);
     if (role == StreamRole::Owner) {
         takeOwnership(tenantId, entry);
     } else {
@@ -348,6 +346,31 @@ void CdcService::nodeLeft(const QString &nodeId)
                                              return request.fromNode == nodeId;
                                          }),
                           pending.end());
+        }
+    });
+}
+
+void CdcService::forgetSentRequests(const QByteArray &tenantId)
+{
+    for (auto sent = m_sent.begin(); sent != m_sent.end();) {
+        sent = sent->tenantId == tenantId ? m_sent.erase(sent) : std::next(sent);
+    }
+}
+
+void CdcService::nodeReachable(const QString &nodeId)
+{
+    runtime::post(m_host, [this, nodeId] {
+        for (auto entry = m_databases.begin(); entry != m_databases.end(); ++entry) {
+            if (entry->role != StreamRole::Remote || entry->owner != nodeId) {
+                continue;
+            }
+            const QByteArray &tenantId = entry.key();
+            // Answers to what was sent before the link went down are stale (or never come).
+            forgetSentRequests(tenantId);
+            const QList<quint64> members = entry->local.keys();
+            for (const quint64 memberId : members) {
+                routeSubscription(tenantId, memberId);
+            }
         }
     });
 }

@@ -52,6 +52,8 @@ StreamCoordinator::StreamCoordinator(cluster::NodeInfo self, Parts parts, QObjec
     connectBackend();
     connect(&m_parts.links, &cluster::links::NodeLinks::frameReceived, this,
             &StreamCoordinator::onFrame);
+    connect(&m_parts.links, &cluster::links::NodeLinks::peerConnected, this,
+            [this](const QString &nodeId) { m_parts.cdc.nodeReachable(nodeId); });
     m_peerTenantsTimer.setInterval(1000);
     connect(&m_peerTenantsTimer, &QTimer::timeout, this, &StreamCoordinator::refreshPeerTenants);
     m_peerTenantsTimer.start();
