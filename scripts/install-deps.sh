@@ -19,6 +19,7 @@ packages=(
     postgresql etcd-server etcd-client nats-server
     xvfb xauth fonts-dejavu-core
     nodejs npm openssl
+    iproute2 util-linux  # ip netns and flock: the multi-host test bed (tests/support/netns)
 )
 
 sudo_cmd=()

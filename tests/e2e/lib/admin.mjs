@@ -112,9 +112,11 @@ export function parseEnvFile(file) {
  * as root). Resolves { env, serverEnv, psql(sql) → stdout, stop() } or throws with the script's
  * output.
  */
-export async function startPgCluster(dir) {
+export async function startPgCluster(dir, { launcher = [], listenAddress } = {}) {
+    const [command, ...prefixArgs] = [...launcher, 'bash'];
+    const extra = listenAddress ? { RT_PG_LISTEN_ADDRESS: listenAddress } : {};
     try {
-        await run('bash', [pgClusterScript, 'start', dir], { timeout: 90_000 });
+        await run(command, [...prefixArgs, pgClusterScript, 'start', dir], { timeout: 90_000, env: { ...process.env, ...extra } });
     } catch (err) {
         throw new Error(`pg-cluster.sh start ${dir} failed: ${err.message}\n${err.stdout || ''}${err.stderr || ''}`);
     }

@@ -22,19 +22,23 @@ export const LEASE_TTL_S = 3;
 /**
  * Starts etcd in `dir`; resolves { endpoints, env, stop(), halt(), resume() }. With `secure`, an
  * etcd with TLS, client certificates and authentication (etcd-cluster.sh, RT_ETCD_SECURE): its
- * `env` has the CA, client certificate and the user restricted to `prefix` + '/'.
+ * `env` has the CA, client certificate and the user restricted to `prefix` + '/'. On a host of
+ * a network namespace test bed (netns.mjs): `launcher` enters the namespace (etcd and its
+ * health checks run there, also on resume()), `listenAddress` is the address etcd serves.
  */
-export async function startEtcd(dir, { secure = false, prefix, tokenTtlS } = {}) {
-    const extra = secure
-        ? { RT_ETCD_SECURE: '1', ...(prefix ? { RT_ETCD_SECURE_PREFIX: `${prefix}/` } : {}), ...(tokenTtlS ? { RT_ETCD_AUTH_TOKEN_TTL: String(tokenTtlS) } : {}) }
-        : {};
+export async function startEtcd(dir, { secure = false, prefix, tokenTtlS, launcher = [], listenAddress } = {}) {
+    const extra = {
+        ...(secure ? { RT_ETCD_SECURE: '1', ...(prefix ? { RT_ETCD_SECURE_PREFIX: `${prefix}/` } : {}), ...(tokenTtlS ? { RT_ETCD_AUTH_TOKEN_TTL: String(tokenTtlS) } : {}) } : {}),
+        ...(listenAddress ? { RT_ETCD_LISTEN_ADDRESS: listenAddress } : {}),
+    };
+    const [command, ...prefixArgs] = [...launcher, 'bash'];
+    const script = (action) => run(command, [...prefixArgs, etcdScript, action, dir], { timeout: 60_000, env: { ...process.env, ...extra } });
     try {
-        await run('bash', [etcdScript, 'start', dir], { timeout: 60_000, env: { ...process.env, ...extra } });
+        await script('start');
     } catch (err) {
         throw new Error(`etcd-cluster.sh start ${dir} failed: ${err.message}\n${err.stdout || ''}${err.stderr || ''}`);
     }
     const env = parseEnvFile(path.join(dir, 'etcd.env'));
-    const script = (action) => run('bash', [etcdScript, action, dir], { timeout: 60_000 });
     return {
         endpoints: env.RT_ETCD_ENDPOINTS,
         env,
@@ -54,10 +58,12 @@ export async function startEtcd(dir, { secure = false, prefix, tokenTtlS } = {})
  * Starts one node of the cluster kept in `etcd` under `prefix`. `endpoints` replaces the etcd
  * URLs the node uses (e.g. a proxy's, see tcp-proxy.mjs, to cut this node off from etcd).
  */
-export async function startNode(etcd, { name, prefix, region = 'local', env = {}, tenants, endpoints, tls } = {}) {
+export async function startNode(etcd, { name, prefix, region = 'local', env = {}, tenants, endpoints, tls, launcher, host } = {}) {
     return await startServer({
         tenants,
         tls,
+        launcher,
+        host,
         env: {
             ETCD_ENDPOINTS: endpoints ?? etcd.endpoints,
             ETCD_PREFIX: prefix,

@@ -42,10 +42,10 @@ async function freePort() {
     });
 }
 
-function healthy(port, tls) {
+function healthy(host, port, tls) {
     return new Promise((resolve) => {
         const get = tls ? https.get : http.get;
-        const options = { host: '127.0.0.1', port, path: '/healthcheck', timeout: 500, ...(tls ? { ca: tls.caPem } : {}) };
+        const options = { host, port, path: '/healthcheck', timeout: 500, ...(tls ? { ca: tls.caPem } : {}) };
         const req = get(options, (res) => {
             res.resume();
             resolve(res.statusCode === 200);
@@ -55,7 +55,7 @@ function healthy(port, tls) {
     });
 }
 
-async function spawnOnce({ tenants, env, jwks, launcher = [], tls }) {
+async function spawnOnce({ tenants, env, jwks, launcher = [], tls, host = '127.0.0.1' }) {
     if (!fs.existsSync(serverBin)) {
         throw new Error(`realtime-server binary not found at ${serverBin}; build it or set RT_SERVER_BIN`);
     }
@@ -64,7 +64,7 @@ async function spawnOnce({ tenants, env, jwks, launcher = [], tls }) {
     const childEnv = {
         ...process.env,
         PORT: String(port),
-        LISTEN_ADDRESS: '127.0.0.1',
+        LISTEN_ADDRESS: host,
         DATA_DIR: dataDir,
         SEED_SELF_HOST: 'true',
         API_JWT_SECRET: SELF_HOST_SECRET,
@@ -104,7 +104,7 @@ async function spawnOnce({ tenants, env, jwks, launcher = [], tls }) {
     const deadline = Date.now() + 15_000;
     while (Date.now() < deadline) {
         if (exitInfo) break;
-        if (stderr.includes('listening on') || (await healthy(port, tls))) {
+        if (stderr.includes('listening on') || (await healthy(host, port, tls))) {
             return { proc, port, dataDir, exited, getStderr: () => stderr, getExit: () => exitInfo };
         }
         await new Promise((r) => setTimeout(r, 25));
@@ -122,6 +122,8 @@ async function spawnOnce({ tenants, env, jwks, launcher = [], tls }) {
  * @param {object} [opts.jwks] JWKS for the self-host tenant (API_JWT_JWKS)
  * @param {string[]} [opts.launcher] command that execs the server (e.g. ['prlimit', '--nofile=256:4096', '--'])
  * @param {object} [opts.tls] { certFile, keyFile, caPem }: PORT speaks https/wss (lib/certs.mjs)
+ * @param {string} [opts.host] the address the server listens on and is reached at (default
+ *   127.0.0.1; e.g. a network namespace's address, with a launcher that enters it: netns.mjs)
  */
 export async function startServer(opts = {}) {
     let last;
@@ -142,12 +144,12 @@ export async function startServer(opts = {}) {
     const server = {
         port,
         pid: proc.pid,
-        host: '127.0.0.1',
+        host: opts.host ?? '127.0.0.1',
         /** Host header value addressing a tenant by its first DNS label. */
         hostFor: (tenant) => `${tenant}.localhost:${port}`,
         /** Base WebSocket endpoint for realtime-js (it appends /websocket). */
-        wsUrl: (prefix = '/realtime/v1') => `${tls ? 'wss' : 'ws'}://127.0.0.1:${port}${prefix}`,
-        httpBase: `${tls ? 'https' : 'http'}://127.0.0.1:${port}`,
+        wsUrl: (prefix = '/realtime/v1') => `${tls ? 'wss' : 'ws'}://${opts.host ?? '127.0.0.1'}:${port}${prefix}`,
+        httpBase: `${tls ? 'https' : 'http'}://${opts.host ?? '127.0.0.1'}:${port}`,
         /** The CA clients must trust (PEM), when the port speaks TLS. */
         caPem: tls?.caPem,
         stderr: getStderr,

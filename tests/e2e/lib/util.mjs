@@ -139,7 +139,7 @@ export function httpRequest(server, { method = 'GET', path, headers = {}, body, 
         // A TLS server (server.caPem) is asked over https, trusting its CA.
         const request = server.caPem ? https.request : http.request;
         const tls = server.caPem ? { ca: server.caPem } : {};
-        const req = request({ host: '127.0.0.1', port: server.port, method, path, headers: h, ...tls, ...(agent ? { agent } : {}) }, (res) => {
+        const req = request({ host: server.host ?? '127.0.0.1', port: server.port, method, path, headers: h, ...tls, ...(agent ? { agent } : {}) }, (res) => {
             const localPort = res.socket?.localPort;
             const chunks = [];
             res.on('data', (c) => chunks.push(c));
@@ -171,7 +171,7 @@ export function upgradeRequest(server, { path = '/socket/websocket?vsn=2.0.0', h
     return new Promise((resolve, reject) => {
         const started = Date.now();
         const req = http.request({
-            host: '127.0.0.1',
+            host: server.host ?? '127.0.0.1',
             port: server.port,
             path,
             headers: {

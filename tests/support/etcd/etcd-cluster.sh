@@ -24,9 +24,14 @@
 #   RT_ETCD_USER RT_ETCD_PASSWORD RT_ETCD_PREFIX          the restricted user and its prefix
 #
 # Environment: RT_ETCD_BIN (default: etcd on PATH), RT_ETCD_PORT_RANGE (default 20000-32000).
+# RT_ETCD_LISTEN_ADDRESS (e.g. a network namespace's address, tests/support/netns/netns-bed.sh):
+# etcd serves clients there too (127.0.0.1 stays for this script's own checks), advertises that
+# address, its certificate names it, and RT_ETCD_ENDPOINTS points at it.
 set -euo pipefail
 
 ETCD=${RT_ETCD_BIN:-$(command -v etcd || true)}
+LISTEN_ADDRESS=${RT_ETCD_LISTEN_ADDRESS:-}
+ADVERTISED_HOST=${LISTEN_ADDRESS:-127.0.0.1}
 MARKER=.rt-etcd-cluster
 START_TIMEOUT=20
 ATTEMPTS=8
@@ -99,7 +104,8 @@ make_certificates() {
             -addext 'basicConstraints=critical,CA:TRUE' -addext 'keyUsage=critical,keyCertSign' -out ca.crt
         openssl ecparam -name prime256v1 -genkey -noout -out server.key
         openssl req -new -key server.key -subj '/CN=etcd' -out server.csr
-        printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n' >server.ext
+        printf 'subjectAltName=DNS:localhost,IP:127.0.0.1%s\nextendedKeyUsage=serverAuth,clientAuth\n' \
+            "${LISTEN_ADDRESS:+,IP:$LISTEN_ADDRESS}" >server.ext
         openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -set_serial 2 -sha256 -days 30 \
             -extfile server.ext -out server.crt
         openssl ecparam -name prime256v1 -genkey -noout -out client.key
@@ -177,8 +183,8 @@ launch() {
             --auth-token-ttl "${RT_ETCD_AUTH_TOKEN_TTL:-300}")
     fi
     setsid "$ETCD" --name rt-test --data-dir "$DATA" --logger=zap --log-level=warn \
-        --listen-client-urls "$scheme://127.0.0.1:$client" \
-        --advertise-client-urls "$scheme://127.0.0.1:$client" "${secure[@]}" \
+        --listen-client-urls "$scheme://127.0.0.1:$client${LISTEN_ADDRESS:+,$scheme://$LISTEN_ADDRESS:$client}" \
+        --advertise-client-urls "$scheme://$ADVERTISED_HOST:$client" "${secure[@]}" \
         --listen-peer-urls "http://127.0.0.1:$peer" \
         --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
         --initial-cluster "rt-test=http://127.0.0.1:$peer" --initial-cluster-state new \
@@ -200,12 +206,12 @@ write_env() {
     local client peer tmp="$DIR/etcd.env.tmp"
     read -r client peer <"$DIR/ports"
     if [ -f "$DIR/secure" ]; then
-        printf '%s=%q\n' RT_ETCD_ENDPOINTS "https://127.0.0.1:$client" \
+        printf '%s=%q\n' RT_ETCD_ENDPOINTS "https://$ADVERTISED_HOST:$client" \
             RT_ETCD_CA_FILE "$DIR/tls/ca.crt" RT_ETCD_CERT_FILE "$DIR/tls/client.crt" \
             RT_ETCD_KEY_FILE "$DIR/tls/client.key" RT_ETCD_USER realtime \
             RT_ETCD_PASSWORD etcd-realtime-password RT_ETCD_PREFIX "$(cat "$DIR/secure")" >"$tmp"
     else
-        printf '%s=%q\n' RT_ETCD_ENDPOINTS "http://127.0.0.1:$client" >"$tmp"
+        printf '%s=%q\n' RT_ETCD_ENDPOINTS "http://$ADVERTISED_HOST:$client" >"$tmp"
     fi
     printf '%s=%q\n' RT_ETCD_CLIENT_PORT "$client" \
         RT_ETCD_PEER_PORT "$peer" RT_ETCD_DATA "$DATA" RT_ETCD_LOG "$LOG" >>"$tmp"
@@ -235,7 +241,7 @@ start() {
                 enable_auth "$client"
             fi
             write_env
-            echo "etcd-cluster: etcd $("$ETCD" --version | awk 'NR==1{print $3}') on 127.0.0.1:$client, env file $DIR/etcd.env"
+            echo "etcd-cluster: etcd $("$ETCD" --version | awk 'NR==1{print $3}') on $ADVERTISED_HOST:$client, env file $DIR/etcd.env"
             return 0
         fi
         if grep -q 'address already in use' "$LOG" 2>/dev/null; then

@@ -27,9 +27,16 @@
 # directory that `stop` removes too. Only directories this script made are ever removed.
 #
 # Environment: RT_PG_BIN (default /usr/lib/postgresql/15/bin), RT_PG_PORT_RANGE (default 15000-32000).
+# RT_PG_LISTEN_ADDRESS (e.g. a network namespace's address, tests/support/netns/netns-bed.sh): the
+# cluster listens there too (127.0.0.1 stays for this script's own checks), its certificate names
+# that address besides localhost, clients from RT_PG_CLIENT_NET (default the address's /24) must
+# use TLS (hostssl, scram), and pg.env names the address as PGHOST and RT_PG_HOST.
 set -euo pipefail
 
 PGBIN=${RT_PG_BIN:-/usr/lib/postgresql/15/bin}
+LISTEN_ADDRESS=${RT_PG_LISTEN_ADDRESS:-}
+CLIENT_NET=${RT_PG_CLIENT_NET:-${LISTEN_ADDRESS%.*}.0/24}
+ADVERTISED_HOST=${LISTEN_ADDRESS:-127.0.0.1}
 MARKER=.rt-pg-cluster
 SUPERUSER=postgres
 SUPERPASSWORD=postgres
@@ -215,7 +222,7 @@ start() {
 
 # pg-cluster.sh: throwaway test cluster
 include = 'rt-port.conf'
-listen_addresses = '127.0.0.1'
+listen_addresses = '127.0.0.1${LISTEN_ADDRESS:+,$LISTEN_ADDRESS}'
 unix_socket_directories = ''
 wal_level = logical
 max_replication_slots = 32
@@ -237,6 +244,10 @@ host    replication  $SUPERUSER  127.0.0.1/32   trust
 host    all          all       127.0.0.1/32   scram-sha-256
 host    replication  all       127.0.0.1/32   scram-sha-256
 HBA
+    if [ -n "$LISTEN_ADDRESS" ]; then
+        printf 'hostssl all          all       %s   scram-sha-256\nhostssl replication  all       %s   scram-sha-256\n' \
+            "$CLIENT_NET" "$CLIENT_NET" >>"$data/pg_hba.conf"
+    fi
 
     local attempt port="" started=0
     for attempt in $(seq 1 "$ATTEMPTS"); do
@@ -279,16 +290,16 @@ SQL
 
     local tmp="$DIR/pg.env.tmp"
     {
-        printf '%s=%q\n' PGHOST 127.0.0.1 PGPORT "$port" PGUSER "$SUPERUSER" \
+        printf '%s=%q\n' PGHOST "$ADVERTISED_HOST" PGPORT "$port" PGUSER "$SUPERUSER" \
             PGPASSWORD "$SUPERPASSWORD" PGDATABASE postgres \
-            RT_PG_HOST 127.0.0.1 RT_PG_PORT "$port" RT_PG_USER "$RT_USER" \
+            RT_PG_HOST "$ADVERTISED_HOST" RT_PG_PORT "$port" RT_PG_USER "$RT_USER" \
             RT_PG_PASSWORD "$RT_PASSWORD" RT_PG_CONTROL_DB realtime_control \
             RT_PG_TENANT_DB tenant_db RT_PG_SUPERUSER "$SUPERUSER" \
             RT_PG_SUPERPASSWORD "$SUPERPASSWORD" RT_PG_DATA "$data" RT_PG_LOG "$log" \
             RT_PG_BIN "$PGBIN" RT_PG_SSL_ROOT_CERT "$DIR/pg-ca.crt"
     } >"$tmp"
     mv -f "$tmp" "$DIR/pg.env"
-    echo "pg-cluster: PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}') on 127.0.0.1:$port," \
+    echo "pg-cluster: PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}') on $ADVERTISED_HOST:$port," \
         "env file $DIR/pg.env"
 }
 
@@ -303,7 +314,8 @@ make_certificates() {
             -addext 'basicConstraints=critical,CA:TRUE' -addext 'keyUsage=critical,keyCertSign' -out ca.crt
         openssl ecparam -name prime256v1 -genkey -noout -out server.key
         openssl req -new -key server.key -subj '/CN=localhost' -out server.csr
-        printf 'subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n' >server.ext
+        printf 'subjectAltName=DNS:localhost%s\nextendedKeyUsage=serverAuth\n' \
+            "${LISTEN_ADDRESS:+,IP:$LISTEN_ADDRESS}" >server.ext
         openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -set_serial 2 -sha256 -days 30 \
             -extfile server.ext -out server.crt
     ) >/dev/null 2>&1 || die "could not make the test certificates (openssl)"
