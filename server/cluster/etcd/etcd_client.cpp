@@ -101,6 +101,12 @@ QNetworkRequest EtcdClient::request(const QString &path, bool stream) const
     if (m_security.tls) {
         request.setSslConfiguration(*m_security.tls);
     }
+    // HTTP/1.1, one connection per request in flight: over https Qt would otherwise speak HTTP/2
+    // (etcd offers it), every call and watch on one TCP connection, and a request that timed out
+    // in a partition leaves that connection in TCP's retransmission backoff, so after the heal
+    // the node stayed unavailable for as long again (25 s after 30 s). An aborted HTTP/1.1
+    // request closes its own connection, and the next one dials afresh.
+    request.setAttribute(QNetworkRequest::Http2AllowedAttribute, false);
     if (!m_token.isEmpty() && path != QLatin1String("/v3/auth/authenticate")) {
         request.setRawHeader(QByteArrayLiteral("Authorization"), m_token);
     }
