@@ -128,6 +128,20 @@ void StreamCoordinator::onClaimGranted(const QByteArray &tenantId)
     m_parts.cdc.setStreamOwner(tenantId, m_self.id, false);
 }
 
+std::optional<cluster::Claim> StreamCoordinator::heldClaim(const QByteArray &tenantId) const
+{
+    const QString resource = resourceOf(tenantId);
+    std::optional<cluster::Claim> claim = m_parts.backend.claimOf(resource);
+    // The backend's view keeps a claim of ours that it lost (its lease expired while etcd was
+    // out of reach) until etcd shows what became of it. Taking that for ownership made a
+    // cut-off node start the stream again and, once it reached the database, take the slot
+    // from the real owner; the stream's changes then went to no other node's subscribers.
+    if (claim && claim->owner == m_self.id && !m_parts.backend.ownedClaims().contains(resource)) {
+        return std::nullopt;
+    }
+    return claim;
+}
+
 QString StreamCoordinator::resourceOf(const QByteArray &tenantId)
 {
     return ResourcePrefix + QString::fromUtf8(tenantId);
@@ -192,8 +206,7 @@ void StreamCoordinator::resolve(const QByteArray &tenantId)
     if (!m_needed.contains(tenantId) || m_claiming.contains(tenantId)) {
         return;
     }
-    if (const std::optional<cluster::Claim> current =
-                m_parts.backend.claimOf(resourceOf(tenantId))) {
+    if (const std::optional<cluster::Claim> current = heldClaim(tenantId)) {
         m_parts.cdc.setStreamOwner(tenantId, current->owner, isReady(*current));
         return;
     }

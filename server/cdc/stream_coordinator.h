@@ -11,6 +11,7 @@
 #include <QTimer>
 
 #include <functional>
+#include <optional>
 
 namespace rt::cluster {
 class ClusterBackend;
@@ -73,6 +74,9 @@ public:
     StreamCoordinator(cluster::NodeInfo self, Parts parts, QObject *parent = nullptr);
     ~StreamCoordinator() override;
 
+    // The claim on the tenant's stream as the backend knows it, without one of this node's
+    // that this node no longer holds (lost with its lease).
+    std::optional<cluster::Claim> heldClaim(const QByteArray &tenantId) const;
     static QString resourceOf(const QByteArray &tenantId);
 
     // Cluster thread.
