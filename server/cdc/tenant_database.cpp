@@ -309,6 +309,7 @@ void TenantDatabase::startStream()
     options.settings.replication = true;
     options.slotName = m_options.slotName;
     options.publications = { m_options.publication, MessagesPublication };
+    options.takeOverActiveSlot = m_streamClaimed;
     m_stream = new replication::ReplicationStream(this);
     QObject::connect(m_stream, &replication::ReplicationStream::streaming, this, [this] {
         qCInfo(lcCdc) << "tenant" << m_options.tenantId << "change stream running";
@@ -355,6 +356,7 @@ void TenantDatabase::setStreamAllowed(bool allowed, int graceMs)
         return;
     }
     m_streamAllowed = allowed;
+    m_streamClaimed = allowed;
     if (allowed) {
         m_streamAllowedAtMs = nowMs() + qMax(0, graceMs);
         if (!m_streamWaiters.empty() || !m_registry.isEmpty()) {

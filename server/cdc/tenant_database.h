@@ -183,6 +183,9 @@ private:
     replication::ReplicationStream *m_stream = nullptr; // child
     bool m_streaming = false;
     bool m_streamAllowed = true;
+    // Allowed by a cluster claim (setStreamAllowed), not by default: the stream may take the slot
+    // from a former owner's walsender (StreamOptions::takeOverActiveSlot).
+    bool m_streamClaimed = false;
     qint64 m_streamAllowedAtMs = 0; // wall clock before which the stream must not start
     std::vector<std::function<void()>> m_streamWaiters;
 

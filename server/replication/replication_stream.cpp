@@ -395,6 +395,9 @@ void ReplicationStream::processResults()
         }
         if (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK) {
             m_commandRows += PQntuples(result);
+            if (m_phase == Phase::CheckSlot && PQntuples(result) == 1 && PQnfields(result) == 1) {
+                m_slotHolderPid = QByteArray(PQgetvalue(result, 0, 0));
+            }
             if (m_phase == Phase::IdentifySystem && PQntuples(result) == 1
                 && PQnfields(result) >= 3) {
                 qCInfo(lcReplication).noquote()
@@ -430,12 +433,28 @@ void ReplicationStream::commandFinished()
         } else {
             // A query rather than creating blindly: an "already exists" ERROR on every reconnect
             // would litter the tenant's server log.
+            m_slotHolderPid.clear();
             sendCommand(Phase::CheckSlot,
-                        "SELECT 1 FROM pg_catalog.pg_replication_slots WHERE slot_name = '"
+                        "SELECT coalesce(active_pid, 0) FROM pg_catalog.pg_replication_slots "
+                        "WHERE slot_name = '"
                                 + m_options.slotName + '\'');
         }
         return;
     case Phase::CheckSlot:
+        if (m_commandRows > 0 && m_options.takeOverActiveSlot && !m_slotHolderPid.isEmpty()
+            && m_slotHolderPid != "0") {
+            qCInfo(lcReplication).noquote()
+                    << "replication slot" << m_options.slotName << "is held by walsender"
+                    << m_slotHolderPid << "of a former owner; ending it";
+            // Only digits come back for an int column; the check keeps the command literal.
+            const bool digits = std::all_of(m_slotHolderPid.cbegin(), m_slotHolderPid.cend(),
+                                            [](char c) { return c >= '0' && c <= '9'; });
+            if (digits) {
+                sendCommand(Phase::TakeOverSlot,
+                            "SELECT pg_catalog.pg_terminate_backend(" + m_slotHolderPid + ')');
+                return;
+            }
+        }
         if (m_commandRows > 0) {
             sendCommand(Phase::StartReplication, startReplicationCommand());
         } else {
@@ -447,6 +466,9 @@ void ReplicationStream::commandFinished()
         }
         return;
     case Phase::CreateSlot:
+    case Phase::TakeOverSlot:
+        // After a termination the slot is free once that walsender has exited: if it has not
+        // yet, START_REPLICATION fails as "active" and the retry a second later finds it free.
         sendCommand(Phase::StartReplication, startReplicationCommand());
         return;
     case Phase::StartReplication:

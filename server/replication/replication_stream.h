@@ -36,6 +36,12 @@ struct StreamOptions
     // A temporary slot disappears with the connection: after a reconnect the changes made while
     // disconnected are lost. Persistent slots (the default) keep them for us.
     bool temporarySlot = false;
+    // The caller holds the cluster's claim on this stream, so whoever else reads the slot is a
+    // former owner that lost its claim: if the slot is active, its walsender is terminated
+    // (pg_terminate_backend) before START_REPLICATION. Without this a former owner that was cut
+    // off holds the slot until the database's wal_sender_timeout. Off where no claim exists:
+    // two deployments sharing a slot by mistake must not take it from each other in turn.
+    bool takeOverActiveSlot = false;
     int statusIntervalMs = 10000; // a standby status update at least this often
     int maxBatchMessages = 5000; // XLogData per messages() signal and per event-loop turn
 };
@@ -112,6 +118,7 @@ private:
         Connecting, // host name lookup, then PQconnectPoll
         IdentifySystem,
         CheckSlot,
+        TakeOverSlot, // takeOverActiveSlot: ending the walsender that holds the slot
         CreateSlot,
         StartReplication,
         Copy,
@@ -159,6 +166,7 @@ private:
     QString m_commandError;
     QByteArray m_commandSqlState;
     int m_commandRows = 0;
+    QByteArray m_slotHolderPid; // CheckSlot: the walsender that holds the slot, "0" if none
 
     quint64 m_confirmedLsn = 0; // resume position, reported as write/flush/apply
     quint64 m_sentLsn = 0; // the last position sent in a status update on this connection

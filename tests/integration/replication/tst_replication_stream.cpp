@@ -2,7 +2,8 @@
 // wal_level=logical, role realtime with REPLICATION): pgoutput messages of a transaction in order,
 // logical messages, publication names that need quoting, the confirmed position surviving a
 // restart (confirmed changes are not sent again, unconfirmed ones are), reconnecting after the
-// server ends the walsender, the idle position advancing through keepalives, a wrong password,
+// server ends the walsender, taking an active slot over only when asked, the idle position
+// advancing through keepalives, a wrong password,
 // invalid options, and the event loop turning while a connection hangs.
 // Every test case uses a fresh database and drops the slots it created (they pin WAL, and the
 // cluster has only 10).
@@ -138,6 +139,7 @@ private Q_SLOTS:
     void streamsChangesInOrder();
     void confirmedPositionSurvivesRestart();
     void reconnectsAfterWalsenderTerminated();
+    void takesOverAnActiveSlotOnlyWhenAsked();
     void idleWalAdvancesConfirmedPosition();
     void smallBatchesKeepOrder();
     void wrongPasswordFails();
@@ -370,6 +372,46 @@ void ReplicationStreamTest::reconnectsAfterWalsenderTerminated()
     QTRY_COMPARE_WITH_TIMEOUT(received.tags(), QByteArrayLiteral("BRICBRIC"), TimeoutMs);
     QVERIFY(received.messages.at(6).payload.contains("after"));
     QVERIFY(slotColumn(slot.name(), QStringLiteral("active_pid")) != pid);
+}
+
+// A claimed stream (takeOverActiveSlot) ends the walsender of whoever still reads the slot (a
+// former owner cut off from the cluster); an unclaimed one only retries.
+void ReplicationStreamTest::takesOverAnActiveSlotOnlyWhenAsked()
+{
+    QVERIFY(createPublishedTable());
+    SlotGuard slot(m_env, m_db->name(), slotName());
+    const StreamOptions plain = options(slot.name(), { QByteArrayLiteral("rt_pub") });
+    ReplicationStream former;
+    QSignalSpy formerStreaming(&former, &ReplicationStream::streaming);
+    QSignalSpy formerFailed(&former, &ReplicationStream::failed);
+    former.start(plain);
+    QVERIFY(formerStreaming.wait(TimeoutMs));
+    const QString formerPid = slotColumn(slot.name(), QStringLiteral("active_pid"));
+    QVERIFY(!formerPid.isEmpty());
+
+    ReplicationStream unclaimed;
+    QSignalSpy unclaimedFailed(&unclaimed, &ReplicationStream::failed);
+    unclaimed.start(plain);
+    QVERIFY(unclaimedFailed.wait(TimeoutMs));
+    QVERIFY2(unclaimedFailed.at(0).at(0).toString().contains(QLatin1String("is active")),
+             qPrintable(unclaimedFailed.at(0).at(0).toString()));
+    unclaimed.stop();
+    QCOMPARE(slotColumn(slot.name(), QStringLiteral("active_pid")), formerPid);
+    QCOMPARE(formerFailed.count(), 0);
+
+    ReplicationStream owner;
+    Received received(owner);
+    QSignalSpy ownerStreaming(&owner, &ReplicationStream::streaming);
+    StreamOptions claimed = plain;
+    claimed.takeOverActiveSlot = true;
+    owner.start(claimed);
+    QVERIFY(formerFailed.wait(TimeoutMs)); // its walsender was ended
+    former.stop(); // as a former owner does once it learns that its claim is gone
+    QTRY_COMPARE_WITH_TIMEOUT(ownerStreaming.count(), 1, TimeoutMs);
+    QVERIFY(slotColumn(slot.name(), QStringLiteral("active_pid")) != formerPid);
+    QVERIFY(m_owner->exec(QStringLiteral("INSERT INTO items VALUES (1, 'taken over')")));
+    QTRY_COMPARE_WITH_TIMEOUT(received.tags(), QByteArrayLiteral("BRIC"), TimeoutMs);
+    QVERIFY(received.messages.at(2).payload.contains("taken over"));
 }
 
 void ReplicationStreamTest::idleWalAdvancesConfirmedPosition()
