@@ -314,6 +314,18 @@ void EtcdWatch::stop()
     m_established = false;
 }
 
+void EtcdWatch::reopen()
+{
+    if (!m_running) {
+        return;
+    }
+    closeStream();
+    m_established = false;
+    m_backoffMs = 0;
+    m_retryTimer.stop();
+    connectStream();
+}
+
 void EtcdWatch::dropStreamForTesting()
 {
     if (m_reply) {

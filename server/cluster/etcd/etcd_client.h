@@ -127,6 +127,10 @@ public:
     // The first revision not delivered yet.
     qint64 nextRevision() const { return m_nextRevision; }
 
+    // A new stream at once, resuming at nextRevision(), without interrupted(): for when the
+    // network was out and the old stream may sit on a connection that no longer carries data
+    // (nothing tells it: a watch may rightly be silent); established() follows.
+    void reopen();
     // Test hooks: drop the stream as a network failure would; while paused, no reconnect.
     void dropStreamForTesting();
     void setPausedForTesting(bool paused);

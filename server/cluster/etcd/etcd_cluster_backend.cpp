@@ -356,6 +356,14 @@ void EtcdClusterBackend::updateAvailability(const QString &reasonIfDown)
         return;
     }
     const bool up = m_registered && m_leaseHealthy && m_watch && m_watch->isEstablished();
+    if (up && m_availability == Availability::Unavailable && !m_watchReopened) {
+        // Calls answer again, but the watch may still be the one from before the outage, on a
+        // connection a partition left dead (it missed a departure for 13 s in the multi-host
+        // test). A new stream resumes at the same revision; its established() comes back here.
+        m_watchReopened = true;
+        m_watch->reopen();
+        return;
+    }
     if (up) {
         if (m_availability != Availability::Available) {
             m_availability = Availability::Available;
@@ -367,6 +375,7 @@ void EtcdClusterBackend::updateAvailability(const QString &reasonIfDown)
     }
     if (!reasonIfDown.isEmpty() && m_availability != Availability::Unavailable) {
         m_availability = Availability::Unavailable;
+        m_watchReopened = false;
         qCWarning(lcCluster).noquote()
                 << "etcd: unavailable (" << reasonIfDown
                 << "); serving the last known configuration at revision" << m_revision;

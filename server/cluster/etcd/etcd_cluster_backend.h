@@ -136,6 +136,7 @@ private:
     QElapsedTimer m_sinceKeepAlive; // since the last successful keepalive or grant
     quint64 m_generation = 0; // bumped by stop() and by a lost lease: stale answers are ignored
     Availability m_availability = Availability::Unknown;
+    bool m_watchReopened = false; // since the last outage began
     QString m_lastFailure;
 
     qint64 m_revision = 0;
