@@ -111,15 +111,19 @@ public:
     // The placement picked this node for a tenant that other nodes need: open its database
     // so that the stream can run here (the caller claims it).
     void openForStream(const tenants::TenantPtr &tenant);
-    void remoteSubscribe(const QString &fromNode, const tenants::TenantPtr &tenant, quint64 token,
-                         SubscribeRequest request);
+    // `incarnation`: the subscribing node's process; one of a later process makes the owner
+    // forget the subscribers of the node's earlier ones, one of an earlier process is ignored.
+    void remoteSubscribe(const QString &fromNode, quint64 incarnation,
+                         const tenants::TenantPtr &tenant, quint64 token, SubscribeRequest request);
     void remoteUnsubscribe(const QString &fromNode, const QByteArray &tenantId, quint64 memberId);
     void remoteSubscribeAnswered(quint64 token, const SubscribeOutcome &outcome, bool retry);
     void remoteDelivery(wire::Delivery delivery);
-    // A node left the cluster: the subscribers it registered here are gone.
-    void nodeLeft(const QString &nodeId);
+    // A node's processes up to `incarnation` are gone (it left the cluster for good, or
+    // restarted): the subscribers they registered here are dropped.
+    void nodeGone(const QString &nodeId, quint64 incarnation);
     // A link to a node came up (again): this node's subscribers of the streams it owns register
-    // with it once more, since it may have dropped them (nodeLeft there) while the link was down.
+    // with it once more, since it may have dropped them (nodeGone there, after this node was
+    // away from the membership for longer than it holds an absent node's subscribers).
     // Registering is idempotent on the owner (same member, same subscriber), so a link that only
     // flapped costs one round trip per subscriber and no duplicate change.
     void nodeReachable(const QString &nodeId);
@@ -161,12 +165,14 @@ private:
     struct PendingRemoteSubscribe
     {
         QString fromNode;
+        quint64 incarnation = 0;
         quint64 token = 0;
         SubscribeRequest request;
     };
     struct RemoteMember
     {
         QString node;
+        quint64 incarnation = 0;
         QByteArray tenantId;
         quint64 memberId = 0;
     };
@@ -185,6 +191,10 @@ private:
     void stepDown(Entry &entry);
     void acceptRemote(const QByteArray &tenantId, Entry &entry, PendingRemoteSubscribe pending);
     void dropProxy(quint64 proxy);
+    // Whether a subscriber of `node`'s process `incarnation` may register (not an earlier
+    // process than one already seen); a later one replaces the earlier's subscribers.
+    bool admitIncarnation(const QString &node, quint64 incarnation);
+    void dropNodeSubscribers(const QString &nodeId, quint64 upToIncarnation);
     // Answers to subscriptions sent for the tenant will be ignored (they are sent again).
     void forgetSentRequests(const QByteArray &tenantId);
     void closeEntry(const QByteArray &tenantId);
@@ -220,6 +230,7 @@ private:
     // Owner side: other nodes' subscribers, registered under ids of their own (ProxyBit set).
     QHash<quint64, RemoteMember> m_proxies;
     QHash<QString, quint64> m_proxyOf; // "<node>/<tenant>/<member id>" -> proxy id
+    QHash<QString, quint64> m_nodeIncarnation; // the latest process of each node seen here
     quint64 m_nextProxy = 0;
     // Subscribing side: requests sent to an owner, by token.
     struct SentSubscribe

@@ -179,15 +179,39 @@ void CdcService::openForStream(const tenants::TenantPtr &tenant)
     });
 }
 
-void CdcService::remoteSubscribe(const QString &fromNode, const tenants::TenantPtr &tenant,
-                                 quint64 token, SubscribeRequest request)
+void CdcService::remoteSubscribe(const QString &fromNode, quint64 incarnation,
+                                 const tenants::TenantPtr &tenant, quint64 token,
+                                 SubscribeRequest request)
 {
-    runtime::post(m_host, [this, fromNode, tenant, token, request = std::move(request)]() mutable {
-        database(tenant);
-        Entry &entry = m_databases[tenant->externalId];
-        acceptRemote(tenant->externalId, entry,
-                     PendingRemoteSubscribe{ fromNode, token, std::move(request) });
-    });
+    runtime::post(
+            m_host,
+            [this, fromNode, incarnation, tenant, token, request = std::move(request)]() mutable {
+                if (!admitIncarnation(fromNode, incarnation)) {
+                    return; // from a process of that node that a later one replaced
+                }
+                database(tenant);
+                Entry &entry = m_databases[tenant->externalId];
+                acceptRemote(
+                        tenant->externalId, entry,
+                        PendingRemoteSubscribe{ fromNode, incarnation, token, std::move(request) });
+            });
+}
+
+bool CdcService::admitIncarnation(const QString &node, quint64 incarnation)
+{
+    const quint64 known = m_nodeIncarnation.value(node, 0);
+    if (incarnation < known) {
+        return false;
+    }
+    if (incarnation > known) {
+        if (known != 0) {
+            qCInfo(lcCdc) << "node" << node << "restarted: the subscribers of its earlier process"
+                          << "are dropped";
+            dropNodeSubscribers(node, known);
+        }
+        m_nodeIncarnation.insert(node, incarnation);
+    }
+    return true;
 }
 
 void CdcService::acceptRemote(const QByteArray &tenantId, Entry &entry,
@@ -210,7 +234,8 @@ void CdcService::acceptRemote(const QByteArray &tenantId, Entry &entry,
         proxy = ProxyBit | ++m_nextProxy;
         m_proxyOf.insert(key, proxy);
         m_proxies.insert(proxy,
-                         RemoteMember{ pending.fromNode, tenantId, pending.request.memberId });
+                         RemoteMember{ pending.fromNode, pending.incarnation, tenantId,
+                                       pending.request.memberId });
     }
     pending.request.memberId = proxy;
     entry.database->subscribe(std::move(pending.request),
@@ -304,12 +329,15 @@ void CdcService::remoteDelivery(wire::Delivery delivery)
 void CdcService::publishSplit(const pubsub::OutboundMessagePtr &message) const
 {
     std::vector<quint64> local;
-    QHash<QString, std::vector<quint64>> remote;
+    // A node's proxies are all of one process (admitIncarnation drops an earlier one's).
+    QHash<QString, std::pair<quint64, std::vector<quint64>>> remote;
     for (const quint64 member : message->members()) {
         if ((member & ProxyBit) == 0) {
             local.push_back(member);
         } else if (const auto it = m_proxies.constFind(member); it != m_proxies.constEnd()) {
-            remote[it->node].push_back(it->memberId);
+            auto &[incarnation, members] = remote[it->node];
+            incarnation = it->incarnation;
+            members.push_back(it->memberId);
         }
     }
     if (!local.empty()) {
@@ -321,33 +349,43 @@ void CdcService::publishSplit(const pubsub::OutboundMessagePtr &message) const
         return;
     }
     for (auto it = remote.begin(); it != remote.end(); ++it) {
-        std::sort(it->begin(), it->end());
-        m_cluster->sendDelivery(it.key(), message->topic(), message->event(), message->payload(),
-                                std::move(it.value()));
+        auto &[incarnation, members] = it.value();
+        std::sort(members.begin(), members.end());
+        m_cluster->sendDelivery(it.key(), incarnation, message->topic(), message->event(),
+                                message->payload(), std::move(members));
     }
 }
 
-void CdcService::nodeLeft(const QString &nodeId)
+void CdcService::nodeGone(const QString &nodeId, quint64 incarnation)
 {
-    runtime::post(m_host, [this, nodeId] {
-        QList<quint64> proxies;
-        for (auto it = m_proxies.cbegin(); it != m_proxies.cend(); ++it) {
-            if (it->node == nodeId) {
-                proxies.append(it.key());
-            }
-        }
-        for (const quint64 proxy : std::as_const(proxies)) {
-            dropProxy(proxy);
-        }
-        for (Entry &entry : m_databases) {
-            auto &pending = entry.pendingRemote;
-            pending.erase(std::remove_if(pending.begin(), pending.end(),
-                                         [&](const PendingRemoteSubscribe &request) {
-                                             return request.fromNode == nodeId;
-                                         }),
-                          pending.end());
+    runtime::post(m_host, [this, nodeId, incarnation] {
+        dropNodeSubscribers(nodeId, incarnation);
+        if (m_nodeIncarnation.value(nodeId, 0) <= incarnation) {
+            m_nodeIncarnation.remove(nodeId);
         }
     });
+}
+
+void CdcService::dropNodeSubscribers(const QString &nodeId, quint64 upToIncarnation)
+{
+    QList<quint64> proxies;
+    for (auto it = m_proxies.cbegin(); it != m_proxies.cend(); ++it) {
+        if (it->node == nodeId && it->incarnation <= upToIncarnation) {
+            proxies.append(it.key());
+        }
+    }
+    for (const quint64 proxy : std::as_const(proxies)) {
+        dropProxy(proxy);
+    }
+    for (Entry &entry : m_databases) {
+        auto &pending = entry.pendingRemote;
+        pending.erase(std::remove_if(pending.begin(), pending.end(),
+                                     [&](const PendingRemoteSubscribe &request) {
+                                         return request.fromNode == nodeId
+                                                 && request.incarnation <= upToIncarnation;
+                                     }),
+                      pending.end());
+    }
 }
 
 void CdcService::forgetSentRequests(const QByteArray &tenantId)

@@ -36,10 +36,12 @@ public:
                                  quint64 memberId) = 0;
     virtual void sendSubscribeAnswer(const QString &node, const QByteArray &tenantId, quint64 token,
                                      const SubscribeOutcome &outcome, bool retry) = 0;
-    // postgres_changes for `members` (the subscribing node's member ids, sorted) of `topic`.
-    virtual void sendDelivery(const QString &node, const pubsub::TopicKey &topic,
-                              const QByteArray &event, const QByteArray &payload,
-                              std::vector<quint64> members) = 0;
+    // postgres_changes for `members` (sorted member ids of `node`'s process `incarnation`, as
+    // its Subscribe said) of `topic`; delivered once each and in order, also across broken
+    // links and a short absence of that node.
+    virtual void sendDelivery(const QString &node, quint64 incarnation,
+                              const pubsub::TopicKey &topic, const QByteArray &event,
+                              const QByteArray &payload, std::vector<quint64> members) = 0;
 };
 
 } // namespace rt::cdc

@@ -47,16 +47,28 @@ StreamCoordinator::StreamCoordinator(cluster::NodeInfo self, Parts parts, QObjec
       m_self(std::move(self)),
       m_parts(std::move(parts)),
       m_peerTenantsTimer(this),
+      m_deliveries(m_parts.links, incarnationOf(m_self), StreamDeliveries::Settings{}, this),
       m_mailbox(std::make_shared<runtime::Mailbox>(this))
 {
     connectBackend();
     connect(&m_parts.links, &cluster::links::NodeLinks::frameReceived, this,
             &StreamCoordinator::onFrame);
     connect(&m_parts.links, &cluster::links::NodeLinks::peerConnected, this,
-            [this](const QString &nodeId) { m_parts.cdc.nodeReachable(nodeId); });
+            [this](const QString &nodeId) {
+                m_deliveries.peerConnected(nodeId);
+                m_parts.cdc.nodeReachable(nodeId);
+            });
     m_peerTenantsTimer.setInterval(1000);
-    connect(&m_peerTenantsTimer, &QTimer::timeout, this, &StreamCoordinator::refreshPeerTenants);
+    connect(&m_peerTenantsTimer, &QTimer::timeout, this, [this] {
+        refreshPeerTenants();
+        forgetAbsentNodes();
+    });
     m_peerTenantsTimer.start();
+}
+
+quint64 StreamCoordinator::incarnationOf(const cluster::NodeInfo &node)
+{
+    return static_cast<quint64>(node.startedAtMs);
 }
 
 StreamCoordinator::~StreamCoordinator()
@@ -149,18 +161,55 @@ QString StreamCoordinator::resourceOf(const QByteArray &tenantId)
 
 void StreamCoordinator::setMembers(const QList<cluster::NodeInfo> &members)
 {
-    QSet<QString> now;
+    QHash<QString, quint64> now;
     for (const cluster::NodeInfo &node : members) {
-        now.insert(node.id);
+        now.insert(node.id, incarnationOf(node));
     }
     for (const cluster::NodeInfo &node : std::as_const(m_members)) {
-        if (!now.contains(node.id)) {
+        const quint64 incarnation = incarnationOf(node);
+        const auto present = now.constFind(node.id);
+        if (present == now.constEnd()) {
+            // Gone from the membership, perhaps only cut off: its subscribers stay registered
+            // and their changes wait in the delivery logs for AbsentNodeHoldMs.
             m_loads.forget(node.id);
-            m_parts.cdc.nodeLeft(node.id);
+            m_absent.insert(node.id, Absent{ incarnation, QDateTime::currentMSecsSinceEpoch() });
+        } else if (present.value() != incarnation) {
+            forgetNode(node.id, incarnation); // restarted: its earlier process's members are gone
+        }
+    }
+    for (auto it = now.cbegin(); it != now.cend(); ++it) {
+        const auto absent = m_absent.constFind(it.key());
+        if (absent != m_absent.constEnd()) {
+            const quint64 heldIncarnation = absent->incarnation;
+            m_absent.erase(absent);
+            if (heldIncarnation != it.value()) {
+                forgetNode(it.key(), heldIncarnation);
+            }
         }
     }
     m_members = members;
     leaveWrongRegions();
+}
+
+void StreamCoordinator::forgetNode(const QString &nodeId, quint64 incarnation)
+{
+    m_parts.cdc.nodeGone(nodeId, incarnation);
+    m_deliveries.forget(nodeId, incarnation);
+}
+
+void StreamCoordinator::forgetAbsentNodes()
+{
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    for (auto it = m_absent.begin(); it != m_absent.end();) {
+        if (now - it->sinceMs < AbsentNodeHoldMs) {
+            ++it;
+            continue;
+        }
+        qCInfo(lcCdc).noquote() << "node" << it.key() << "away for" << AbsentNodeHoldMs
+                                << "ms: its change subscribers are dropped";
+        forgetNode(it.key(), it->incarnation);
+        it = m_absent.erase(it);
+    }
 }
 
 void StreamCoordinator::setRegionMapping(const QHash<QString, QString> &mapping)
@@ -438,11 +487,9 @@ void StreamCoordinator::refreshPeerTenants()
 void StreamCoordinator::send(const QString &node, quint8 kind, const QByteArray &tenantId,
                              QByteArray bytes)
 {
-    // One ordering key per tenant: a subscriber's answer never overtakes its first changes.
     QMetaObject::invokeMethod(
             this,
-            [this, node, kind, key = QString(ResourcePrefix + QString::fromUtf8(tenantId)),
-             bytes = std::move(bytes)] {
+            [this, node, kind, key = cdc::wire::orderingKey(tenantId), bytes = std::move(bytes)] {
                 if (!m_parts.links.send(node, kind, bytes, key)) {
                     qCWarning(lcCdc).noquote()
                             << "change stream message to" << node << "dropped (no link)";
@@ -455,7 +502,7 @@ void StreamCoordinator::sendSubscribe(const QString &owner, quint64 token,
                                       const cdc::SubscribeRequest &request)
 {
     send(owner, cdc::wire::ControlFrameKind, request.topic.tenant(),
-         cdc::wire::encodeControl(cdc::wire::Subscribe{ token, request }));
+         cdc::wire::encodeControl(cdc::wire::Subscribe{ token, request, incarnationOf(m_self) }));
 }
 
 void StreamCoordinator::sendUnsubscribe(const QString &owner, const QByteArray &tenantId,
@@ -475,24 +522,25 @@ void StreamCoordinator::sendSubscribeAnswer(const QString &node, const QByteArra
          cdc::wire::encodeControl(cdc::wire::SubscribeAnswer{ token, outcome, retry }));
 }
 
-void StreamCoordinator::sendDelivery(const QString &node, const pubsub::TopicKey &topic,
-                                     const QByteArray &event, const QByteArray &payload,
-                                     std::vector<quint64> members)
+void StreamCoordinator::sendDelivery(const QString &node, quint64 incarnation,
+                                     const pubsub::TopicKey &topic, const QByteArray &event,
+                                     const QByteArray &payload, std::vector<quint64> members)
 {
-    send(node, cdc::wire::DeliveryFrameKind, topic.tenant(),
-         cdc::wire::encodeDelivery(topic, event, payload, members));
+    QMetaObject::invokeMethod(
+            this,
+            [this, node, incarnation, topic, event, payload, members = std::move(members)] {
+                m_deliveries.send(node, incarnation, topic, event, payload, members);
+            },
+            Qt::QueuedConnection);
 }
 
 void StreamCoordinator::onFrame(const QString &fromNodeId, quint8 kind, const QByteArray &payload)
 {
     if (kind == cdc::wire::DeliveryFrameKind) {
-        Result<cdc::wire::Delivery> delivery = cdc::wire::decodeDelivery(payload);
-        if (!delivery) {
-            qCWarning(lcCdc).noquote()
-                    << "bad change delivery from" << fromNodeId << ":" << delivery.error().message;
-            return;
+        if (std::optional<cdc::wire::Delivery> delivery =
+                    m_deliveries.receive(fromNodeId, payload)) {
+            m_parts.cdc.remoteDelivery(std::move(*delivery));
         }
-        m_parts.cdc.remoteDelivery(std::move(delivery).value());
         return;
     }
     if (kind == cdc::wire::ControlFrameKind) {
@@ -533,13 +581,15 @@ void StreamCoordinator::onControl(const QString &fromNodeId, const QByteArray &p
                                      cdc::wire::SubscribeAnswer{ message.token, {}, true }));
                         return;
                     }
-                    m_parts.cdc.remoteSubscribe(fromNodeId, tenant, message.token,
-                                                std::move(message.request));
+                    m_parts.cdc.remoteSubscribe(fromNodeId, message.incarnation, tenant,
+                                                message.token, std::move(message.request));
                 } else if constexpr (std::is_same_v<T, cdc::wire::SubscribeAnswer>) {
                     m_parts.cdc.remoteSubscribeAnswered(message.token, message.outcome,
                                                         message.retry);
-                } else {
+                } else if constexpr (std::is_same_v<T, cdc::wire::Unsubscribe>) {
                     m_parts.cdc.remoteUnsubscribe(fromNodeId, message.tenantId, message.memberId);
+                } else {
+                    m_deliveries.acknowledged(fromNodeId, message);
                 }
             },
             decoded.value());

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "server/cdc/stream_cluster.h"
+#include "server/cdc/stream_deliveries.h"
 #include "server/cluster/placement/placement.h"
 #include "server/cluster/types.h"
 #include "server/runtime/mailbox.h"
@@ -49,7 +50,8 @@ namespace rt::cdc {
 // starts over when the claim vanishes (owner stopped, idle, moved out of the tenant's region,
 // or died: its lease ends within the TTL). The owner also runs matching and RLS for the other
 // nodes' subscribers and sends each node its members' changes (CdcService does the work; this
-// object carries the messages).
+// object carries the messages, the changes through StreamDeliveries: once each, in order, also
+// to a node that was away from the membership for up to AbsentNodeHoldMs).
 //
 // Lives on the cluster thread with the backend and the links; the StreamCluster methods may be
 // called from any thread (CdcService calls them on the cdc thread) and post here.
@@ -70,6 +72,10 @@ public:
         metrics::ServerMetrics *metrics = nullptr; // decisions, fallbacks, claims; may be null
     };
     static constexpr int StartTimeoutMs = 3000;
+    // How long a node that left the membership keeps its subscribers registered with the streams
+    // owned here, their changes kept for it (bounded: StreamDeliveries), in case it was only cut
+    // off: back within this time, it receives everything it missed, in order.
+    static constexpr qint64 AbsentNodeHoldMs = 120'000;
 
     StreamCoordinator(cluster::NodeInfo self, Parts parts, QObject *parent = nullptr);
     ~StreamCoordinator() override;
@@ -93,14 +99,20 @@ public:
                          quint64 memberId) override;
     void sendSubscribeAnswer(const QString &node, const QByteArray &tenantId, quint64 token,
                              const cdc::SubscribeOutcome &outcome, bool retry) override;
-    void sendDelivery(const QString &node, const pubsub::TopicKey &topic, const QByteArray &event,
-                      const QByteArray &payload, std::vector<quint64> members) override;
+    void sendDelivery(const QString &node, quint64 incarnation, const pubsub::TopicKey &topic,
+                      const QByteArray &event, const QByteArray &payload,
+                      std::vector<quint64> members) override;
 
 private:
     // Why this node claims a stream (the label of qtrealtime_stream_claims_total).
     enum class ClaimCause { PlacedHere, AskedByPeer, Fallback };
     // Why it runs a stream that the picker gave another node.
     enum class FallbackReason { Refused, Timeout, Unreachable };
+    struct Absent
+    {
+        quint64 incarnation = 0; // the process that left
+        qint64 sinceMs = 0;
+    };
     struct Ask
     {
         QString node; // the node the picker chose
@@ -123,6 +135,10 @@ private:
     void onControl(const QString &fromNodeId, const QByteArray &payload);
     void send(const QString &node, quint8 kind, const QByteArray &tenantId, QByteArray bytes);
     void refreshPeerTenants();
+    // A node's process: its member record's start time (new with every start).
+    static quint64 incarnationOf(const cluster::NodeInfo &node);
+    void forgetNode(const QString &nodeId, quint64 incarnation);
+    void forgetAbsentNodes();
     void leaveWrongRegions();
 
     cluster::NodeInfo m_self;
@@ -136,6 +152,8 @@ private:
     quint64 m_askSerial = 0;
     QSet<QByteArray> m_mustClaim; // the placement picked this node (a peer asked us)
     QTimer m_peerTenantsTimer;
+    QHash<QString, Absent> m_absent; // left the membership, their subscribers still held
+    StreamDeliveries m_deliveries;
     runtime::MailboxPtr m_mailbox; // answers from the control plane's thread
 };
 

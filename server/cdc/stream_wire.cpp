@@ -10,7 +10,9 @@ namespace rt::cdc::wire {
 
 namespace {
 
-constexpr quint8 DeliveryVersion = 1;
+constexpr quint8 DeliveryVersion = 2;
+// The floor's offset in an encoded delivery: after the version, incarnation, log id and seq.
+constexpr qsizetype FloorOffset = 1 + 8 + 8 + 8;
 constexpr quint8 PrivateFlag = 0x01;
 
 // 64-bit ids travel as decimal strings (JSON numbers lose precision beyond 2^53).
@@ -98,6 +100,7 @@ QByteArray encodeControl(const ControlMessage &message)
                     QJsonObject subscribe = requestJson(m.request);
                     subscribe.insert(QStringLiteral("type"), QStringLiteral("subscribe"));
                     subscribe.insert(QStringLiteral("token"), idText(m.token));
+                    subscribe.insert(QStringLiteral("incarnation"), idText(m.incarnation));
                     return subscribe;
                 } else if constexpr (std::is_same_v<T, SubscribeAnswer>) {
                     return { { QStringLiteral("type"), QStringLiteral("answer") },
@@ -105,10 +108,16 @@ QByteArray encodeControl(const ControlMessage &message)
                              { QStringLiteral("ok"), m.outcome.ok },
                              { QStringLiteral("message"), m.outcome.message },
                              { QStringLiteral("retry"), m.retry } };
-                } else {
+                } else if constexpr (std::is_same_v<T, Unsubscribe>) {
                     return { { QStringLiteral("type"), QStringLiteral("unsubscribe") },
                              { QStringLiteral("tenant"), QString::fromUtf8(m.tenantId) },
                              { QStringLiteral("member"), idText(m.memberId) } };
+                } else {
+                    return { { QStringLiteral("type"), QStringLiteral("ack") },
+                             { QStringLiteral("tenant"), QString::fromUtf8(m.tenantId) },
+                             { QStringLiteral("log"), idText(m.logId) },
+                             { QStringLiteral("seq"), idText(m.seq) },
+                             { QStringLiteral("gap"), m.gap } };
                 }
             },
             message);
@@ -136,12 +145,15 @@ Result<ControlMessage> decodeControl(QByteArrayView bytes)
     }
     if (type == QLatin1String("subscribe")) {
         const std::optional<quint64> token = idOf(object.value(QLatin1String("token")));
+        const std::optional<quint64> incarnation = idOf(object.value(QLatin1String("incarnation")));
         Result<SubscribeRequest> request = requestOf(object);
-        if (!token || !request) {
-            return Error{ request ? QStringLiteral("subscribe: bad token")
-                                  : request.error().message };
+        if (!request) {
+            return Error{ request.error().message };
         }
-        return ControlMessage(Subscribe{ *token, std::move(request).value() });
+        if (!token || !incarnation) {
+            return Error{ QStringLiteral("subscribe: bad token or incarnation") };
+        }
+        return ControlMessage(Subscribe{ *token, std::move(request).value(), *incarnation });
     }
     if (type == QLatin1String("answer")) {
         const std::optional<quint64> token = idOf(object.value(QLatin1String("token")));
@@ -161,16 +173,30 @@ Result<ControlMessage> decodeControl(QByteArrayView bytes)
         }
         return ControlMessage(Unsubscribe{ tenant.toString().toUtf8(), *member });
     }
+    if (type == QLatin1String("ack") && hasTenant) {
+        const std::optional<quint64> log = idOf(object.value(QLatin1String("log")));
+        const std::optional<quint64> seq = idOf(object.value(QLatin1String("seq")));
+        const QJsonValue gap = object.value(QLatin1String("gap"));
+        if (!log || *log == 0 || !seq || !gap.isBool()) {
+            return Error{ QStringLiteral("ack: missing or mistyped fields") };
+        }
+        return ControlMessage(DeliveryAck{ tenant.toString().toUtf8(), *log, *seq, gap.toBool() });
+    }
     return Error{ QStringLiteral("unknown stream control frame") };
 }
 
-QByteArray encodeDelivery(const pubsub::TopicKey &topic, QByteArrayView event,
-                          QByteArrayView payload, const std::vector<quint64> &members)
+QByteArray encodeDelivery(const DeliveryStamp &stamp, const pubsub::TopicKey &topic,
+                          QByteArrayView event, QByteArrayView payload,
+                          const std::vector<quint64> &members)
 {
-    pubsub::detail::ByteWriter writer(32 + topic.tenant().size() + topic.subTopic().size()
+    pubsub::detail::ByteWriter writer(64 + topic.tenant().size() + topic.subTopic().size()
                                       + event.size() + payload.size()
                                       + 8 * static_cast<qsizetype>(members.size()));
     writer.u8(DeliveryVersion);
+    writer.u64(stamp.incarnation);
+    writer.u64(stamp.logId);
+    writer.u64(stamp.seq);
+    writer.u64(stamp.floor);
     writer.u8(topic.isPrivate() ? PrivateFlag : 0);
     writer.bytes(topic.tenant());
     writer.bytes(topic.subTopic());
@@ -187,9 +213,17 @@ Result<Delivery> decodeDelivery(QByteArrayView bytes)
 {
     pubsub::detail::ByteReader reader(bytes);
     const std::optional<quint8> version = reader.u8();
-    const std::optional<quint8> flags = reader.u8();
     if (!version || *version != DeliveryVersion) {
         return Error{ QStringLiteral("delivery: unsupported version") };
+    }
+    DeliveryStamp stamp;
+    stamp.incarnation = reader.u64().value_or(0);
+    stamp.logId = reader.u64().value_or(0);
+    stamp.seq = reader.u64().value_or(0);
+    stamp.floor = reader.u64().value_or(0);
+    const std::optional<quint8> flags = reader.u8();
+    if (stamp.logId == 0 || stamp.floor == 0 || stamp.floor > stamp.seq) {
+        return Error{ QStringLiteral("delivery: bad sequence stamp") };
     }
     if (!flags || (*flags & ~PrivateFlag) != 0) {
         return Error{ QStringLiteral("delivery: bad flags") };
@@ -210,6 +244,7 @@ Result<Delivery> decodeDelivery(QByteArrayView bytes)
         return Error{ QStringLiteral("delivery: member count does not match the frame") };
     }
     Delivery delivery;
+    delivery.stamp = stamp;
     delivery.topic = pubsub::TopicKey(*tenant, (*flags & PrivateFlag) != 0, *subTopic);
     delivery.event = *event;
     delivery.payload = *payload;
@@ -222,6 +257,14 @@ Result<Delivery> decodeDelivery(QByteArrayView bytes)
         delivery.members.push_back(member);
     }
     return delivery;
+}
+
+void restampFloor(QByteArray &frame, quint64 floor)
+{
+    Q_ASSERT(frame.size() >= FloorOffset + 8);
+    for (int i = 0; i < 8; ++i) {
+        frame[FloorOffset + i] = static_cast<char>((floor >> (56 - 8 * i)) & 0xffU);
+    }
 }
 
 } // namespace rt::cdc::wire

@@ -21,6 +21,13 @@ inline constexpr quint8 ControlFrameKind =
 inline constexpr quint8 DeliveryFrameKind =
         cluster::links::kindValue(cluster::links::FrameKind::StreamDelivery);
 
+// The node-link ordering key of everything about one tenant's stream: a subscriber's answer
+// never overtakes its first changes, and the changes keep commit order.
+inline QString orderingKey(const QByteArray &tenantId)
+{
+    return QStringLiteral("stream/") + QString::fromUtf8(tenantId);
+}
+
 // "Please own this tenant's stream": the placement picked the receiver.
 struct StartStream
 {
@@ -38,6 +45,10 @@ struct Subscribe
 {
     quint64 token = 0;
     SubscribeRequest request;
+    // The subscribing node's process (its member record's startedAtMs): member ids are only
+    // unique within one, so the owner forgets an earlier process's subscribers when it sees a
+    // later one, and stamps every delivery with the process it is meant for.
+    quint64 incarnation = 0;
 };
 struct SubscribeAnswer
 {
@@ -51,27 +62,55 @@ struct Unsubscribe
     QByteArray tenantId;
     quint64 memberId = 0;
 };
+// The receiver of a tenant's deliveries has every frame of log `logId` up to `seq` (the owner
+// may forget them). `gap`: a later frame came first, so some were lost: send them again now.
+struct DeliveryAck
+{
+    QByteArray tenantId;
+    quint64 logId = 0;
+    quint64 seq = 0;
+    bool gap = false;
+};
 
-using ControlMessage =
-        std::variant<StartStream, StartRefused, Subscribe, SubscribeAnswer, Unsubscribe>;
+using ControlMessage = std::variant<StartStream, StartRefused, Subscribe, SubscribeAnswer,
+                                    Unsubscribe, DeliveryAck>;
 
 QByteArray encodeControl(const ControlMessage &message);
 Result<ControlMessage> decodeControl(QByteArrayView bytes);
 
+// Where a delivery stands in the owner's log of one tenant's deliveries to one node process
+// (server/cdc/delivery_sequence.h): frames are numbered 1, 2, ... within a log; `floor` is the
+// oldest frame the owner still keeps (the receiver may skip to it: what lies below is gone).
+struct DeliveryStamp
+{
+    quint64 incarnation = 0; // the receiving node's process (Subscribe::incarnation)
+    quint64 logId = 0; // never 0
+    quint64 seq = 0; // >= 1
+    quint64 floor = 0; // 1 <= floor <= seq
+
+    friend bool operator==(const DeliveryStamp &, const DeliveryStamp &) = default;
+};
+
 // postgres_changes for some members of one topic on the receiving node.
-//   u8 version (1) | u8 flags (0x01 private) | bytes tenant | bytes subTopic | bytes event
-//   | bytes payload | u32 count | count x u64 member id (ascending)
+//   u8 version (2) | u64 incarnation | u64 logId | u64 seq | u64 floor | u8 flags (0x01 private)
+//   | bytes tenant | bytes subTopic | bytes event | bytes payload | u32 count
+//   | count x u64 member id (ascending)
 // bytes = u32 length + bytes, big-endian; nothing may follow.
 struct Delivery
 {
+    DeliveryStamp stamp;
     pubsub::TopicKey topic;
     QByteArray event;
     QByteArray payload;
     std::vector<quint64> members;
 };
 
-QByteArray encodeDelivery(const pubsub::TopicKey &topic, QByteArrayView event,
-                          QByteArrayView payload, const std::vector<quint64> &members);
+QByteArray encodeDelivery(const DeliveryStamp &stamp, const pubsub::TopicKey &topic,
+                          QByteArrayView event, QByteArrayView payload,
+                          const std::vector<quint64> &members);
 Result<Delivery> decodeDelivery(QByteArrayView bytes);
+// Rewrites the floor of an encoded delivery (a frame sent again states the owner's floor now).
+// `frame` must come from encodeDelivery and `floor` keep 1 <= floor <= seq.
+void restampFloor(QByteArray &frame, quint64 floor);
 
 } // namespace rt::cdc::wire

@@ -3,8 +3,8 @@
 //
 // Input layout: byte 0 (even: control, odd: delivery); the rest is the frame payload. Besides
 // crashes, the target aborts when a promise breaks: a decoded delivery re-encodes to exactly the
-// input (the format is canonical) and has a tenant and ascending members; a decoded control
-// message survives an encode/decode round trip unchanged in kind.
+// input (the format is canonical) and has a tenant, ascending members and a valid stamp; a
+// decoded control message survives an encode/decode round trip unchanged in kind.
 #include "server/cdc/stream_wire.h"
 
 #include <cstddef>
@@ -50,7 +50,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t i = 1; i < delivery->members.size(); ++i) {
         require(delivery->members[i - 1] < delivery->members[i]);
     }
-    require(encodeDelivery(delivery->topic, delivery->event, delivery->payload, delivery->members)
+    require(delivery->stamp.logId != 0 && delivery->stamp.floor >= 1
+            && delivery->stamp.floor <= delivery->stamp.seq);
+    require(encodeDelivery(delivery->stamp, delivery->topic, delivery->event, delivery->payload,
+                           delivery->members)
             == bytes);
     return 0;
 }
