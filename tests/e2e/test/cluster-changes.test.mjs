@@ -11,6 +11,7 @@ import path from 'node:path';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { operatorToken, startPgCluster } from '../lib/admin.mjs';
 import { ClientPool, subscribe } from '../lib/clients.mjs';
+import { RawClient } from '../lib/raw.mjs';
 import { clusterView, LEASE_TTL_S, memberIds, startEtcd, startNode } from '../lib/cluster.mjs';
 import { token } from '../lib/jwt.mjs';
 import { createDatabase, PG_BIN, pgBinariesPresent, psqlAs, tenantSeed } from '../lib/pg.mjs';
@@ -51,6 +52,8 @@ describe('postgres_changes across the nodes of a cluster', { skip }, () => {
     let etcd;
     let pg;
     let db;
+    let prefix;
+    let tenants;
     const nodes = {};
     const pools = [];
 
@@ -63,8 +66,8 @@ describe('postgres_changes across the nodes of a cluster', { skip }, () => {
                        GRANT SELECT ON items TO anon, authenticated;
                        CREATE PUBLICATION supabase_realtime FOR TABLE items;`);
         etcd = await startEtcd(path.join(dir, 'etcd'));
-        const prefix = `/e2e-clc-${process.pid}`;
-        const tenants = [tenantSeed(TENANT, SECRET, pg.env, DB, {
+        prefix = `/e2e-clc-${process.pid}`;
+        tenants = [tenantSeed(TENANT, SECRET, pg.env, DB, {
             settings: { slot_name: 'rt_e2e_clc_slot' },
             max_events_per_second: 100_000,
         })];
@@ -80,21 +83,20 @@ describe('postgres_changes across the nodes of a cluster', { skip }, () => {
 
     after(() => tearDown({ pools, nodes, etcd, pg, dir }));
 
-    async function subscriber(node, label) {
-        const pool = new ClientPool(node);
+    async function subscriber(node, label, { filter, topic = unique(label), pool = new ClientPool(node) } = {}) {
         pools.push(pool);
         const client = pool.client({ tenant: TENANT, token: token(SECRET, {}) });
-        const ch = client.channel(unique(label));
+        const ch = client.channel(topic);
         const changes = new Recorder(`changes at ${label}`);
         const system = new Recorder(`system messages at ${label}`);
-        ch.on('postgres_changes', { event: 'INSERT', schema: 'public', table: 'items' }, changes.fn);
+        ch.on('postgres_changes', { event: 'INSERT', schema: 'public', table: 'items', ...(filter ? { filter } : {}) }, changes.fn);
         ch.on('system', {}, system.fn);
         const statuses = subscribe(ch, 20_000);
         await statuses.next((s) => s.status === 'SUBSCRIBED', SUBSCRIBED_MS, `${label} SUBSCRIBED`);
         const msg = await system.next((m) => m?.extension === 'postgres_changes', SUBSCRIBED_MS,
             `the postgres_changes system message at ${label}`);
         assert.equal(msg.message, 'Subscribed to PostgreSQL', `${label}: ${JSON.stringify(msg)}`);
-        return { ch, changes };
+        return { ch, changes, pool };
     }
 
     /** The node names whose /api/cluster lists the tenant's stream as owned there. */
@@ -166,6 +168,55 @@ describe('postgres_changes across the nodes of a cluster', { skip }, () => {
             assert.deepEqual(withoutSentinels(rec.items).filter((m) => m.event === 'ev').map((m) => m.payload.seq), [1, 2, 3, 4, 5],
                 `${name}: each once, in order`);
         }
+    });
+
+    // Member ids are only unique within one process (a counter from 1): a node killed and
+    // started again at once numbers its new channels as its predecessor did, and the stream's
+    // owner still holds the dead process's subscribers (for a while: it may only be cut off).
+    // Their rows must never go to the new process's channels of the same topic and number.
+    test('a node restarted at once under the same name gets only its new subscribers\' rows', { timeout: 120_000 }, async () => {
+        await subscriber(nodes['node-a'], 'someone'); // the stream runs from here on
+        await waitFor(async () => (await owners()).length === 1, 10_000, 'exactly one owner');
+        const [owner] = await owners();
+        const victim = Object.keys(nodes).find((n) => n !== owner && !nodes[n].exitInfo());
+        const restart = async () => {
+            await nodes[victim].kill('SIGKILL');
+            nodes[victim] = await startNode(etcd, { name: victim, prefix, region: REGION, tenants });
+        };
+        await restart(); // a fresh process: its channels are members 1, 2, 3, ...
+        const topic = unique('restart-room');
+        const old = [];
+        for (const id of [7001, 7002, 7003]) {
+            old.push(await subscriber(nodes[victim], `old-${id}`, { filter: `id=eq.${id}`, topic }));
+        }
+        await restart();
+        for (const s of old) await s.pool.cleanup(); // they must not reconnect to the new process
+        // The new process's members 1 (subscribed to one row) and 2, 3 (the topic's broadcasts
+        // only, on raw sockets that would show any postgres_changes frame sent to them).
+        const fresh = await subscriber(nodes[victim], 'new-7101', { filter: 'id=eq.7101', topic });
+        const rawPool = new ClientPool(nodes[victim]);
+        pools.push(rawPool);
+        const raws = [];
+        for (let k = 0; k < 2; k++) {
+            const raw = rawPool.track(await RawClient.connect(nodes[victim], {
+                token: token(SECRET, {}), host: nodes[victim].hostFor(TENANT),
+            }));
+            const ref = raw.push(`realtime:${topic}`, 'phx_join', { config: { broadcast: {}, presence: { key: '' }, postgres_changes: [] } }, { joinRef: '1' });
+            const reply = await raw.reply(ref, 10_000);
+            assert.equal(reply.payload.status, 'ok', JSON.stringify(reply.payload));
+            raws.push(raw);
+        }
+        // The old subscribers' rows first, then the new one's (the owner relays in commit order):
+        // once member 1 has its row, a leaked old row would have come before it.
+        await db.exec("INSERT INTO items VALUES (7001, 'old'), (7002, 'old'), (7003, 'old')");
+        await db.exec("INSERT INTO items VALUES (7101, 'new')");
+        await fresh.changes.next((c) => c.new.id === 7101, 15_000, 'row 7101 at the new process');
+        assert.deepEqual(fresh.changes.items.map((c) => c.new.id), [7101], 'member 1 gets only its own row');
+        for (const raw of raws) {
+            const leaked = raw.frames.items.filter((f) => f.event === 'postgres_changes');
+            assert.deepEqual(leaked.map((f) => f.payload?.data?.record), [], 'no row of the dead process\'s subscribers');
+        }
+        await everyNodeSeesAll(nodes);
     });
 
     test('kill -9 of the owner under load: another node takes the stream over, no committed row is lost', { timeout: 120_000 }, async () => {
