@@ -112,6 +112,9 @@ public:
 
     // Size of the user payload, for payload-size accounting.
     qsizetype payloadBytes() const { return m_payload.size(); }
+    // About what the message costs in memory while something keeps it (a topic's history): its
+    // source bytes, one encoded frame of about their size, and the object.
+    qint64 footprintBytes() const { return 2 * sourceBytes() + qint64{ sizeof(OutboundMessage) }; }
 
     const Frame &frameFor(protocol::Vsn vsn) const;
 
