@@ -19,6 +19,7 @@
 #include <QJsonDocument>
 #include <QLoggingCategory>
 #include <QPointer>
+#include <QTimer>
 #include <QUuid>
 
 namespace rt::channels {
@@ -311,9 +312,15 @@ std::unique_ptr<Channel> ChannelService::admitAndComplete(
     SocketState *socketState = &socket;
     ClientLink *client = &link;
     QPointer<QObject> guard(link.context());
+    const bool waits = waitsForChanges(*request);
     const bool reachable = m_context.pubsub.awaitTenantReachable(
-            socket.tenantId, &m_context.hub, [this, socketState, client, guard, request, access] {
+            socket.tenantId, &m_context.hub,
+            [this, socketState, client, guard, request, access, waits] {
                 if (guard.isNull()) {
+                    return;
+                }
+                if (waits) {
+                    completeWhenChangesLive(*socketState, *client, request, access);
                     return;
                 }
                 client->joinFinished(completeJoin(*socketState, *client, *request, access.get()),
@@ -321,6 +328,11 @@ std::unique_ptr<Channel> ChannelService::admitAndComplete(
             });
     if (!reachable) {
         deferred = true;
+        return nullptr;
+    }
+    if (waits) {
+        deferred = true;
+        completeWhenChangesLive(socket, link, request, access);
         return nullptr;
     }
     return completeJoin(socket, link, *request, access.get());
@@ -389,9 +401,9 @@ std::unique_ptr<Channel> ChannelService::makeChannel(SocketState &socket, Client
     return channel;
 }
 
-std::unique_ptr<Channel> ChannelService::completeJoin(SocketState &socket, ClientLink &link,
-                                                      const JoinRequest &request,
-                                                      const cdc::CdcService::ChannelAccess *access)
+std::unique_ptr<Channel>
+ChannelService::prepareChannel(SocketState &socket, ClientLink &link, const JoinRequest &request,
+                               const cdc::CdcService::ChannelAccess *access)
 {
     const protocol::InboundMessage &message = request.message;
     // V1 has no join_ref: the join's ref is the channel's join ref (spec §2.2).
@@ -407,32 +419,47 @@ std::unique_ptr<Channel> ChannelService::completeJoin(SocketState &socket, Clien
         channel->writesBroadcast = access->permissions.broadcastWrite.value_or(false);
         channel->writesPresence = access->permissions.presenceWrite.value_or(false);
     }
-    m_context.hub.subscribe(
-            channel->key(), channel.get(), channel->memberId(), socket.vsn,
-            pubsub::MemberRights{ channel->readsBroadcast, channel->readsPresence });
+    return channel;
+}
+
+std::unique_ptr<Channel> ChannelService::completeJoin(SocketState &socket, ClientLink &link,
+                                                      const JoinRequest &request,
+                                                      const cdc::CdcService::ChannelAccess *access)
+{
+    std::unique_ptr<Channel> channel = prepareChannel(socket, link, request, access);
+    openChannel(socket, link, request, *channel, access, true);
+    return channel;
+}
+
+void ChannelService::openChannel(SocketState &socket, ClientLink &link, const JoinRequest &request,
+                                 Channel &channel, const cdc::CdcService::ChannelAccess *access,
+                                 bool subscribeChanges)
+{
+    const protocol::InboundMessage &message = request.message;
+    m_context.hub.subscribe(channel.key(), &channel, channel.memberId(), socket.vsn,
+                            pubsub::MemberRights{ channel.readsBroadcast, channel.readsPresence });
     ++socket.channelCount;
 
     QJsonObject response;
-    response.insert(QLatin1String("postgres_changes"), channel->postgresChanges);
-    link.sendFrame(protocol::encodeReply(socket.vsn, joinRef, message.ref, message.topic,
+    response.insert(QLatin1String("postgres_changes"), channel.postgresChanges);
+    link.sendFrame(protocol::encodeReply(socket.vsn, channel.joinRef(), message.ref, message.topic,
                                          QByteArrayLiteral("ok"),
                                          QJsonDocument(response).toJson(QJsonDocument::Compact)),
                    false);
     if (access != nullptr) {
-        pushReplayed(socket, *channel, access->replayed);
+        pushReplayed(socket, channel, access->replayed);
     }
-    if (channel->presenceEnabled && channel->readsPresence) {
-        requestPresenceState(*channel);
+    if (channel.presenceEnabled && channel.readsPresence) {
+        requestPresenceState(channel);
     }
-    startChanges(socket, *channel, request.tenant);
-    return channel;
+    startChanges(socket, channel, request.tenant, subscribeChanges);
 }
 
 void ChannelService::startChanges(SocketState &socket, Channel &channel,
-                                  const tenants::TenantPtr &tenant)
+                                  const tenants::TenantPtr &tenant, bool subscribe)
 {
     const bool hasDatabase = m_context.cdc != nullptr && cdc::CdcService::usesDatabase(*tenant);
-    if (!channel.postgresChanges.isEmpty()) {
+    if (!channel.postgresChanges.isEmpty() && subscribe) {
         if (hasDatabase) {
             subscribeToChanges(socket, channel);
         } else {
@@ -485,7 +512,8 @@ void ChannelService::pushReplayed(const SocketState &socket, Channel &channel,
     }
 }
 
-void ChannelService::subscribeToChanges(SocketState &socket, Channel &channel)
+void ChannelService::subscribeToChanges(SocketState &socket, Channel &channel,
+                                        std::function<void(const cdc::SubscribeOutcome &)> done)
 {
     cdc::SubscribeRequest request;
     request.memberId = channel.memberId();
@@ -502,7 +530,11 @@ void ChannelService::subscribeToChanges(SocketState &socket, Channel &channel)
     Channel *target = &channel;
     m_context.cdc->subscribe(
             socket.tenant, std::move(request), &m_context.hub, QPointer<QObject>(channel.guard()),
-            [target](const cdc::SubscribeOutcome &outcome) {
+            [target, done = std::move(done)](const cdc::SubscribeOutcome &outcome) {
+                if (done) {
+                    done(outcome);
+                    return;
+                }
                 target->pushSystem(QStringLiteral("postgres_changes"),
                                    outcome.ok ? QStringLiteral("ok") : QStringLiteral("error"),
                                    outcome.message);
@@ -611,6 +643,78 @@ void countLimitRejection(const ChannelContext &context, const QByteArray &tenant
                          const char *kind)
 {
     context.metrics.rateLimitRejections.labels({ tenantId, QByteArrayView(kind) })->inc();
+}
+
+bool ChannelService::waitsForChanges(const JoinRequest &request) const
+{
+    const QByteArray subTopic = request.message.topic.mid(RealtimePrefix.size());
+    return request.config.postgresChangesWait && m_context.cdc != nullptr
+            && cdc::CdcService::usesDatabase(*request.tenant)
+            && !joinChanges(request.config, subTopic).isEmpty();
+}
+
+// postgres_changes_options.wait: the channel's bindings are registered with the stream first,
+// and the join is answered once they are matched on the live stream, or refused at the
+// timeout (upstream PR #2109: same texts, same cap). The socket's other messages wait
+// meanwhile, as Phoenix's socket waits for a channel's join.
+void ChannelService::completeWhenChangesLive(
+        SocketState &socket, ClientLink &link, const std::shared_ptr<const JoinRequest> &request,
+        const std::shared_ptr<const cdc::CdcService::ChannelAccess> &access)
+{
+    struct Waiting
+    {
+        std::unique_ptr<Channel> channel;
+        bool settled = false;
+    };
+    auto waiting = std::make_shared<Waiting>();
+    waiting->channel = prepareChannel(socket, link, *request, access.get());
+    Channel *channel = waiting->channel.get();
+    SocketState *socketState = &socket;
+    ClientLink *client = &link;
+    QPointer<QObject> alive(link.context());
+    const auto settle = [this, waiting, socketState, client, alive, request,
+                         access](const std::optional<QString> &failure, const QString &message) {
+        if (waiting->settled) {
+            return;
+        }
+        waiting->settled = true;
+        std::unique_ptr<Channel> joined = std::move(waiting->channel);
+        if (alive.isNull() || failure) {
+            m_context.cdc->unsubscribe(request->tenant->externalId, joined->memberId());
+            if (!alive.isNull()) {
+                replyJoinError(*client, request->message, *failure);
+                client->joinFinished(nullptr, false);
+            }
+            return;
+        }
+        openChannel(*socketState, *client, *request, *joined, access.get(), false);
+        joined->pushSystem(QStringLiteral("postgres_changes"), QStringLiteral("ok"), message);
+        client->joinFinished(std::move(joined), false);
+    };
+    const int timeoutMs = request->config.postgresChangesTimeoutMs;
+    QTimer::singleShot(timeoutMs, &m_context.hub, [settle, timeoutMs] {
+        settle(QStringLiteral("PostgresChangesSubscribeTimeout: Timed out after %1ms waiting for "
+                              "the postgres_changes subscription")
+                       .arg(timeoutMs),
+               {});
+    });
+    const tenants::TenantPtr tenant = request->tenant;
+    subscribeToChanges(
+            socket, *channel,
+            [this, settle, tenant, channel](const cdc::SubscribeOutcome &outcome) {
+                if (!outcome.ok) {
+                    settle(QStringLiteral("RealtimeDisabledForConfiguration: ") + outcome.message,
+                           {});
+                    return;
+                }
+                m_context.cdc->whenStreaming(tenant, &m_context.hub,
+                                             QPointer<QObject>(channel->guard()),
+                                             [settle, message = outcome.message](bool ready) {
+                                                 if (ready) {
+                                                     settle(std::nullopt, message);
+                                                 }
+                                             });
+            });
 }
 
 } // namespace rt::channels

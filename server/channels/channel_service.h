@@ -61,7 +61,9 @@ public:
 
     // Sends the channel's postgres_changes bindings to the tenant database (again after a token
     // refresh); the outcome arrives as a `system` message.
-    void subscribeToChanges(SocketState &socket, Channel &channel);
+    // With `done`, the outcome goes there instead (a join that waits for it).
+    void subscribeToChanges(SocketState &socket, Channel &channel,
+                            std::function<void(const cdc::SubscribeOutcome &)> done = {});
     // The identity a private channel's RLS checks run as (spec §7.1).
     static cdc::AuthorizationRequest authorizationRequest(const SocketState &socket,
                                                           const QByteArray &subTopic,
@@ -89,7 +91,9 @@ private:
                                          const JoinRequest &request,
                                          const QByteArray &joinRef) const;
     // postgres_changes (or the error that no database is configured) and replication_ready.
-    void startChanges(SocketState &socket, Channel &channel, const tenants::TenantPtr &tenant);
+    // `subscribe` false: the bindings were registered already (a join that waited for them).
+    void startChanges(SocketState &socket, Channel &channel, const tenants::TenantPtr &tenant,
+                      bool subscribe);
     // Counts the socket as a user of its tenant (refusing the join when the tenant is full),
     // then completes the join: now (returns the channel), or, with `deferred` set, once the
     // other nodes route the tenant here (then ClientLink::joinFinished() ends it). nullptr and
@@ -103,6 +107,20 @@ private:
     std::unique_ptr<Channel> completeJoin(SocketState &socket, ClientLink &link,
                                           const JoinRequest &request,
                                           const cdc::CdcService::ChannelAccess *access);
+    // The channel with the rights the checks gave it, not yet subscribed anywhere.
+    std::unique_ptr<Channel> prepareChannel(SocketState &socket, ClientLink &link,
+                                            const JoinRequest &request,
+                                            const cdc::CdcService::ChannelAccess *access);
+    // Hub subscription, join reply, replay, presence state, postgres_changes.
+    void openChannel(SocketState &socket, ClientLink &link, const JoinRequest &request,
+                     Channel &channel, const cdc::CdcService::ChannelAccess *access,
+                     bool subscribeChanges);
+    // config.postgres_changes_options.wait with bindings and a database.
+    bool waitsForChanges(const JoinRequest &request) const;
+    void
+    completeWhenChangesLive(SocketState &socket, ClientLink &link,
+                            const std::shared_ptr<const JoinRequest> &request,
+                            const std::shared_ptr<const cdc::CdcService::ChannelAccess> &access);
     // Private channel: the RLS checks (and replay) before completeJoin.
     void authorizeJoin(SocketState &socket, ClientLink &link,
                        const std::shared_ptr<const JoinRequest> &request);

@@ -3,6 +3,9 @@
 #include <QJsonDocument>
 #include <QLocale>
 
+#include <algorithm>
+#include <cmath>
+
 namespace rt::channels {
 
 namespace {
@@ -96,6 +99,17 @@ JoinConfig parseJoinConfig(const QJsonObject &payload)
         }
     }
     config.isPrivate = flexibleBool(options.value(QLatin1String("private")), false);
+    const QJsonObject wait = options.value(QLatin1String("postgres_changes_options")).toObject();
+    config.postgresChangesWait = flexibleBool(wait.value(QLatin1String("wait")), false);
+    // A timeout that is not a positive integer keeps the default (upstream refuses the changeset;
+    // the client sends what its options say, a number).
+    const double timeout = wait.value(QLatin1String("timeout")).toDouble(0);
+    if (timeout >= 1 && timeout == std::floor(timeout)) {
+        config.postgresChangesTimeoutMs =
+                static_cast<int>(std::min<double>(timeout, MaxPostgresChangesWaitMs));
+    }
+    config.postgresChangesTimeoutMs =
+            std::min(config.postgresChangesTimeoutMs, MaxPostgresChangesWaitMs);
     return config;
 }
 

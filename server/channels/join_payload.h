@@ -11,6 +11,10 @@ namespace rt::channels {
 // The phx_join payload (spec §3.2), validated leniently like upstream: a field of the wrong type
 // falls back to its default and the join continues. Booleans also accept "true"/"false" strings
 // in any letter case.
+// Upstream's default wait for postgres_changes_options and its cap (postgres_changes_wait_max_timeout).
+inline constexpr int DefaultPostgresChangesWaitMs = 15'000;
+inline constexpr int MaxPostgresChangesWaitMs = 20'000;
+
 struct JoinConfig
 {
     bool hasConfig = false; // false: the legacy API (no `config` key at all)
@@ -22,6 +26,10 @@ struct JoinConfig
     QByteArray presenceKey; // as a string; empty means "generate one"
     QJsonArray postgresChanges; // object entries only, in order (null entries dropped)
     bool isPrivate = false;
+    // config.postgres_changes_options {wait, timeout} (realtime-js 2.119.1, upstream PR #2109):
+    // hold the join reply until the channel's changes are matched on the live stream.
+    bool postgresChangesWait = false;
+    int postgresChangesTimeoutMs = DefaultPostgresChangesWaitMs; // clamped to the maximum
     // user_token wins over access_token; absent or not a string: nullopt.
     std::optional<QByteArray> accessToken;
 };

@@ -219,6 +219,32 @@ describe('postgres_changes across the nodes of a cluster', { skip }, () => {
         await everyNodeSeesAll(nodes);
     });
 
+    // postgres_changes_options.wait on every node: on the owner the bindings are matched
+    // locally, elsewhere the owner has registered them when the join is answered.
+    test('joins with postgres_changes_options.wait on every node: a write right after SUBSCRIBED always arrives', { timeout: 120_000 }, async () => {
+        const live = Object.keys(nodes).filter((n) => !nodes[n].exitInfo());
+        let id = 8000;
+        const trials = [];
+        for (const name of live) {
+            const pool = new ClientPool(nodes[name]);
+            pools.push(pool);
+            const client = pool.client({ tenant: TENANT, token: token(SECRET, {}) });
+            for (let k = 0; k < 20; k++, id++) {
+                const ch = client.channel(unique(`wait-${name}`), { config: { postgres_changes_options: { wait: true } } });
+                const rows = new Recorder(`row ${id} at ${name}`);
+                ch.on('postgres_changes', { event: 'INSERT', schema: 'public', table: 'items', filter: `id=eq.${id}` }, rows.fn);
+                const statuses = subscribe(ch, 30_000);
+                const first = await statuses.next(() => true, 35_000, `row ${id}'s channel at ${name}`);
+                assert.equal(first.status, 'SUBSCRIBED', first.err?.message);
+                await db.exec(`INSERT INTO items VALUES (${id}, 'wait')`);
+                trials.push({ id, name, rows });
+            }
+        }
+        for (const { id, name, rows } of trials) {
+            await rows.next((c) => c.new.id === id, 15_000, `row ${id} at ${name}`);
+        }
+    });
+
     test('kill -9 of the owner under load: another node takes the stream over, no committed row is lost', { timeout: 120_000 }, async () => {
         const names = Object.keys(nodes);
         const subs = {};

@@ -80,6 +80,8 @@ private Q_SLOTS:
     void postgresChanges_data();
     void postgresChanges();
     void replayIsKeptAsSent();
+    void postgresChangesOptions_data();
+    void postgresChangesOptions();
     void legacyPayloadWithoutConfig();
 
     void idsEchoEachEntryVerbatim();
@@ -312,6 +314,40 @@ void JoinPayloadTest::replayIsKeptAsSent()
             parseJoinConfig(object(R"({"config":{"broadcast":{"replay":"yesterday"}}})"));
     QVERIFY(invalid.replay.has_value());
     QCOMPARE(invalid.replay->toString(), QStringLiteral("yesterday"));
+}
+
+void JoinPayloadTest::postgresChangesOptions_data()
+{
+    QTest::addColumn<QByteArray>("options");
+    QTest::addColumn<bool>("wait");
+    QTest::addColumn<int>("timeoutMs");
+    QTest::newRow("absent") << QByteArray() << false << 15'000;
+    QTest::newRow("realtime-js") << QByteArray(R"({"wait":true,"timeout":5000})") << true << 5000;
+    QTest::newRow("wait only") << QByteArray(R"({"wait":true})") << true << 15'000;
+    QTest::newRow("string true") << QByteArray(R"({"wait":"true"})") << true << 15'000;
+    QTest::newRow("wait false") << QByteArray(R"({"wait":false,"timeout":10})") << false << 10;
+    QTest::newRow("capped at 20 s")
+            << QByteArray(R"({"wait":true,"timeout":600000})") << true << 20'000;
+    QTest::newRow("zero keeps the default")
+            << QByteArray(R"({"wait":true,"timeout":0})") << true << 15'000;
+    QTest::newRow("negative") << QByteArray(R"({"wait":true,"timeout":-5})") << true << 15'000;
+    QTest::newRow("fraction") << QByteArray(R"({"wait":true,"timeout":2.5})") << true << 15'000;
+    QTest::newRow("not a number") << QByteArray(R"({"wait":true,"timeout":"soon"})") << true
+                                  << 15'000;
+    QTest::newRow("not an object") << QByteArray(R"("wait")") << false << 15'000;
+}
+
+void JoinPayloadTest::postgresChangesOptions()
+{
+    QFETCH(QByteArray, options);
+    QFETCH(bool, wait);
+    QFETCH(int, timeoutMs);
+    const QByteArray json = options.isEmpty()
+            ? QByteArray(R"({"config":{}})")
+            : R"({"config":{"postgres_changes_options":)" + options + "}}";
+    const JoinConfig config = parseJoinConfig(object(json));
+    QCOMPARE(config.postgresChangesWait, wait);
+    QCOMPARE(config.postgresChangesTimeoutMs, timeoutMs);
 }
 
 void JoinPayloadTest::legacyPayloadWithoutConfig()
