@@ -35,30 +35,46 @@ StreamDeliveries::StreamDeliveries(cluster::links::NodeLinks &links, quint64 sel
     m_timer.start();
 }
 
+StreamDeliveries::OutLog *StreamDeliveries::logFor(const QString &node, quint64 incarnation,
+                                                   const QByteArray &tenantId)
+{
+    QHash<QByteArray, OutLog> &logs = m_out[node];
+    auto it = logs.find(tenantId);
+    if (it != logs.end() && it->incarnation > incarnation) {
+        return nullptr; // for a process of that node that a later one replaced
+    }
+    if (it == logs.end() || it->incarnation < incarnation) {
+        logs.remove(tenantId);
+        it = logs.insert(
+                tenantId,
+                OutLog{ incarnation, DeliveryLog(newLogId(), m_settings.maxLogBytes), {}, 0, {} });
+    }
+    return &it.value();
+}
+
 void StreamDeliveries::send(const QString &node, quint64 incarnation, const pubsub::TopicKey &topic,
                             const QByteArray &event, const QByteArray &payload,
                             const std::vector<quint64> &members)
 {
-    QHash<QByteArray, OutLog> &logs = m_out[node];
-    auto it = logs.find(topic.tenant());
-    if (it != logs.end() && it->incarnation > incarnation) {
-        return; // for a process of that node that a later one replaced
+    OutLog *out = logFor(node, incarnation, topic.tenant());
+    if (out == nullptr) {
+        return;
     }
-    if (it == logs.end() || it->incarnation < incarnation) {
-        logs.remove(topic.tenant());
-        it = logs.insert(
-                topic.tenant(),
-                OutLog{ incarnation, DeliveryLog(newLogId(), m_settings.maxLogBytes), {}, 0, {} });
-    }
-    OutLog &out = it.value();
-    DeliveryLog &log = out.log;
-    if (log.unacknowledged().empty()) {
-        out.sinceProgress.start();
-        out.backoff = 0;
-    }
+    DeliveryLog &log = out->log;
     const quint64 seq = log.nextSeq();
     const wire::DeliveryStamp stamp{ incarnation, log.logId(), seq, std::min(log.floor(), seq) };
     QByteArray frame = wire::encodeDelivery(stamp, topic, event, payload, members);
+    if (frame.size() > static_cast<qsizetype>(m_links.settings().maxFramePayloadBytes)) {
+        // A frame no link can carry must not take a number: the receiver would wait for it
+        // forever. Its changes are lost for that node's subscribers (as the link would drop it).
+        qCWarning(lcCdc).noquote() << "a change delivery of" << frame.size() << "bytes for node"
+                                   << node << "exceeds the link limit; dropped";
+        return;
+    }
+    if (log.unacknowledged().empty()) {
+        out->sinceProgress.start();
+        out->backoff = 0;
+    }
     const int forgotten = log.append(frame);
     if (forgotten > 0) {
         qCWarning(lcCdc).noquote()

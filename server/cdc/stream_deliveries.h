@@ -72,7 +72,11 @@ private:
         QElapsedTimer sinceGapAck;
     };
 
+    // The log of `node`'s process `incarnation` for the tenant (a new one for a later process);
+    // nullptr for an earlier process.
+    OutLog *logFor(const QString &node, quint64 incarnation, const QByteArray &tenantId);
     void resend(const QString &node, const QByteArray &tenantId, OutLog &out);
+
     void keepNodeBound(const QString &node, const QByteArray &appendedTenant);
     void tick();
     void sendAck(const QString &node, const QByteArray &tenantId, wire::DeliveryAck ack);
