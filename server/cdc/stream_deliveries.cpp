@@ -44,6 +44,9 @@ StreamDeliveries::OutLog *StreamDeliveries::logFor(const QString &node, quint64 
         return nullptr; // for a process of that node that a later one replaced
     }
     if (it == logs.end() || it->incarnation < incarnation) {
+        if (it != logs.end()) {
+            m_nodeBytes[node] -= it->log.bytes();
+        }
         logs.remove(tenantId);
         it = logs.insert(
                 tenantId,
@@ -75,7 +78,9 @@ void StreamDeliveries::send(const QString &node, quint64 incarnation, const pubs
         out->sinceProgress.start();
         out->backoff = 0;
     }
+    const qsizetype before = log.bytes();
     const int forgotten = log.append(frame);
+    m_nodeBytes[node] += log.bytes() - before;
     if (forgotten > 0) {
         qCWarning(lcCdc).noquote()
                 << "deliveries of tenant" << QString::fromUtf8(topic.tenant()) << "to node" << node
@@ -93,10 +98,7 @@ void StreamDeliveries::send(const QString &node, quint64 incarnation, const pubs
 void StreamDeliveries::keepNodeBound(const QString &node, const QByteArray &appendedTenant)
 {
     QHash<QByteArray, OutLog> &logs = m_out[node];
-    qsizetype total = 0;
-    for (const OutLog &out : std::as_const(logs)) {
-        total += out.log.bytes();
-    }
+    qsizetype &total = m_nodeBytes[node];
     while (total > m_settings.maxNodeBytes) {
         // The largest log gives room (never the frame just appended, which is the newest).
         auto largest =
@@ -139,7 +141,9 @@ void StreamDeliveries::acknowledged(const QString &fromNode, const wire::Deliver
         return; // a log this node no longer keeps
     }
     OutLog &out = it.value();
+    const qsizetype before = out.log.bytes();
     if (out.log.acknowledge(ack.seq)) {
+        m_nodeBytes[fromNode] -= before - out.log.bytes();
         out.sinceProgress.start();
         out.backoff = 0;
     }
@@ -166,11 +170,17 @@ void StreamDeliveries::forget(const QString &node, quint64 incarnation)
 {
     const auto logs = m_out.find(node);
     if (logs != m_out.end()) {
-        logs->removeIf([incarnation](const QHash<QByteArray, OutLog>::iterator &it) {
-            return it->incarnation <= incarnation;
+        qsizetype &total = m_nodeBytes[node];
+        logs->removeIf([incarnation, &total](const QHash<QByteArray, OutLog>::iterator &it) {
+            if (it->incarnation > incarnation) {
+                return false;
+            }
+            total -= it->log.bytes();
+            return true;
         });
         if (logs->isEmpty()) {
             m_out.erase(logs);
+            m_nodeBytes.remove(node);
         }
     }
     m_in.remove(node);

@@ -85,6 +85,8 @@ private:
     quint64 m_selfIncarnation;
     Settings m_settings;
     QHash<QString, QHash<QByteArray, OutLog>> m_out; // node -> tenant -> log
+    // node -> the bytes its logs keep (what keepNodeBound() checks on every delivery).
+    QHash<QString, qsizetype> m_nodeBytes;
     QHash<QString, QHash<QByteArray, InOrder>> m_in; // sender -> tenant -> order
     QTimer m_timer;
 };
