@@ -256,6 +256,8 @@ TenantPtr ControlPlane::tenantFromRow(const QSqlRecord &row,
     tenant->maxClientPresenceEventsPerWindow =
             optionalInt(value("max_client_presence_events_per_window"));
     tenant->clientPresenceWindowMs = optionalInt(value("client_presence_window_ms"));
+    tenant->historySize = value("history_size").toInt();
+    tenant->historyTtlSeconds = value("history_ttl_seconds").toInt();
     tenant->suspend = value("suspend").toBool();
     tenant->privateOnly = value("private_only").toBool();
     tenant->presenceEnabled = value("presence_enabled").toBool();

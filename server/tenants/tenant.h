@@ -27,7 +27,14 @@ struct TenantDefaults
     int maxPayloadSizeInKb = 3000;
     int clientPresenceMaxCalls = 5;
     int clientPresenceWindowMs = 30'000;
+    int historySize = 100;
+    int historyTtlSeconds = 120;
 };
+
+// Bounds of history_size and history_ttl_seconds (each topic's retained broadcasts; 0 turns
+// history and positions off).
+inline constexpr int MaxHistorySize = 100'000;
+inline constexpr int MaxHistoryTtlSeconds = 86'400;
 
 // A tenant extension, e.g. {"type":"postgres_cdc_rls","settings":{db_host,...}}.
 struct Extension
@@ -59,6 +66,10 @@ struct Tenant
     int maxPayloadSizeInKb = 0;
     std::optional<int> maxClientPresenceEventsPerWindow;
     std::optional<int> clientPresenceWindowMs;
+    // Per topic: the last historySize broadcasts no older than historyTtlSeconds are kept for
+    // recovery (docs/design-notes.md, "Positions, history and recovery"); 0 turns it off.
+    int historySize = 100;
+    int historyTtlSeconds = 120;
     bool suspend = false;
     bool privateOnly = false;
     bool presenceEnabled = false;

@@ -76,6 +76,17 @@ public:
         return read ? *read : std::nullopt;
     }
 
+    // The same, at most `max`.
+    std::optional<int> bounded(const char *field, int max)
+    {
+        const std::optional<int> read = limit(field);
+        if (read && *read > max) {
+            invalid(field);
+            return std::nullopt;
+        }
+        return read;
+    }
+
     std::optional<bool> boolean(const char *field)
     {
         if (!has(field) || isNullish(value(field))) {
@@ -273,6 +284,8 @@ void refuseFloatIntegers(const QStringList &fields, QJsonObject &errors)
         QStringLiteral("max_payload_size_in_kb"),
         QStringLiteral("max_client_presence_events_per_window"),
         QStringLiteral("client_presence_window_ms"),
+        QStringLiteral("history_size"),
+        QStringLiteral("history_ttl_seconds"),
         QStringLiteral("migrations_ran"),
     };
     for (const QString &field : fields) {
@@ -341,6 +354,8 @@ void readLimitsAndFlags(Reader &read, TenantPatch &patch)
     patch.maxPayloadSizeInKb = read.limit("max_payload_size_in_kb");
     patch.maxClientPresenceEventsPerWindow = read.integer("max_client_presence_events_per_window");
     patch.clientPresenceWindowMs = read.integer("client_presence_window_ms");
+    patch.historySize = read.bounded("history_size", MaxHistorySize);
+    patch.historyTtlSeconds = read.bounded("history_ttl_seconds", MaxHistoryTtlSeconds);
     patch.migrationsRan = read.limit("migrations_ran");
     patch.suspend = read.boolean("suspend");
     patch.privateOnly = read.boolean("private_only");
@@ -458,6 +473,8 @@ TenantPatch TenantInput::toPatch() const
     patch.maxPayloadSizeInKb = maxPayloadSizeInKb;
     patch.maxClientPresenceEventsPerWindow = maxClientPresenceEventsPerWindow;
     patch.clientPresenceWindowMs = clientPresenceWindowMs;
+    patch.historySize = historySize;
+    patch.historyTtlSeconds = historyTtlSeconds;
     patch.suspend = suspend;
     patch.privateOnly = privateOnly;
     patch.presenceEnabled = presenceEnabled;
@@ -502,6 +519,8 @@ TenantInputResult tenantInputFromJson(const QJsonObject &object)
     input.maxClientPresenceEventsPerWindow =
             patch.maxClientPresenceEventsPerWindow.value_or(std::nullopt);
     input.clientPresenceWindowMs = patch.clientPresenceWindowMs.value_or(std::nullopt);
+    input.historySize = patch.historySize;
+    input.historyTtlSeconds = patch.historyTtlSeconds;
     input.suspend = patch.suspend.value_or(false);
     input.privateOnly = patch.privateOnly.value_or(false);
     input.presenceEnabled = patch.presenceEnabled.value_or(false);

@@ -27,6 +27,8 @@ struct TenantPatch
     // Nullable columns: outer = present in the request, inner = the value or null.
     std::optional<std::optional<int>> maxClientPresenceEventsPerWindow;
     std::optional<std::optional<int>> clientPresenceWindowMs;
+    std::optional<int> historySize;
+    std::optional<int> historyTtlSeconds;
     std::optional<bool> suspend;
     std::optional<bool> privateOnly;
     std::optional<bool> presenceEnabled;
@@ -92,6 +94,8 @@ struct TenantInput
     std::optional<int> maxPayloadSizeInKb;
     std::optional<int> maxClientPresenceEventsPerWindow;
     std::optional<int> clientPresenceWindowMs;
+    std::optional<int> historySize;
+    std::optional<int> historyTtlSeconds;
     bool suspend = false;
     bool privateOnly = false;
     bool presenceEnabled = false;

@@ -22,6 +22,8 @@ Tenant freshRecord(const Tenant *before, const TenantDefaults &defaults,
     record.maxJoinsPerSecond = defaults.maxJoinsPerSecond;
     record.maxPresenceEventsPerSecond = defaults.maxPresenceEventsPerSecond;
     record.maxPayloadSizeInKb = defaults.maxPayloadSizeInKb;
+    record.historySize = defaults.historySize;
+    record.historyTtlSeconds = defaults.historyTtlSeconds;
     record.insertedAt = before ? before->insertedAt : context.now;
     return record;
 }
@@ -48,6 +50,8 @@ void applyFields(Tenant &record, const TenantPatch &patch)
     set(record.migrationsRan, patch.migrationsRan);
     set(record.maxClientPresenceEventsPerWindow, patch.maxClientPresenceEventsPerWindow);
     set(record.clientPresenceWindowMs, patch.clientPresenceWindowMs);
+    set(record.historySize, patch.historySize);
+    set(record.historyTtlSeconds, patch.historyTtlSeconds);
     set(record.suspend, patch.suspend);
     set(record.privateOnly, patch.privateOnly);
     set(record.presenceEnabled, patch.presenceEnabled);
@@ -123,8 +127,10 @@ bool storedDiffer(const Tenant &a, const Tenant &b)
             || a.maxPresenceEventsPerSecond != b.maxPresenceEventsPerSecond
             || a.maxPayloadSizeInKb != b.maxPayloadSizeInKb
             || a.maxClientPresenceEventsPerWindow != b.maxClientPresenceEventsPerWindow
-            || a.clientPresenceWindowMs != b.clientPresenceWindowMs || a.suspend != b.suspend
-            || a.privateOnly != b.privateOnly || a.presenceEnabled != b.presenceEnabled
+            || a.clientPresenceWindowMs != b.clientPresenceWindowMs
+            || a.historySize != b.historySize || a.historyTtlSeconds != b.historyTtlSeconds
+            || a.suspend != b.suspend || a.privateOnly != b.privateOnly
+            || a.presenceEnabled != b.presenceEnabled
             || a.postgresCdcDefault != b.postgresCdcDefault
             || a.broadcastAdapter != b.broadcastAdapter || a.migrationsRan != b.migrationsRan
             || a.featureFlags != b.featureFlags || a.insertedAt != b.insertedAt
@@ -163,6 +169,8 @@ const std::vector<TenantColumn> &writtenTenantColumns()
                [](const Tenant &t) { return nullableInt(t.maxClientPresenceEventsPerWindow); }),
         column("client_presence_window_ms",
                [](const Tenant &t) { return nullableInt(t.clientPresenceWindowMs); }),
+        column("history_size", [](const Tenant &t) { return t.historySize; }),
+        column("history_ttl_seconds", [](const Tenant &t) { return t.historyTtlSeconds; }),
         column("suspend", [](const Tenant &t) { return t.suspend; }),
         column("private_only", [](const Tenant &t) { return t.privateOnly; }),
         column("presence_enabled", [](const Tenant &t) { return t.presenceEnabled; }),

@@ -112,6 +112,7 @@ void TenantInputTest::everyFieldIsRead()
                  "`max_channels_per_client`:4,`max_joins_per_second`:5,"
                  "`max_presence_events_per_second`:6,`max_payload_size_in_kb`:7,"
                  "`max_client_presence_events_per_window`:8,`client_presence_window_ms`:9,"
+                 "`history_size`:10,`history_ttl_seconds`:11,"
                  "`suspend`:true,`private_only`:true,`presence_enabled`:true,"
                  "`postgres_cdc_default`:`postgres_cdc_rls`,`migrations_ran`:81,"
                  "`broadcast_adapter`:`phoenix`,`feature_flags`:{`f`:true},"
@@ -135,6 +136,8 @@ void TenantInputTest::everyFieldIsRead()
     QCOMPARE(*patch.maxClientPresenceEventsPerWindow, std::optional<int>(8));
     QVERIFY(patch.clientPresenceWindowMs);
     QCOMPARE(*patch.clientPresenceWindowMs, std::optional<int>(9));
+    QCOMPARE(patch.historySize, std::optional<int>(10));
+    QCOMPARE(patch.historyTtlSeconds, std::optional<int>(11));
     QCOMPARE(patch.suspend, std::optional<bool>(true));
     QCOMPARE(patch.privateOnly, std::optional<bool>(true));
     QCOMPARE(patch.presenceEnabled, std::optional<bool>(true));
@@ -278,6 +281,13 @@ void TenantInputTest::patchErrors_data()
     // Upstream's exact 422 shapes (§3.4).
     QTest::newRow("blank external_id")
             << QByteArray("{`external_id`:``}") << QByteArray("{`external_id`:[`can't be blank`]}");
+    QTest::newRow("history beyond its bounds")
+            << QByteArray("{`history_size`:100001,`history_ttl_seconds`:86401}")
+            << QByteArray("{`history_size`:[`is invalid`],`history_ttl_seconds`:[`is invalid`]}");
+    QTest::newRow("negative history")
+            << QByteArray("{`history_size`:-1}") << QByteArray("{`history_size`:[`is invalid`]}");
+    QTest::newRow("history at its bounds and off")
+            << QByteArray("{`history_size`:0,`history_ttl_seconds`:86400}") << QByteArray("{}");
     QTest::newRow("two invalid fields")
             << QByteArray("{`max_concurrent_users`:`x`,`private_only`:`x`}")
             << QByteArray("{`max_concurrent_users`:[`is invalid`],`private_only`:[`is invalid`]}");

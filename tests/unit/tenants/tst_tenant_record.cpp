@@ -33,6 +33,8 @@ Tenant stored()
     t.maxConcurrentUsers = 500;
     t.maxEventsPerSecond = 50;
     t.clientPresenceWindowMs = 1000;
+    t.historySize = 7;
+    t.historyTtlSeconds = 0;
     t.suspend = true;
     t.insertedAt = QDateTime(QDate(2026, 1, 1), QTime(0, 0, 0), Qt::UTC);
     t.extensions = { Extension{ QStringLiteral("postgres_cdc_rls"), {}, {}, {}, {} } };
@@ -70,6 +72,8 @@ void TenantRecordTest::apiCreateUsesDefaultsAndTheExternalIdAsName()
     QCOMPARE(created->maxConcurrentUsers, 11);
     QCOMPARE(created->maxEventsPerSecond, 99);
     QCOMPARE(created->maxPayloadSizeInKb, 17);
+    QCOMPARE(created->historySize, 100); // the documented defaults
+    QCOMPARE(created->historyTtlSeconds, 120);
     QCOMPARE(created->insertedAt, context().now);
     QCOMPARE(created->updatedAt, context().now);
     QCOMPARE(created->extensions.size(), 1);
@@ -158,6 +162,8 @@ void TenantRecordTest::columnsBindEveryWrittenField()
                                  "max_payload_size_in_kb",
                                  "max_client_presence_events_per_window",
                                  "client_presence_window_ms",
+                                 "history_size",
+                                 "history_ttl_seconds",
                                  "suspend",
                                  "private_only",
                                  "presence_enabled",
@@ -171,6 +177,8 @@ void TenantRecordTest::columnsBindEveryWrittenField()
     QCOMPARE(values.value("max_concurrent_users").toInt(), 500);
     QVERIFY(values.value("max_client_presence_events_per_window").isNull());
     QCOMPARE(values.value("client_presence_window_ms").toInt(), 1000);
+    QCOMPARE(values.value("history_size").toInt(), 7);
+    QCOMPARE(values.value("history_ttl_seconds").toInt(), 0);
     QCOMPARE(values.value("suspend").toBool(), true);
     QCOMPARE(values.value("feature_flags").toString(), QStringLiteral(R"({"a":true})"));
     QCOMPARE(values.value("updated_at").toString(), QStringLiteral("2026-12-01T20:00:00Z"));
