@@ -60,6 +60,7 @@ struct ServerConfig
     qsizetype maxSendBufferBytes = 0; // per connection; slow consumers beyond
     qsizetype socketHighWaterBytes = qsizetype{ 1 } * 1024 * 1024; // SOCKET_HIGH_WATER_BYTES
     int slowConsumerGraceMs = 10'000; // SLOW_CONSUMER_GRACE_MS: above the high-water mark
+    qint64 historyMaxBytes = qint64{ 64 } * 1024 * 1024; // HISTORY_MAX_BYTES: all topics' histories
     qsizetype maxConnections = 0; // MAX_CONNECTIONS; 0: from RLIMIT_NOFILE
     qsizetype maxPendingConnectionsPerAddress = 0; // not yet WebSockets; 0: no limit
     QHostAddress clusterListenAddress; // CLUSTER_LISTEN_ADDRESS; null: listenAddress

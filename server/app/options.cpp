@@ -557,6 +557,13 @@ const OptionSpec Options[] = {
       "16777216",
       [](Reader &r, const OptionSpec &o,
          ServerConfig &c) { c.maxSendBufferBytes = r.integer(o, 64 * 1024, 1'000'000'000); } },
+    { "history-max-bytes", "HISTORY_MAX_BYTES", "bytes",
+      "Memory for the broadcasts the topics' histories keep for recovery, on this node in all "
+      "(each tenant's history_size and history_ttl_seconds bound each topic): beyond it the "
+      "oldest go first.",
+      "67108864",
+      [](Reader &r, const OptionSpec &o,
+         ServerConfig &c) { c.historyMaxBytes = r.integer(o, 0, 1'000'000'000); } },
     { "socket-high-water-bytes", "SOCKET_HIGH_WATER_BYTES", "bytes",
       "Unread output above which a client counts as slow: its tenant's change stream waits for "
       "it to drain (other tenants do not).",

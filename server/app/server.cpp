@@ -132,8 +132,8 @@ Server::Server(ServerConfig config, QObject *parent) : QObject(parent), m_config
                                  { QByteArrayLiteral("region"), m_config.region.toUtf8() } });
     m_metrics = std::make_unique<metrics::ServerMetrics>(*m_metricsRegistry);
     m_presence = std::make_unique<presence::PresenceStore>(m_pubsub);
-    m_cdc = std::make_unique<cdc::CdcService>(m_config.cdc, m_pubsub, m_nodePubSub, m_usage,
-                                              m_rates, *m_metrics);
+    m_cdc = std::make_unique<cdc::CdcService>(m_config.cdc, m_pubsub, m_sequencer, m_usage, m_rates,
+                                              *m_metrics);
     if (m_config.cluster.usesEtcd()) {
         m_cdc->setClusterMode();
     }
@@ -148,7 +148,7 @@ Server::Server(ServerConfig config, QObject *parent) : QObject(parent), m_config
             m_tenants, m_rates, *m_metrics, m_config.selfHostTenantName,
             m_config.jwtClaimValidators, SystemClock::instance());
     m_broadcastRoutes =
-            std::make_unique<http::BroadcastRoutes>(*m_apiAuth, m_rates, m_nodePubSub, m_cdc.get());
+            std::make_unique<http::BroadcastRoutes>(*m_apiAuth, m_rates, m_sequencer, m_cdc.get());
     m_metricsAdmin = std::make_unique<http::AdminAuth>(
             QList<QByteArray>{ m_config.metricsJwtSecret },
             http::AdminAuth::parseBlocklist(m_config.metricsTokenBlocklist), QJsonObject(),
@@ -177,6 +177,9 @@ Server::Server(ServerConfig config, QObject *parent) : QObject(parent), m_config
         m_counterBoard.noteTicks(pass); // the local counts other nodes add to theirs
     });
     m_rateTicker->start();
+    auto *historySweep = new QTimer(this); // every topic's ttl, and the node's byte bound
+    QObject::connect(historySweep, &QTimer::timeout, this, [this] { m_history.sweep(); });
+    historySweep->start(1000);
 }
 
 Server::~Server()
@@ -354,7 +357,7 @@ void Server::onControlPlaneReady()
         m_usage,
         m_rates,
         *m_metrics,
-        m_nodePubSub,
+        m_sequencer,
         *m_presence,
         SystemClock::instance(),
         m_shuttingDown,
@@ -388,6 +391,7 @@ void Server::onControlPlaneReady()
             return m_tenantApiAdmin->authorises(head) || m_apiAuth->carriesValidToken(head);
         },
         m_clientTls,
+        &m_sequencer,
     };
     for (int i = 0; i < count; ++i) {
         QObject *context = m_workers->context(i);
@@ -550,6 +554,20 @@ void Server::connectClusterNode()
             m_nodePubSub.attach(m_clusterNode->clusterPubSub());
         }
     });
+}
+
+pubsub::HistorySettings Server::historySettingsFor(const QByteArray &tenantId) const
+{
+    // In a cluster a topic's sequence lives at its tenant's home, and broadcasts are not routed
+    // there yet: no node numbers them, rather than each node its own way.
+    if (m_config.cluster.usesEtcd()) {
+        return pubsub::HistorySettings{ 0, 0 };
+    }
+    const tenants::TenantPtr tenant = m_tenants.find(tenantId);
+    if (!tenant) {
+        return pubsub::HistorySettings{ 0, 0 };
+    }
+    return pubsub::HistorySettings{ tenant->historySize, tenant->historyTtlSeconds };
 }
 
 QString Server::clusterConfigFile() const

@@ -10,6 +10,8 @@
 #include "server/presence/presence_store.h"
 #include "server/pubsub/local_pubsub.h"
 #include "server/pubsub/node_pubsub.h"
+#include "server/pubsub/sequencing_pubsub.h"
+#include "server/pubsub/topic_history.h"
 #include "server/runtime/mailbox.h"
 #include "server/tenants/tenant_directory.h"
 #include "server/tenants/tenant_rates.h"
@@ -123,6 +125,8 @@ private:
     // unless it came from there, saves it as this node's last known good. Main thread.
     void applyClusterConfig(const cluster::ConfigSnapshot &snapshot, bool save);
     QString clusterConfigFile() const;
+    // The tenant's history settings as this node applies them. Any thread.
+    pubsub::HistorySettings historySettingsFor(const QByteArray &tenantId) const;
 
     ServerConfig m_config;
     tenants::TenantDirectory m_tenants;
@@ -139,6 +143,12 @@ private:
     pubsub::NodePubSub m_nodePubSub{
         m_pubsub
     }; // what broadcasts go through (cluster-wide once joined)
+    pubsub::TopicHistory m_history{ m_config.historyMaxBytes };
+    // Numbers broadcasts and postgres_changes into m_history, then hands them to m_nodePubSub.
+    pubsub::SequencingPubSub m_sequencer{ m_nodePubSub, m_history,
+                                          [this](const QByteArray &tenantId) {
+                                              return historySettingsFor(tenantId);
+                                          } };
     std::atomic<bool> m_shuttingDown{ false };
     std::unique_ptr<presence::PresenceStore> m_presence;
     std::unique_ptr<cdc::CdcService> m_cdc; // tenant databases, on the cdc thread

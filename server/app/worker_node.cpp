@@ -18,7 +18,7 @@ channels::ChannelContext contextFor(const WorkerNode::Shared &shared, pubsub::Hu
     return channels::ChannelContext{
         shared.tenants, shared.usage,    shared.rates, hub,
         shared.pubsub,  shared.presence, shared.clock, shared.shuttingDown,
-        shared.metrics, shared.settings, shared.cdc
+        shared.metrics, shared.settings, shared.cdc,   shared.sequencer
     };
 }
 

@@ -12,7 +12,8 @@
 
 namespace rt::pubsub {
 class Hub;
-}
+class SequencingPubSub;
+} // namespace rt::pubsub
 
 namespace rt::metrics {
 class ServerMetrics;
@@ -34,7 +35,7 @@ public:
         tenants::TenantUsageRegistry &usage;
         const tenants::TenantRates &rates;
         metrics::ServerMetrics &metrics;
-        const pubsub::PubSub &pubsub; // broadcasts (NodePubSub)
+        const pubsub::PubSub &pubsub; // broadcasts (the sequencer around NodePubSub)
         presence::PresenceStore &presence;
         const Clock &clock;
         const std::atomic<bool> &shuttingDown;
@@ -50,6 +51,8 @@ public:
         std::function<bool(const wire::HttpRequest &head)> carriesCredentials;
         // The client port's TLS (null: plaintext); every worker takes its current context.
         std::shared_ptr<tls::ReloadableServerContext> clientTls;
+        // The histories joins recover from (the same object as `pubsub`).
+        const pubsub::SequencingPubSub *sequencer = nullptr;
     };
 
     // The largest body read before the request is authenticated.

@@ -14,6 +14,8 @@
 #include <QLoggingCategory>
 #include <QTimer>
 
+#include <algorithm>
+
 namespace rt::cdc {
 
 namespace {
@@ -41,6 +43,20 @@ public:
             return;
         }
         m_service.m_publisher.publish(message);
+    }
+    void publishGroup(const std::vector<pubsub::OutboundMessagePtr> &messages) const override
+    {
+        const bool localOnly =
+                std::none_of(messages.begin(), messages.end(), [](const auto &message) {
+                    return message->audience() == pubsub::Audience::Members
+                            && !message->members().empty()
+                            && (message->members().back() & ProxyBit) != 0;
+                });
+        if (localOnly) {
+            m_service.m_publisher.publishGroup(messages); // one event: one position
+            return;
+        }
+        PubSub::publishGroup(messages);
     }
     void publishLocal(const pubsub::OutboundMessagePtr &message) const override
     {

@@ -76,6 +76,9 @@ struct DatabaseBroadcast
     bool isPrivate = false;
     QByteArray payload; // JSON text, or raw bytes when isBinary
     bool isBinary = false;
+    // How many of its batch's changes came before it in the WAL: where it is published among
+    // them (one topic's sequence numbers both in commit order).
+    qsizetype changesBefore = 0;
 };
 
 } // namespace rt::cdc

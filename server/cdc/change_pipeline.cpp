@@ -10,6 +10,7 @@
 #include <QPointer>
 #include <QTimer>
 
+#include <limits>
 #include <utility>
 
 namespace rt::cdc {
@@ -216,6 +217,13 @@ void ChangePipeline::awaitVisibility(ChangeBatch batch, int attempt)
 }
 
 namespace {
+
+// Whether two adjacent deliveries are one change's messages to one topic in one format.
+bool sameEvent(const router::Delivery &a, const router::Delivery &b)
+{
+    return a.change == b.change && a.message->topic() == b.message->topic()
+            && a.message->event() == b.message->event();
+}
 
 // key text -> indices of the changes with that key (single-column primary keys)
 using KeyMap = QHash<QByteArray, QList<int>>;
@@ -512,18 +520,39 @@ void ChangePipeline::askVisibility(const std::shared_ptr<router::Matched> &match
 void ChangePipeline::publish(ChangeBatch &batch, const router::Matched &matched,
                              const router::Visibilities &visibility)
 {
-    for (const router::Delivery &delivery :
-         router::render(matched, visibility, m_privileges, m_parts.counting)) {
-        m_parts.pubsub.publish(delivery.message);
+    const std::vector<router::Delivery> deliveries =
+            router::render(matched, visibility, m_privileges, m_parts.counting);
+    // In WAL order: each database broadcast after the changes that came before it, and one
+    // change's messages to one topic as one event of that topic (one position).
+    qsizetype nextBroadcast = 0;
+    const auto broadcastsBefore = [&](qsizetype changeIndex) {
+        for (; nextBroadcast < batch.broadcasts.size()
+             && batch.broadcasts[nextBroadcast].changesBefore <= changeIndex;
+             ++nextBroadcast) {
+            publishBroadcast(batch.broadcasts[nextBroadcast]);
+        }
+    };
+    std::vector<pubsub::OutboundMessagePtr> event;
+    for (size_t index = 0; index < deliveries.size(); ++index) {
+        const router::Delivery &delivery = deliveries[index];
+        broadcastsBefore(delivery.change);
+        event.push_back(delivery.message);
+        const bool last = index + 1 == deliveries.size();
+        if (last || !sameEvent(delivery, deliveries[index + 1])) {
+            m_parts.pubsub.publishGroup(std::exchange(event, {}));
+        }
     }
-    for (const DatabaseBroadcast &broadcast : std::as_const(batch.broadcasts)) {
-        const QByteArray metadata = R"({"id":")" + broadcast.id + "\"}";
-        m_parts.pubsub.publish(pubsub::OutboundMessage::userBroadcast(
-                pubsub::TopicKey(m_parts.tenantId, broadcast.isPrivate, broadcast.topic),
-                broadcast.event, broadcast.payload, !broadcast.isBinary, metadata, 0,
-                m_parts.counting));
-    }
+    broadcastsBefore(std::numeric_limits<qsizetype>::max());
     finishBatch(batch.endLsn);
+}
+
+void ChangePipeline::publishBroadcast(const DatabaseBroadcast &broadcast)
+{
+    const QByteArray metadata = R"({"id":")" + broadcast.id + "\"}";
+    m_parts.pubsub.publish(pubsub::OutboundMessage::userBroadcast(
+            pubsub::TopicKey(m_parts.tenantId, broadcast.isPrivate, broadcast.topic),
+            broadcast.event, broadcast.payload, !broadcast.isBinary, metadata, 0,
+            m_parts.counting));
 }
 
 void ChangePipeline::finishBatch(quint64 endLsn)

@@ -82,6 +82,7 @@ private:
                        const std::function<void()> &started, const std::function<void()> &finished);
     void publish(ChangeBatch &batch, const router::Matched &matched,
                  const router::Visibilities &visibility);
+    void publishBroadcast(const DatabaseBroadcast &broadcast);
     void finishBatch(quint64 endLsn);
 
     Parts m_parts;

@@ -146,13 +146,14 @@ Matched match(const QList<Change> &changes, const SubscriptionRegistry &registry
     Matched matched;
     matched.registry = registry.snapshot();
     matched.checks.resize(static_cast<size_t>(matched.registry->claimsSetCount));
-    for (const Change &change : changes) {
+    for (int source = 0; source < changes.size(); ++source) {
+        const Change &change = changes[source];
         const std::vector<SubscriptionRegistry::Entry> *entries =
                 matched.registry->bindingsOn(change.relation->schema, change.relation->table);
         if (entries == nullptr) {
             continue;
         }
-        MatchedChange current{ change, {} };
+        MatchedChange current{ change, {}, source };
         addCandidates(current.candidates, change, *entries);
         if (current.candidates.empty()) {
             continue;
@@ -340,8 +341,8 @@ void joinGroup(Groups &groups, const Candidate &candidate, const QByteArray &dat
 }
 
 // One message per group, to its members.
-void deliverGroups(std::vector<Delivery> &deliveries, const Change &change, Groups &groups,
-                   const pubsub::DeliveryCounting &counting)
+void deliverGroups(std::vector<Delivery> &deliveries, int changeIndex, const Change &change,
+                   Groups &groups, const pubsub::DeliveryCounting &counting)
 {
     for (auto &[key, group] : groups) {
         const bool legacy = std::get<1>(key);
@@ -361,7 +362,7 @@ void deliverGroups(std::vector<Delivery> &deliveries, const Change &change, Grou
         deliveries.push_back(
                 Delivery{ pubsub::OutboundMessage::pushTo(group.first, event, payload,
                                                           std::move(group.second), counting),
-                          recipients });
+                          recipients, changeIndex });
     }
 }
 
@@ -389,7 +390,7 @@ std::vector<Delivery> render(const Matched &matched, const Visibilities &visibil
             }
             joinGroup(groups, candidate, data);
         }
-        deliverGroups(deliveries, change, groups, counting);
+        deliverGroups(deliveries, current.sourceIndex, change, groups, counting);
     }
     return deliveries;
 }

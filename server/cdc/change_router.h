@@ -31,6 +31,7 @@ struct MatchedChange
 {
     Change change;
     std::vector<Candidate> candidates;
+    int sourceIndex = 0; // in the list given to match(): its place in the WAL
 };
 
 // A visibility question for one claims set: which of these changes can the role SELECT?
@@ -75,6 +76,9 @@ struct Delivery
 {
     pubsub::OutboundMessagePtr message;
     int recipients = 0;
+    // The change's index in the list given to match(): one change's deliveries of a topic are
+    // adjacent, and changes come in WAL order.
+    int change = 0;
 };
 
 // The messages to publish, in change order.

@@ -103,6 +103,9 @@ void setOldTuple(Change &change, const RowMessage &message)
 
 void ChangeBatch::append(ChangeBatch &&later)
 {
+    for (DatabaseBroadcast &broadcast : later.broadcasts) {
+        broadcast.changesBefore += changes.size();
+    }
     changes.append(std::move(later.changes));
     broadcasts.append(std::move(later.broadcasts));
     for (const quint32 xid : std::as_const(later.xids)) {
@@ -205,6 +208,7 @@ void TransactionAssembler::onRow(const RowMessage &message)
         if constexpr (std::is_same_v<RowMessage, pgoutput::Insert>) {
             if (auto broadcast = broadcastFromRow(*relation, tupleValues(message.newTuple))) {
                 m_open->decodedBytes += broadcast->payload.size() + broadcast->topic.size();
+                broadcast->changesBefore = m_open->changes.size();
                 m_open->broadcasts.append(std::move(*broadcast));
             }
         }

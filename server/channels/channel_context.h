@@ -15,6 +15,7 @@ class TenantRates;
 namespace rt::pubsub {
 class Hub;
 class PubSub;
+class SequencingPubSub;
 } // namespace rt::pubsub
 namespace rt::presence {
 class PresenceStore;
@@ -58,6 +59,9 @@ struct ChannelContext
     // Tenant databases (postgres_changes, private channels, replay); nullptr in tests that run
     // without databases: tenants with a database extension are then joined without one.
     cdc::CdcService *cdc = nullptr;
+    // The sequencer `pubsub` numbers through, whose histories recovery reads; nullptr: no
+    // positions (joins asking to recover are told "history disabled").
+    const pubsub::SequencingPubSub *sequencer = nullptr;
 };
 
 } // namespace rt::channels

@@ -1,17 +1,140 @@
 #include "server/pubsub/outbound_message.h"
 
 #include "server/wire/websocket_frame.h"
+#include "shared/protocol/json_scan.h"
 #include "shared/protocol/phoenix_codec.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
+
+#include <algorithm>
 
 namespace rt::pubsub {
 
 namespace {
 const QByteArray NullRef = QByteArrayLiteral("null");
 const QByteArray BroadcastEvent = QByteArrayLiteral("broadcast");
+const QByteArray PostgresChangesEvent = QByteArrayLiteral("postgres_changes");
+
+// "epoch":"<hex>","offset":<n>
+QByteArray positionMembers(StreamPosition position)
+{
+    return "\"epoch\":\"" + position.epochText()
+            + "\",\"offset\":" + QByteArray::number(position.offset);
+}
+
+// The JSON object text `object` (ending in '}', or empty: a new object) with `members` added
+// last.
+QByteArray withMembers(const QByteArray &object, const QByteArray &members)
+{
+    const qsizetype end = object.lastIndexOf('}');
+    if (end < 0) {
+        return '{' + members + '}';
+    }
+    const QByteArray head = object.left(end).trimmed();
+    return head + (head.endsWith('{') ? "" : ",") + members + object.mid(end);
+}
+
+// A push payload (a JSON object) whose "meta" object carries the position. Byte-preserving: a
+// payload without a top-level "meta" gets one appended; an existing object gains the members;
+// a "meta" that is not an object is replaced.
+QByteArray payloadWithMeta(const QByteArray &payload, StreamPosition position)
+{
+    const QByteArray members = positionMembers(position);
+    const QByteArray meta = "{" + members + '}';
+    // Only a payload that mentions the key (literally or escaped) can have one.
+    if (!payload.contains("\"meta\"") && !payload.contains("\\u")) {
+        return withMembers(payload, "\"meta\":" + meta);
+    }
+    QList<protocol::json::Member> top;
+    if (!protocol::json::splitObject(payload, top)) {
+        return payload; // not an object (never accepted): left as it is
+    }
+    for (auto it = top.crbegin(); it != top.crend(); ++it) {
+        QByteArray key;
+        const QByteArrayView literal(payload.constData() + it->key.begin,
+                                     it->key.end - it->key.begin);
+        if (!protocol::json::decodeString(literal, key) || key != "meta") {
+            continue;
+        }
+        const protocol::json::Span &value = it->value;
+        const QByteArray replaced = value.kind == protocol::json::Kind::Object
+                ? withMembers(payload.mid(value.begin, value.end - value.begin), members)
+                : meta;
+        return payload.left(value.begin) + replaced + payload.mid(value.end);
+    }
+    return withMembers(payload, "\"meta\":" + meta);
+}
+
 } // namespace
+
+QByteArray StreamPosition::epochText() const
+{
+    return QByteArray::number(epoch, 16).rightJustified(16, '0');
+}
+
+std::optional<quint64> StreamPosition::parseEpoch(const QString &text)
+{
+    const auto isHexDigit = [](QChar c) {
+        return (c >= u'0' && c <= u'9') || (c >= u'a' && c <= u'f') || (c >= u'A' && c <= u'F');
+    };
+    if (text.size() != 16 || !std::all_of(text.begin(), text.end(), isHexDigit)) {
+        return std::nullopt;
+    }
+    bool ok = false;
+    const quint64 value = text.toULongLong(&ok, 16);
+    if (!ok || value == 0) {
+        return std::nullopt;
+    }
+    return value;
+}
+
+std::shared_ptr<const OutboundMessage> OutboundMessage::withPosition(const OutboundMessage &source,
+                                                                     StreamPosition position)
+{
+    std::shared_ptr<OutboundMessage> message = copyOf(source);
+    message->m_position = position;
+    if (message->m_isUserBroadcast) {
+        message->m_metadata = withMembers(message->m_metadata, positionMembers(position));
+    } else {
+        message->m_payload = payloadWithMeta(message->m_payload, position);
+    }
+    return charged(std::move(message));
+}
+
+std::shared_ptr<const OutboundMessage>
+OutboundMessage::unregulated(const std::shared_ptr<const OutboundMessage> &message)
+{
+    if (!message->m_counting.ledger) {
+        return message;
+    }
+    std::shared_ptr<OutboundMessage> copy = copyOf(*message);
+    copy->m_counting.ledger = nullptr;
+    return copy;
+}
+
+std::shared_ptr<OutboundMessage> OutboundMessage::copyOf(const OutboundMessage &source)
+{
+    std::shared_ptr<OutboundMessage> message(new OutboundMessage);
+    message->m_topic = source.m_topic;
+    message->m_position = source.m_position;
+    message->m_event = source.m_event;
+    message->m_payload = source.m_payload;
+    message->m_metadata = source.m_metadata;
+    message->m_excludedMember = source.m_excludedMember;
+    message->m_members = source.m_members;
+    message->m_counting = source.m_counting;
+    message->m_createdAt = source.m_createdAt;
+    message->m_audience = source.m_audience;
+    message->m_isUserBroadcast = source.m_isUserBroadcast;
+    message->m_payloadIsJson = source.m_payloadIsJson;
+    return message;
+}
+
+bool OutboundMessage::isSequenced() const
+{
+    return m_isUserBroadcast || m_event == BroadcastEvent || m_event == PostgresChangesEvent;
+}
 
 std::shared_ptr<const OutboundMessage>
 OutboundMessage::push(TopicKey topic, QByteArray event, QByteArray payloadJson, Audience audience,

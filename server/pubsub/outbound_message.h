@@ -10,6 +10,7 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 namespace rt::limits {
@@ -45,6 +46,22 @@ struct DeliveryCounting
     // A regulated stream (the tenant's changes): the message's bytes count against it while it
     // lives, its frames while they wait in sockets (server/cdc flow control).
     FlowLedgerPtr ledger = nullptr;
+};
+
+// Where a message stands in its topic's sequence: an epoch (drawn when numbering starts, never
+// 0) and an offset counting from 1 within it (docs/design-notes.md, "Positions, history and
+// recovery"). Epoch 0: not numbered.
+struct StreamPosition
+{
+    quint64 epoch = 0;
+    quint64 offset = 0;
+
+    bool isSet() const { return epoch != 0; }
+    // The epoch as the wire carries it: 16 lowercase hex digits (a JSON number would lose bits).
+    QByteArray epochText() const;
+    static std::optional<quint64> parseEpoch(const QString &text);
+
+    friend bool operator==(const StreamPosition &, const StreamPosition &) = default;
 };
 
 // One message for every member of a topic, shared read-only by all recipients on all workers.
@@ -84,6 +101,21 @@ public:
     userBroadcast(TopicKey topic, QByteArray userEvent, QByteArray payload, bool payloadIsJson,
                   QByteArray metadataJson, quint64 excludedMember = 0,
                   DeliveryCounting counting = {});
+
+    // The same message numbered at `position`: its `meta` (a user broadcast's metadata, the
+    // "meta" object of a text broadcast's or postgres_changes push's payload) gains "epoch" and
+    // "offset". Only broadcasts and postgres_changes are numbered (isSequenced()).
+    static std::shared_ptr<const OutboundMessage> withPosition(const OutboundMessage &source,
+                                                               StreamPosition position);
+    // The same message outside its stream's flow control (no ledger), for a history: a
+    // retained message must not count as undelivered for as long as it is kept. Itself when it
+    // has no ledger.
+    static std::shared_ptr<const OutboundMessage>
+    unregulated(const std::shared_ptr<const OutboundMessage> &message);
+    // Whether the message belongs to its topic's sequence: user broadcasts, text broadcasts and
+    // postgres_changes (not presence diffs, system pushes or legacy change events).
+    bool isSequenced() const;
+    StreamPosition position() const { return m_position; }
 
     const TopicKey &topic() const { return m_topic; }
     Audience audience() const { return m_audience; }
@@ -132,12 +164,15 @@ private:
     OutboundMessage() = default;
     // The bytes the message holds before any frame is encoded.
     qint64 sourceBytes() const;
+    // Every field of `source`, frames not yet encoded, nothing charged.
+    static std::shared_ptr<OutboundMessage> copyOf(const OutboundMessage &source);
     // Charges the ledger (if any) for the source bytes; the destructor settles everything.
     static std::shared_ptr<const OutboundMessage> charged(std::shared_ptr<OutboundMessage> message);
     void encode(protocol::Vsn vsn) const;
     void encodePhoenix(protocol::Vsn vsn, Frame &frame) const;
 
     TopicKey m_topic;
+    StreamPosition m_position;
     QByteArray m_event; // push: Phoenix event; user broadcast: user event
     QByteArray m_payload;
     QByteArray m_metadata;

@@ -3,6 +3,7 @@
 #include "server/pubsub/outbound_message.h"
 
 #include <functional>
+#include <vector>
 
 class QObject;
 
@@ -27,6 +28,15 @@ public:
     // Audience::Members messages (postgres_changes pushTo) address member ids, which mean
     // something on this node only: they are delivered here and never leave the node.
     virtual void publish(const OutboundMessagePtr &message) const = 0;
+    // Several messages of one topic that are one event (a change's messages to the member
+    // groups of a channel topic): as publish() of each, in order; a sequencer gives them one
+    // position.
+    virtual void publishGroup(const std::vector<OutboundMessagePtr> &messages) const
+    {
+        for (const OutboundMessagePtr &message : messages) {
+            publish(message);
+        }
+    }
     // This node only: a message that arrived from another node, or one every node produces
     // by itself.
     virtual void publishLocal(const OutboundMessagePtr &message) const = 0;

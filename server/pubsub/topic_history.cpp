@@ -37,6 +37,21 @@ TopicHistory::append(const TopicKey &topic, const HistorySettings &settings,
                      const std::function<OutboundMessagePtr(StreamPosition)> &make,
                      const std::function<void(const OutboundMessagePtr &)> &publish)
 {
+    OutboundMessagePtr made;
+    appendGroup(
+            topic, settings,
+            [&](StreamPosition position) {
+                made = make(position);
+                return std::vector<Numbered>{ Numbered{ made, made } };
+            },
+            publish);
+    return made;
+}
+
+void TopicHistory::appendGroup(const TopicKey &topic, const HistorySettings &settings,
+                               const MakeGroup &make,
+                               const std::function<void(const OutboundMessagePtr &)> &publish)
+{
     Shard &shard = shardOf(topic);
     const std::lock_guard lock(shard.mutex);
     const qint64 nowMs = now();
@@ -51,10 +66,18 @@ TopicHistory::append(const TopicKey &topic, const HistorySettings &settings,
     const StreamPosition position{ state.epoch, ++state.lastOffset };
     state.lastAtMs = nowMs;
     state.ttlSeconds = settings.ttlSeconds;
-    OutboundMessagePtr message = make(position);
+    const std::vector<Numbered> messages = make(position);
     if (settings.enabled()) {
-        const qint64 bytes = message->footprintBytes();
-        state.entries.push_back(Entry{ position.offset, nowMs, message, bytes });
+        // One entry per position, so that the count bound counts events.
+        std::vector<OutboundMessagePtr> kept;
+        qint64 bytes = qint64{ sizeof(Entry) };
+        for (const Numbered &numbered : messages) {
+            if (numbered.kept) {
+                bytes += numbered.kept->footprintBytes();
+                kept.push_back(numbered.kept);
+            }
+        }
+        state.entries.push_back(Entry{ position.offset, nowMs, std::move(kept), bytes });
         m_bytes.fetch_add(bytes, std::memory_order_relaxed);
         trim(state, settings, nowMs);
         while (m_bytes.load(std::memory_order_relaxed) > 2 * m_maxBytes
@@ -62,8 +85,9 @@ TopicHistory::append(const TopicKey &topic, const HistorySettings &settings,
             dropOldest(state);
         }
     }
-    publish(message);
-    return message;
+    for (const Numbered &numbered : messages) {
+        publish(numbered.published);
+    }
 }
 
 bool TopicHistory::trim(Topic &topic, const HistorySettings &settings, qint64 nowMs)
@@ -109,29 +133,32 @@ TopicHistory::Recovery TopicHistory::since(const TopicKey &topic, StreamPosition
     }
     for (const Entry &entry : state.entries) {
         if (entry.offset > from.offset) {
-            recovery.messages.push_back(entry.message);
+            recovery.messages.insert(recovery.messages.end(), entry.messages.begin(),
+                                     entry.messages.end());
         }
     }
     return recovery;
 }
 
-std::vector<OutboundMessagePtr> TopicHistory::sinceTime(const TopicKey &topic, qint64 sinceMs,
-                                                        const HistorySettings &settings)
+TopicHistory::Recovery TopicHistory::sinceTime(const TopicKey &topic, qint64 sinceMs,
+                                               const HistorySettings &settings)
 {
     Shard &shard = shardOf(topic);
     const std::lock_guard lock(shard.mutex);
-    std::vector<OutboundMessagePtr> messages;
+    Recovery recovery;
     const auto it = shard.topics.find(topic);
     if (it == shard.topics.end()) {
-        return messages;
+        return recovery;
     }
     trim(it.value(), settings, now());
+    recovery.top = StreamPosition{ it->epoch, it->lastOffset };
     for (const Entry &entry : std::as_const(it->entries)) {
         if (entry.atMs >= sinceMs) {
-            messages.push_back(entry.message);
+            recovery.messages.insert(recovery.messages.end(), entry.messages.begin(),
+                                     entry.messages.end());
         }
     }
-    return messages;
+    return recovery;
 }
 
 void TopicHistory::sweep()

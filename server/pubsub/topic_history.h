@@ -15,17 +15,6 @@
 
 namespace rt::pubsub {
 
-// Where a message stands in its topic's sequence: an epoch (drawn when numbering starts, never
-// 0) and an offset counting from 1 within it (docs/design-notes.md, "Positions, history and
-// recovery").
-struct StreamPosition
-{
-    quint64 epoch = 0;
-    quint64 offset = 0;
-
-    friend bool operator==(const StreamPosition &, const StreamPosition &) = default;
-};
-
 // A tenant's history settings (history_size, history_ttl_seconds). size 0: no history and no
 // positions.
 struct HistorySettings
@@ -61,21 +50,33 @@ public:
     OutboundMessagePtr append(const TopicKey &topic, const HistorySettings &settings,
                               const std::function<OutboundMessagePtr(StreamPosition)> &make,
                               const std::function<void(const OutboundMessagePtr &)> &publish);
+    // The same for several messages that share one position (one change's messages to the
+    // member groups of a topic): published in the order `make` returns them; each one's `kept`
+    // is what recovery returns (nullptr: nothing, only the offset counts, e.g. postgres_changes
+    // addressed to the members of their time).
+    struct Numbered
+    {
+        OutboundMessagePtr published;
+        OutboundMessagePtr kept;
+    };
+    using MakeGroup = std::function<std::vector<Numbered>(StreamPosition)>;
+    void appendGroup(const TopicKey &topic, const HistorySettings &settings, const MakeGroup &make,
+                     const std::function<void(const OutboundMessagePtr &)> &publish);
 
     // What a client that last saw `from` missed.
     enum class RecoveryFailure { None, EpochChanged, HistoryTooShort };
     struct Recovery
     {
         RecoveryFailure failure = RecoveryFailure::None;
-        // The messages after `from`, oldest first (empty when the recovery failed).
+        // The messages kept after `from`, oldest first (empty when the recovery failed).
         std::vector<OutboundMessagePtr> messages;
         // The topic's last position now (offset 0: nothing numbered yet).
         StreamPosition top;
     };
     Recovery since(const TopicKey &topic, StreamPosition from, const HistorySettings &settings);
-    // The retained messages published at or after `sinceMs` (the clock's time), oldest first.
-    std::vector<OutboundMessagePtr> sinceTime(const TopicKey &topic, qint64 sinceMs,
-                                              const HistorySettings &settings);
+    // The retained messages published at or after `sinceMs` (the clock's time), oldest first,
+    // and the topic's last position (failure is always None).
+    Recovery sinceTime(const TopicKey &topic, qint64 sinceMs, const HistorySettings &settings);
 
     // Forgets what is past its ttl everywhere, and the sequences of topics idle for their ttl.
     void sweep();
@@ -89,7 +90,7 @@ private:
     {
         quint64 offset = 0;
         qint64 atMs = 0;
-        OutboundMessagePtr message;
+        std::vector<OutboundMessagePtr> messages; // what recovery returns (may be none)
         qint64 bytes = 0;
     };
     struct Topic

@@ -83,6 +83,7 @@ private Q_SLOTS:
     void changesNobodyListensToAreDroppedButTheirCommitCounts();
     void rowsOutsideATransactionOrOfUnknownRelationsAreIgnored();
     void databaseBroadcastsComeFromRealtimeMessages();
+    void databaseBroadcastsKnowTheirPlaceAmongTheChanges();
     void anAbandonedTransactionLeavesNothing();
     void relationsTellWhenDescribedAndKeepTheirCatalog();
     void aHugeTransactionComesOutInChunks();
@@ -293,6 +294,41 @@ void TransactionAssemblerTest::databaseBroadcastsComeFromRealtimeMessages()
     QCOMPARE(broadcast.isPrivate, false);
     QCOMPARE(broadcast.payload, QByteArray(R"({"a":1})"));
     QVERIFY(m_asked.isEmpty()); // nobody is asked about realtime.messages
+}
+
+void TransactionAssemblerTest::databaseBroadcastsKnowTheirPlaceAmongTheChanges()
+{
+    // WAL order: insert, send, insert, send, send; one topic numbers them in this order.
+    TransactionAssembler stream = assembler();
+    stream.add(recorded("relation"));
+    stream.add(messagesRelation());
+    stream.add(begin(9));
+    stream.add(recorded("insert"));
+    stream.add(messagesInsert("a"));
+    stream.add(recorded("insert"));
+    stream.add(messagesInsert("b"));
+    stream.add(messagesInsert("c"));
+    stream.add(commit(90));
+    std::optional<ChangeBatch> batch = stream.takeCommitted();
+    QVERIFY(batch);
+    QCOMPARE(batch->changes.size(), 2);
+    QCOMPARE(batch->broadcasts.size(), 3);
+    QCOMPARE(batch->broadcasts[0].changesBefore, 1);
+    QCOMPARE(batch->broadcasts[1].changesBefore, 2);
+    QCOMPARE(batch->broadcasts[2].changesBefore, 2);
+    // A later batch merged behind it counts this one's changes too.
+    stream.add(begin(10));
+    stream.add(messagesInsert("d"));
+    stream.add(recorded("insert"));
+    stream.add(commit(100));
+    std::optional<ChangeBatch> later = stream.takeCommitted();
+    QVERIFY(later);
+    QCOMPARE(later->broadcasts[0].changesBefore, 0);
+    batch->append(std::move(*later));
+    QCOMPARE(batch->broadcasts.size(), 4);
+    QCOMPARE(batch->broadcasts[3].topic, QByteArray("d"));
+    QCOMPARE(batch->broadcasts[3].changesBefore, 2);
+    QCOMPARE(batch->changes.size(), 3);
 }
 
 void TransactionAssemblerTest::anAbandonedTransactionLeavesNothing()

@@ -56,6 +56,11 @@ private Q_SLOTS:
     void concurrentFirstUseEncodesOnce();
     void overlongFieldsGiveNoV2Frame();
     void wireFrameWrapsTheBytesOnce();
+    void positionGoesIntoMeta_data();
+    void positionGoesIntoMeta();
+    void positionKeepsEverythingElse();
+    void onlyBroadcastsAndChangesAreSequenced();
+    void epochTextRoundTrips();
 };
 
 void OutboundMessageTest::pushFrames_data()
@@ -299,6 +304,109 @@ void OutboundMessageTest::wireFrameWrapsTheBytesOnce()
     QCOMPARE(static_cast<quint8>(v2.wire.at(1)), quint8(127)); // 64-bit length for > 65535
     // No frame at all where there are no bytes (raw binary to V1).
     QVERIFY(binary->frameFor(Vsn::V1).wire.isEmpty());
+}
+
+namespace {
+const rt::pubsub::StreamPosition Position{ 0xabcdef0123456789ULL, 42 };
+const QByteArray PositionMembers = R"("epoch":"abcdef0123456789","offset":42)";
+} // namespace
+
+void OutboundMessageTest::positionGoesIntoMeta_data()
+{
+    QTest::addColumn<QByteArray>("payload");
+    QTest::addColumn<QByteArray>("expected");
+    // Byte-preserving: the client's bytes stay as they were, the position is added.
+    QTest::newRow("no meta") << QByteArray(R"({"type":"broadcast","event":"e","payload":{"a":1}})")
+                             << R"({"type":"broadcast","event":"e","payload":{"a":1},"meta":{)"
+                    + PositionMembers + "}}";
+    QTest::newRow("empty object") << QByteArray("{}") << "{\"meta\":{" + PositionMembers + "}}";
+    QTest::newRow("trailing blanks")
+            << QByteArray("{\"a\":1}  ") << "{\"a\":1,\"meta\":{" + PositionMembers + "}}  ";
+    QTest::newRow("meta object merged")
+            << QByteArray(R"({"meta":{"id":"x"},"payload":{"meta":1}})")
+            << R"({"meta":{"id":"x",)" + PositionMembers + R"(},"payload":{"meta":1}})";
+    QTest::newRow("empty meta object")
+            << QByteArray(R"({"meta":{}})") << "{\"meta\":{" + PositionMembers + "}}";
+    QTest::newRow("meta not an object replaced") << QByteArray(R"({"meta":"text","x":2})")
+                                                 << "{\"meta\":{" + PositionMembers + "},\"x\":2}";
+    QTest::newRow("escaped key is the same key")
+            << QByteArray(R"({"me\u0074a":[1]})") << "{\"me\\u0074a\":{" + PositionMembers + "}}";
+    QTest::newRow("meta only nested")
+            << QByteArray(R"({"payload":{"meta":{"k":1}}})")
+            << R"({"payload":{"meta":{"k":1}},"meta":{)" + PositionMembers + "}}";
+    // Large integers are copied as text, never through a double.
+    QTest::newRow("big integer kept")
+            << QByteArray(R"({"meta":{},"n":9007199254740993})")
+            << "{\"meta\":{" + PositionMembers + "},\"n\":9007199254740993}";
+}
+
+void OutboundMessageTest::positionGoesIntoMeta()
+{
+    QFETCH(QByteArray, payload);
+    QFETCH(QByteArray, expected);
+    const OutboundMessagePtr text =
+            OutboundMessage::push(Room, "broadcast", payload, Audience::BroadcastReaders);
+    const OutboundMessagePtr numbered = OutboundMessage::withPosition(*text, Position);
+    QCOMPARE(numbered->payload(), expected);
+    QVERIFY(QJsonDocument::fromJson(numbered->payload()).isObject());
+    QCOMPARE(numbered->position(), Position);
+    QVERIFY(!text->position().isSet());
+}
+
+void OutboundMessageTest::positionKeepsEverythingElse()
+{
+    const OutboundMessagePtr plain =
+            OutboundMessage::userBroadcast(Room, "evt", "{\"v\":1}", true, QByteArray(), 7);
+    const OutboundMessagePtr numbered = OutboundMessage::withPosition(*plain, Position);
+    QCOMPARE(numbered->metadata(), "{" + PositionMembers + "}");
+    QCOMPARE(numbered->payload(), QByteArray("{\"v\":1}"));
+    QCOMPARE(numbered->event(), QByteArray("evt"));
+    QCOMPARE(numbered->excludedMember(), quint64{ 7 });
+    QVERIFY(numbered->isUserBroadcast());
+    // What realtime-js hands the callback as `meta`.
+    const QJsonObject meta = QJsonDocument::fromJson(numbered->metadata()).object();
+    QCOMPARE(meta.value(QLatin1String("epoch")).toString(), QStringLiteral("abcdef0123456789"));
+    QCOMPARE(meta.value(QLatin1String("offset")).toInt(), 42);
+
+    const OutboundMessagePtr database =
+            OutboundMessage::userBroadcast(Room, "evt", "{}", true, R"({"id":"7f0c"})");
+    QCOMPARE(OutboundMessage::withPosition(*database, Position)->metadata(),
+             R"({"id":"7f0c",)" + PositionMembers + "}");
+    QCOMPARE(OutboundMessage::withPosition(*database, Position)->metadataId(), QByteArray("7f0c"));
+
+    const OutboundMessagePtr change = OutboundMessage::pushTo(
+            Room, "postgres_changes", R"({"ids":[3],"data":{"meta":"column"}})", { 1, 5 });
+    const OutboundMessagePtr numberedChange = OutboundMessage::withPosition(*change, Position);
+    QCOMPARE(numberedChange->payload(),
+             R"({"ids":[3],"data":{"meta":"column"},"meta":{)" + PositionMembers + "}}");
+    QCOMPARE(numberedChange->members(), (std::vector<quint64>{ 1, 5 }));
+    QCOMPARE(numberedChange->audience(), Audience::Members);
+}
+
+void OutboundMessageTest::onlyBroadcastsAndChangesAreSequenced()
+{
+    QVERIFY(OutboundMessage::userBroadcast(Room, "e", "{}", true, {})->isSequenced());
+    QVERIFY(OutboundMessage::push(Room, "broadcast", "{}", Audience::BroadcastReaders)
+                    ->isSequenced());
+    QVERIFY(OutboundMessage::pushTo(Room, "postgres_changes", "{}", { 1 })->isSequenced());
+    QVERIFY(!OutboundMessage::push(Room, "presence_diff", "{}", Audience::PresenceReaders)
+                     ->isSequenced());
+    QVERIFY(!OutboundMessage::pushTo(Room, "INSERT", "{}", { 1 })->isSequenced()); // legacy
+    QVERIFY(!OutboundMessage::push(Room, "system", "{}", Audience::Everyone)->isSequenced());
+}
+
+void OutboundMessageTest::epochTextRoundTrips()
+{
+    const rt::pubsub::StreamPosition small{ 0x1f, 1 };
+    QCOMPARE(small.epochText(), QByteArray("000000000000001f"));
+    QCOMPARE(rt::pubsub::StreamPosition::parseEpoch(QStringLiteral("000000000000001f")),
+             std::optional<quint64>(0x1f));
+    QCOMPARE(rt::pubsub::StreamPosition::parseEpoch(QString::fromLatin1(Position.epochText())),
+             std::optional<quint64>(Position.epoch));
+    for (const char *bad : { "", "1f", "000000000000000g", "0000000000000000", "x000000000000001f",
+                             "-00000000000001f", "+00000000000001f", " 00000000000001f" }) {
+        QVERIFY2(!rt::pubsub::StreamPosition::parseEpoch(QString::fromLatin1(bad)), bad);
+    }
 }
 
 QTEST_GUILESS_MAIN(OutboundMessageTest)
