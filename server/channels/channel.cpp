@@ -60,6 +60,10 @@ void Channel::deliver(const pubsub::OutboundMessage &message,
     if (awaitingPresenceState && message.audience() == pubsub::Audience::PresenceReaders) {
         return; // contained in the presence_state this channel is about to receive
     }
+    if (deliveredUpTo.isSet() && message.position().epoch == deliveredUpTo.epoch
+        && message.position().offset <= deliveredUpTo.offset) {
+        return; // sent by the join's recovery, or from before the position it asked for
+    }
     if (!replayedIds.isEmpty() && message.isUserBroadcast()
         && replayedIds.contains(message.metadataId())) {
         return; // already delivered by the join's replay (spec §4.7)

@@ -51,6 +51,10 @@ public:
     bool writesPresence = true;
     // Ids of messages delivered by replay: not delivered a second time live (spec §4.7).
     QSet<QByteArray> replayedIds;
+    // The topic's position when the join read its history (recovery, replay from the history):
+    // messages up to it were sent by the join or are older than what it asked for, so live
+    // copies of them (posted before the join, delivered after) are dropped.
+    pubsub::StreamPosition deliveredUpTo;
 
     QByteArray accessToken; // the channel's token (join access_token, or the socket's)
     QJsonObject claims;

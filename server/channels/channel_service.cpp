@@ -4,6 +4,7 @@
 #include "server/channels/access_token_handler.h"
 #include "server/channels/broadcast_handler.h"
 #include "server/channels/client_link.h"
+#include "server/channels/history_recovery.h"
 #include "server/channels/join_payload.h"
 #include "server/channels/logging.h"
 #include "server/channels/presence_handler.h"
@@ -92,8 +93,10 @@ QByteArray joinToken(const SocketState &socket, const JoinConfig &config)
     return socket.token;
 }
 
-// What the tenant database (or its absence) refuses before it is even asked.
-std::optional<QString> databaseRefusal(const JoinConfig &config, bool needsDatabase)
+// What the tenant database (or its absence), or the topic's history, refuses before it is even
+// asked.
+std::optional<QString> databaseRefusal(const JoinConfig &config, bool needsDatabase,
+                                       bool keepsHistory)
 {
     if (config.isPrivate && !needsDatabase) {
         // Private channels are authorised by the tenant database's RLS policies on
@@ -102,7 +105,14 @@ std::optional<QString> databaseRefusal(const JoinConfig &config, bool needsDatab
                               "project database");
     }
     if (config.replay && !config.isPrivate) {
-        return QStringLiteral("UnableToReplayMessages: Replay is not allowed for public channels");
+        // Public channels replay from the topic's history, where this node keeps one.
+        if (!keepsHistory) {
+            return QStringLiteral(
+                    "UnableToReplayMessages: Replay is not allowed for public channels");
+        }
+        if (auto parsed = cdc::parseReplayParams(*config.replay); !parsed) {
+            return parsed.error();
+        }
     }
     return std::nullopt;
 }
@@ -190,7 +200,9 @@ ChannelService::JoinResult ChannelService::join(SocketState &socket, ClientLink 
     auto request = std::make_shared<JoinRequest>(
             JoinRequest{ message, config, token, verified->claims, verified->exp, tenant });
     const bool needsDatabase = m_context.cdc != nullptr && cdc::CdcService::usesDatabase(*tenant);
-    if (const std::optional<QString> refusal = databaseRefusal(config, needsDatabase)) {
+    const bool keepsHistory = historySettingsOf(m_context.sequencer, socket.tenantId).enabled();
+    if (const std::optional<QString> refusal =
+                databaseRefusal(config, needsDatabase, keepsHistory)) {
         return refuse(JoinRefusal{ *refusal, false });
     }
     JoinResult result;
@@ -442,10 +454,13 @@ void ChannelService::openChannel(SocketState &socket, ClientLink &link, const Jo
 
     QJsonObject response;
     response.insert(QLatin1String("postgres_changes"), channel.postgresChanges);
+    const std::vector<pubsub::OutboundMessagePtr> fromHistory =
+            readHistoryForJoin(m_context.sequencer, request.config, channel, response);
     link.sendFrame(protocol::encodeReply(socket.vsn, channel.joinRef(), message.ref, message.topic,
                                          QByteArrayLiteral("ok"),
                                          QJsonDocument(response).toJson(QJsonDocument::Compact)),
                    false);
+    sendFromHistory(socket.vsn, channel, fromHistory);
     if (access != nullptr) {
         pushReplayed(socket, channel, access->replayed);
     }

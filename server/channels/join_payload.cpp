@@ -1,5 +1,7 @@
 #include "server/channels/join_payload.h"
 
+#include "server/pubsub/outbound_message.h"
+
 #include <QJsonDocument>
 #include <QLocale>
 
@@ -84,6 +86,11 @@ JoinConfig parseJoinConfig(const QJsonObject &payload)
     if (broadcast.contains(QLatin1String("replay"))) {
         config.replay = broadcast.value(QLatin1String("replay"));
     }
+    // null (or absent) asks nothing: an application that has no position yet may send it so.
+    const QJsonValue recover = broadcast.value(QLatin1String("recover"));
+    if (!recover.isUndefined() && !recover.isNull()) {
+        config.recover = parseRecover(recover);
+    }
 
     const QJsonObject presence = options.value(QLatin1String("presence")).toObject();
     config.presenceEnabled = flexibleBool(presence.value(QLatin1String("enabled")), false);
@@ -111,6 +118,25 @@ JoinConfig parseJoinConfig(const QJsonObject &payload)
     config.postgresChangesTimeoutMs =
             std::min(config.postgresChangesTimeoutMs, MaxPostgresChangesWaitMs);
     return config;
+}
+
+JoinConfig::Recover parseRecover(const QJsonValue &recover)
+{
+    JoinConfig::Recover parsed;
+    const QJsonObject object = recover.toObject();
+    const std::optional<quint64> epoch =
+            pubsub::StreamPosition::parseEpoch(object.value(QLatin1String("epoch")).toString());
+    const QJsonValue offset = object.value(QLatin1String("offset"));
+    const double number = offset.toDouble(-1);
+    // Up to 2^53: what a JSON number carries exactly.
+    if (!epoch || !offset.isDouble() || number < 0 || number != std::floor(number)
+        || number > 9007199254740992.0) {
+        return parsed;
+    }
+    parsed.valid = true;
+    parsed.epoch = *epoch;
+    parsed.offset = static_cast<quint64>(number);
+    return parsed;
 }
 
 qint64 postgresChangeId(const QJsonObject &entry)

@@ -22,6 +22,15 @@ struct JoinConfig
     bool broadcastAck = false;
     bool replicationReady = false;
     std::optional<QJsonValue> replay; // config.broadcast.replay as sent, if any
+    // config.broadcast.recover {epoch, offset}: the last position the client saw. `valid` false:
+    // present but not a position (answered recovered:false, "invalid position").
+    struct Recover
+    {
+        bool valid = false;
+        quint64 epoch = 0;
+        quint64 offset = 0;
+    };
+    std::optional<Recover> recover;
     bool presenceEnabled = false;
     QByteArray presenceKey; // as a string; empty means "generate one"
     QJsonArray postgresChanges; // object entries only, in order (null entries dropped)
@@ -35,6 +44,8 @@ struct JoinConfig
 };
 
 JoinConfig parseJoinConfig(const QJsonObject &payload);
+// config.broadcast.recover as sent: {epoch: 16 hex digits, offset: integer >= 0}.
+JoinConfig::Recover parseRecover(const QJsonValue &recover);
 
 // The join reply's postgres_changes list: each entry echoed verbatim plus an integer "id" that
 // depends only on the entry (identical entries get identical ids, spec §3.4).

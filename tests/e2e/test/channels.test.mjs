@@ -27,6 +27,8 @@ before(async () => {
             { external_id: 'single-v2', jwt_secret: SINGLE_SECRET, max_concurrent_users: 1 },
             { external_id: 'privonly', jwt_secret: PRIVONLY_SECRET, private_only: true },
             { external_id: 'jwks', jwt_secret: LIMITED_SECRET, jwt_jwks: keys.jwks },
+            // Keeps no history: public channels have nothing to replay from.
+            { external_id: 'nohistory', jwt_secret: LIMITED_SECRET, history_size: 0 },
         ],
     });
     pool = new ClientPool(server);
@@ -347,10 +349,16 @@ for (const vsn of VSNS) {
             await c.frames.next((f) => f.event === 'broadcast' && f.payload.payload?.v === 1, 2000, 'self echo ("TRUE" honoured)');
         });
 
-        test('replay on a public channel → UnableToReplayMessages', async () => {
-            const c = await raw(vsn);
+        test('replay on a public channel of a tenant without history → UnableToReplayMessages', async () => {
+            const c = await raw(vsn, { tenant: 'nohistory', token: token(LIMITED_SECRET) });
             await assertJoinError(c, `realtime:${unique('replay')}`, 'UnableToReplayMessages: Replay is not allowed for public channels',
                 { config: { broadcast: { replay: { since: Date.now() - 1000, limit: 5 } } } });
+        });
+
+        test('replay on a public channel with invalid params → UnableToReplayMessages', async () => {
+            const c = await raw(vsn);
+            await assertJoinError(c, `realtime:${unique('replay')}`, 'UnableToReplayMessages: Replay params are not valid',
+                { config: { broadcast: { replay: { since: 'yesterday' } } } });
         });
 
     });

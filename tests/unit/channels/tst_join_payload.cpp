@@ -82,6 +82,8 @@ private Q_SLOTS:
     void replayIsKeptAsSent();
     void postgresChangesOptions_data();
     void postgresChangesOptions();
+    void recover_data();
+    void recover();
     void legacyPayloadWithoutConfig();
 
     void idsEchoEachEntryVerbatim();
@@ -314,6 +316,56 @@ void JoinPayloadTest::replayIsKeptAsSent()
             parseJoinConfig(object(R"({"config":{"broadcast":{"replay":"yesterday"}}})"));
     QVERIFY(invalid.replay.has_value());
     QCOMPARE(invalid.replay->toString(), QStringLiteral("yesterday"));
+}
+
+void JoinPayloadTest::recover_data()
+{
+    QTest::addColumn<QByteArray>("recover");
+    QTest::addColumn<bool>("asked");
+    QTest::addColumn<bool>("valid");
+    QTest::addColumn<quint64>("epoch");
+    QTest::addColumn<quint64>("offset");
+    QTest::newRow("absent") << QByteArray() << false << false << quint64{ 0 } << quint64{ 0 };
+    QTest::newRow("null asks nothing")
+            << QByteArray("null") << false << false << quint64{ 0 } << quint64{ 0 };
+    QTest::newRow("position") << QByteArray(R"({"epoch":"00000000000000ff","offset":12})") << true
+                              << true << quint64{ 0xff } << quint64{ 12 };
+    QTest::newRow("offset 0") << QByteArray(R"({"epoch":"ABCDEF0123456789","offset":0})") << true
+                              << true << quint64{ 0xabcdef0123456789ULL } << quint64{ 0 };
+    QTest::newRow("largest exact offset")
+            << QByteArray(R"({"epoch":"0000000000000001","offset":9007199254740992})") << true
+            << true << quint64{ 1 } << quint64{ 9007199254740992ULL };
+    const auto invalid = [](const char *name, const char *json) {
+        QTest::newRow(name) << QByteArray(json) << true << false << quint64{ 0 } << quint64{ 0 };
+    };
+    invalid("epoch as number", R"({"epoch":255,"offset":1})");
+    invalid("short epoch", R"({"epoch":"ff","offset":1})");
+    invalid("epoch zero", R"({"epoch":"0000000000000000","offset":1})");
+    invalid("no offset", R"({"epoch":"00000000000000ff"})");
+    invalid("offset string", R"({"epoch":"00000000000000ff","offset":"1"})");
+    invalid("negative offset", R"({"epoch":"00000000000000ff","offset":-1})");
+    invalid("fraction", R"({"epoch":"00000000000000ff","offset":1.5})");
+    invalid("beyond 2^53", R"({"epoch":"00000000000000ff","offset":1e300})");
+    invalid("not an object", R"("00000000000000ff:1")");
+}
+
+void JoinPayloadTest::recover()
+{
+    QFETCH(QByteArray, recover);
+    QFETCH(bool, asked);
+    QFETCH(bool, valid);
+    QFETCH(quint64, epoch);
+    QFETCH(quint64, offset);
+    const QByteArray json = recover.isEmpty()
+            ? QByteArray(R"({"config":{"broadcast":{}}})")
+            : R"({"config":{"broadcast":{"recover":)" + recover + "}}}";
+    const JoinConfig config = parseJoinConfig(object(json));
+    QCOMPARE(config.recover.has_value(), asked);
+    if (asked) {
+        QCOMPARE(config.recover->valid, valid);
+        QCOMPARE(config.recover->epoch, epoch);
+        QCOMPARE(config.recover->offset, offset);
+    }
 }
 
 void JoinPayloadTest::postgresChangesOptions_data()
