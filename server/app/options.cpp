@@ -452,6 +452,18 @@ const OptionSpec Options[] = {
       [](Reader &r, const OptionSpec &o, ServerConfig &c) {
           c.tenantDefaults.maxPayloadSizeInKb = r.integer(o, 1, 1'000'000);
       } },
+    { "tenant-history-size", "TENANT_HISTORY_SIZE", "n",
+      "Default history_size of new tenants: broadcasts each topic keeps for recovery on rejoin "
+      "(0: no history and no positions).",
+      "100",
+      [](Reader &r, const OptionSpec &o, ServerConfig &c) {
+          c.tenantDefaults.historySize = r.integer(o, 0, tenants::MaxHistorySize);
+      } },
+    { "tenant-history-ttl-seconds", "TENANT_HISTORY_TTL_SECONDS", "s",
+      "Default history_ttl_seconds of new tenants: how long a topic keeps a broadcast.", "120",
+      [](Reader &r, const OptionSpec &o, ServerConfig &c) {
+          c.tenantDefaults.historyTtlSeconds = r.integer(o, 0, tenants::MaxHistoryTtlSeconds);
+      } },
     { "client-presence-max-calls", "CLIENT_PRESENCE_MAX_CALLS", "n",
       "Presence pushes allowed per channel per window.", "5",
       [](Reader &r, const OptionSpec &o, ServerConfig &c) {
