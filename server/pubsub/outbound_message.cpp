@@ -35,6 +35,29 @@ QByteArray withMembers(const QByteArray &object, const QByteArray &members)
     return head + (head.endsWith('{') ? "" : ",") + members + object.mid(end);
 }
 
+// A JSON object's text without its "epoch" and "offset" members (a sender's own, which the
+// position replaces), the other members' bytes as they were.
+QByteArray withoutPositionMembers(const QByteArray &object)
+{
+    QList<protocol::json::Member> members;
+    if (!protocol::json::splitObject(object, members)) {
+        return object;
+    }
+    QByteArray kept = "{";
+    for (const protocol::json::Member &member : std::as_const(members)) {
+        QByteArray key;
+        protocol::json::decodeString(QByteArrayView(object.constData() + member.key.begin,
+                                                    member.key.end - member.key.begin),
+                                     key);
+        if (key == "epoch" || key == "offset") {
+            continue;
+        }
+        kept += (kept.size() > 1 ? "," : "")
+                + object.mid(member.key.begin, member.value.end - member.key.begin);
+    }
+    return kept + '}';
+}
+
 // A push payload (a JSON object) whose "meta" object carries the position. Byte-preserving: a
 // payload without a top-level "meta" gets one appended; an existing object gains the members;
 // a "meta" that is not an object is replaced.
@@ -59,7 +82,9 @@ QByteArray payloadWithMeta(const QByteArray &payload, StreamPosition position)
         }
         const protocol::json::Span &value = it->value;
         const QByteArray replaced = value.kind == protocol::json::Kind::Object
-                ? withMembers(payload.mid(value.begin, value.end - value.begin), members)
+                ? withMembers(
+                        withoutPositionMembers(payload.mid(value.begin, value.end - value.begin)),
+                        members)
                 : meta;
         return payload.left(value.begin) + replaced + payload.mid(value.end);
     }

@@ -325,6 +325,10 @@ void OutboundMessageTest::positionGoesIntoMeta_data()
     QTest::newRow("meta object merged")
             << QByteArray(R"({"meta":{"id":"x"},"payload":{"meta":1}})")
             << R"({"meta":{"id":"x",)" + PositionMembers + R"(},"payload":{"meta":1}})";
+    // A sender's own position members are replaced, never duplicated.
+    QTest::newRow("sender's epoch and offset replaced")
+            << QByteArray(R"({"meta":{"epoch":"x","a":1,"offset":99},"p":2})")
+            << R"({"meta":{"a":1,)" + PositionMembers + R"(},"p":2})";
     QTest::newRow("empty meta object")
             << QByteArray(R"({"meta":{}})") << "{\"meta\":{" + PositionMembers + "}}";
     QTest::newRow("meta not an object replaced") << QByteArray(R"({"meta":"text","x":2})")
