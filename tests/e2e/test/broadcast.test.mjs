@@ -5,6 +5,7 @@ import { after, afterEach, before, describe, test } from 'node:test';
 import { startServer } from '../lib/server.mjs';
 import { token } from '../lib/jwt.mjs';
 import { ClientPool, joinChannel, selfHostToken } from '../lib/clients.mjs';
+import { positionOf, withoutPosition } from '../lib/positions.mjs';
 import { encodeKind3, RawClient } from '../lib/raw.mjs';
 import { httpConnection, rawHeartbeat, sentinelBroadcast, withoutSentinels } from '../lib/sentinel.mjs';
 import { Recorder, VSNS } from '../lib/util.mjs';
@@ -55,11 +56,11 @@ for (const vsn of VSNS) {
             const a = await member(vsn, sub, { self: true, ack: true });
             const b = await member(vsn, sub, { self: false, ack: true });
             assert.equal(await a.ch.send({ type: 'broadcast', event: 'from-a', payload: { n: 1 } }), 'ok');
-            assert.deepEqual(await a.got.next((m) => m.event === 'from-a', 2000, 'self echo to a'),
+            assert.deepEqual(withoutPosition(await a.got.next((m) => m.event === 'from-a', 2000, 'self echo to a')),
                 { type: 'broadcast', event: 'from-a', payload: { n: 1 } });
             await b.got.next((m) => m.event === 'from-a', 2000, 'b receives a');
             assert.equal(await b.ch.send({ type: 'broadcast', event: 'from-b', payload: { n: 2 } }), 'ok');
-            assert.deepEqual(await a.got.next((m) => m.event === 'from-b', 2000, 'a receives b'),
+            assert.deepEqual(withoutPosition(await a.got.next((m) => m.event === 'from-b', 2000, 'a receives b')),
                 { type: 'broadcast', event: 'from-b', payload: { n: 2 } });
             // b cannot receive its own sentinel (self:false): an echo of from-b would go out on b's
             // socket before the ack of from-b, which b already has.
@@ -264,8 +265,10 @@ for (const vsn of VSNS) {
             const ch = sender.channel(sub);
             assert.deepEqual(await ch.httpSend('hs', { from: vsn }), { success: true });
             const expected = { type: 'broadcast', event: 'hs', payload: { from: vsn } };
-            assert.deepEqual(await v1.got.next(() => true, 2000, 'v1 receives httpSend'), expected);
-            assert.deepEqual(await v2.got.next(() => true, 2000, 'v2 receives httpSend'), expected);
+            const got1 = await v1.got.next(() => true, 2000, 'v1 receives httpSend');
+            const got2 = await v2.got.next(() => true, 2000, 'v2 receives httpSend');
+            assert.deepEqual(withoutPosition(got1, { offset: 1 }, 'v1'), expected);
+            assert.deepEqual(withoutPosition(got2, positionOf(got1), 'v2'), expected, 'the same position for both');
             // The v2 subscriber gets it as a kind-4 user broadcast.
             const bin = v2.client.wire.filter((f) => f.dir === 'in' && Buffer.isBuffer(f.data));
             assert.equal(bin.length, 1, 'one binary frame to the v2 subscriber');
@@ -295,6 +298,9 @@ for (const vsn of VSNS) {
             for (const r of [r1, r2]) {
                 await r.got.next((m) => m.payload.i === count - 1, 5000, 'the last message');
                 assert.deepEqual(r.got.items.map((m) => m.payload.i), [...Array(count).keys()]);
+                // The topic's positions: one epoch, offsets 1, 2, … in the same order.
+                const { epoch } = positionOf(r.got.items[0]);
+                assert.deepEqual(r.got.items.map((m) => positionOf(m, { epoch }).offset), [...Array(count).keys()].map((i) => i + 1));
             }
         });
 
@@ -303,7 +309,7 @@ for (const vsn of VSNS) {
             const receiver = await member(vsn, sub);
             const sender = pool.client({ vsn });
             assert.deepEqual(await sender.channel(sub).httpSend('ev/ent?#%', { odd: true }), { success: true });
-            assert.deepEqual(await receiver.got.next(() => true, 2000, 'delivery on the odd topic'),
+            assert.deepEqual(withoutPosition(await receiver.got.next(() => true, 2000, 'delivery on the odd topic')),
                 { type: 'broadcast', event: 'ev/ent?#%', payload: { odd: true } });
         });
 
@@ -324,8 +330,8 @@ for (const vsn of VSNS) {
             assert.equal(result, 'ok');
             assert.equal(sender.isConnected(), false, 'the fallback must not need a socket');
             const expected = { type: 'broadcast', event: 'fb', payload: { via: 'rest' } };
-            assert.deepEqual(await v1.got.next(() => true, 2000, 'v1 receives fallback'), expected);
-            assert.deepEqual(await v2.got.next(() => true, 2000, 'v2 receives fallback'), expected);
+            assert.deepEqual(withoutPosition(await v1.got.next(() => true, 2000, 'v1 receives fallback')), expected);
+            assert.deepEqual(withoutPosition(await v2.got.next(() => true, 2000, 'v2 receives fallback')), expected);
         });
     });
 }
@@ -339,10 +345,11 @@ describe('broadcast across vsn', () => {
         assert.equal(await v2.ch.send({ type: 'broadcast', event: 'from-v2', payload: { b: 'é✓', n: 1.5 } }), 'ok');
         const fromV1 = { type: 'broadcast', event: 'from-v1', payload: { a: [1, 'two', { three: 3 }] } };
         const fromV2 = { type: 'broadcast', event: 'from-v2', payload: { b: 'é✓', n: 1.5 } };
-        assert.deepEqual(await v2.got.next((m) => m.event === 'from-v1', 2000, 'v2 gets v1'), fromV1);
-        assert.deepEqual(await v1.got.next((m) => m.event === 'from-v2', 2000, 'v1 gets v2'), fromV2);
-        assert.deepEqual(await v1.got.next((m) => m.event === 'from-v1', 2000, 'v1 self'), fromV1);
-        assert.deepEqual(await v2.got.next((m) => m.event === 'from-v2', 2000, 'v2 self'), fromV2);
+        // One topic: from-v1 (acked before from-v2 was sent) is its first message, from-v2 the second.
+        assert.deepEqual(withoutPosition(await v2.got.next((m) => m.event === 'from-v1', 2000, 'v2 gets v1'), { offset: 1 }), fromV1);
+        assert.deepEqual(withoutPosition(await v1.got.next((m) => m.event === 'from-v2', 2000, 'v1 gets v2'), { offset: 2 }), fromV2);
+        assert.deepEqual(withoutPosition(await v1.got.next((m) => m.event === 'from-v1', 2000, 'v1 self'), { offset: 1 }), fromV1);
+        assert.deepEqual(withoutPosition(await v2.got.next((m) => m.event === 'from-v2', 2000, 'v2 self'), { offset: 2 }), fromV2);
     });
 
     test('raw: text pushes are forwarded as pushed (extra keys kept); kind 3 → kind 4 (v2) / JSON (v1), client metadata ignored', async () => {
@@ -356,8 +363,10 @@ describe('broadcast across vsn', () => {
         s1.push(topic, 'broadcast', pushed, { joinRef: '1' });
         const t1 = await r1.frames.next((f) => f.event === 'broadcast' && f.payload.event === 'txt', 2000, 'v1 gets text push');
         const t2 = await r2.frames.next((f) => f.event === 'broadcast' && f.payload?.event === 'txt', 2000, 'v2 gets text push');
-        assert.deepEqual(t1.object, { topic, event: 'broadcast', payload: pushed, ref: null });
-        assert.deepEqual(t2.array, [null, null, topic, 'broadcast', pushed]);
+        // The pushed object plus a top-level meta with the position (the topic's first message).
+        const txtPosition = positionOf(t1.payload, { offset: 1 }, 'v1 text push');
+        assert.deepEqual({ ...t1.object, payload: withoutPosition(t1.object.payload) }, { topic, event: 'broadcast', payload: pushed, ref: null });
+        assert.deepEqual([...t2.array.slice(0, 4), withoutPosition(t2.array[4], txtPosition, 'v2 text push')], [null, null, topic, 'broadcast', pushed]);
 
         const text = '{ "k" : "v",\n  "a":[1, 2.50, "\\u00e9"], "z":{} }';
         s2.sendBinary(encodeKind3({ joinRef: '1', ref: '2', topic, event: 'bin-json', meta: '{"persist":true}', payloadText: text }));
@@ -365,10 +374,12 @@ describe('broadcast across vsn', () => {
         assert.equal(b2.kind, 4);
         assert.equal(b2.topic, topic);
         assert.equal(b2.encoding, 1);
-        assert.equal(b2.meta, undefined, 'client metadata is not forwarded');
+        // The metadata is the position only (the topic's second message).
+        assert.equal(withoutPosition(b2, { epoch: txtPosition.epoch, offset: 2 }, 'kind 4').meta, undefined, 'client metadata is not forwarded');
         assert.equal(b2.payloadBytes.toString(), text, 'JSON payload forwarded byte for byte');
         const b1 = await r1.frames.next((f) => f.event === 'broadcast' && f.payload.event === 'bin-json', 2000, 'v1 gets converted JSON');
-        assert.deepEqual(b1.object, { topic, event: 'broadcast', payload: { event: 'bin-json', payload: JSON.parse(text), type: 'broadcast' }, ref: null });
+        assert.deepEqual({ ...b1.object, payload: withoutPosition(b1.object.payload, positionOf(b2), 'v1 conversion') },
+            { topic, event: 'broadcast', payload: { event: 'bin-json', payload: JSON.parse(text), type: 'broadcast' }, ref: null });
     });
 
     test('multi-byte topic, event and payload: lengths are UTF-8 byte counts (kind 3/4)', async () => {
@@ -379,11 +390,11 @@ describe('broadcast across vsn', () => {
         const payload = { text: 'Grüße 👋 ✓', emoji: '🎉' };
         assert.equal(await sender.ch.send({ type: 'broadcast', event: 'évt-✓', payload }), 'ok');
         for (const m of [sender, v2, v1]) {
-            assert.deepEqual(await m.got.next((x) => x.event === 'évt-✓', 2000, 'unicode message'),
+            assert.deepEqual(withoutPosition(await m.got.next((x) => x.event === 'évt-✓', 2000, 'unicode message')),
                 { type: 'broadcast', event: 'évt-✓', payload });
         }
         assert.equal(await v1.ch.send({ type: 'broadcast', event: 'ëvt-v1', payload }), 'ok');
-        assert.deepEqual(await v2.got.next((x) => x.event === 'ëvt-v1', 2000, 'unicode from v1'),
+        assert.deepEqual(withoutPosition(await v2.got.next((x) => x.event === 'ëvt-v1', 2000, 'unicode from v1')),
             { type: 'broadcast', event: 'ëvt-v1', payload });
     });
 

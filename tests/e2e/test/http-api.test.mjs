@@ -5,6 +5,7 @@ import { after, afterEach, before, describe, test } from 'node:test';
 import { startServer, SELF_HOST_SECRET } from '../lib/server.mjs';
 import { expiredClaims, sign, token } from '../lib/jwt.mjs';
 import { ClientPool, joinChannel, selfHostToken } from '../lib/clients.mjs';
+import { positionOf, withoutPosition } from '../lib/positions.mjs';
 import { RawClient } from '../lib/raw.mjs';
 import { httpConnection, withoutSentinels } from '../lib/sentinel.mjs';
 import { httpRequest, Recorder } from '../lib/util.mjs';
@@ -12,6 +13,7 @@ import { httpRequest, Recorder } from '../lib/util.mjs';
 const OTHER_SECRET = 'other-tenant-secret-0123456789abcdefghijkl';
 const SUSPENDED_SECRET = 'suspended-tenant-secret-0123456789abcdef';
 const SMALL_SECRET = 'small-payload-tenant-secret-0123456789abcd';
+const NOHISTORY_SECRET = 'no-history-tenant-secret-0123456789abcdef';
 
 let server;
 let pool;
@@ -24,6 +26,8 @@ before(async () => {
             { external_id: 'other', jwt_secret: OTHER_SECRET },
             { external_id: 'suspended', jwt_secret: SUSPENDED_SECRET, suspend: true },
             { external_id: 'small', jwt_secret: SMALL_SECRET, max_payload_size_in_kb: 1 },
+            // Keeps no history: its deliveries carry no position (upstream's exact bytes).
+            { external_id: 'nohistory', jwt_secret: NOHISTORY_SECRET, history_size: 0 },
         ],
     });
     pool = new ClientPool(server);
@@ -57,37 +61,49 @@ function assertJsonBody(res, status, body) {
 }
 
 describe('batch POST /api/broadcast', () => {
-    test('202 with an empty body; messages reach v1 and v2 subscribers, id → meta.id', async () => {
-        const sub = unique('batch');
-        const v1 = await member('1.0.0', sub);
-        const v2 = await member('2.0.0', sub);
-        const conn = httpConnection(server);
-        let res;
-        try {
-            res = await batch({
-                messages: [
-                    { topic: sub, event: 'one', payload: { n: 1 } },
-                    { topic: sub, event: 'two', payload: { n: 2 }, id: 'msg-2' },
-                    { topic: unique('elsewhere'), event: 'three', payload: {} },
-                ],
-            }, { conn });
-            // A sentinel batch over the same connection: delivered after the batch under test.
-            assert.equal((await batch({ messages: [sentinelMessage(sub)] }, { conn })).status, 202);
-        } finally {
-            conn.close();
-        }
-        assert.equal(res.status, 202);
-        assert.equal(res.body, '');
-        assert.equal(res.headers['access-control-allow-origin'], '*', 'CORS is open');
-        for (const m of [v1, v2]) {
-            assert.deepEqual(await m.got.next((x) => x.event === 'one', 2000, 'one'), { type: 'broadcast', event: 'one', payload: { n: 1 } });
-            assert.deepEqual(await m.got.next((x) => x.event === 'two', 2000, 'two'),
-                { type: 'broadcast', event: 'two', payload: { n: 2 }, meta: { id: 'msg-2' } });
-            await m.got.next((x) => x.event === 'sentinel', 2000, 'the sentinel');
-        }
-        assert.deepEqual(withoutSentinels(v1.got.items).map((m) => m.event), ['one', 'two']);
-        assert.deepEqual(withoutSentinels(v2.got.items).map((m) => m.event), ['one', 'two']);
-    });
+    // On a tenant that keeps history each message also carries its position (after meta.id); on
+    // one with history_size 0 the messages are upstream's exactly.
+    for (const tenant of [undefined, 'nohistory']) {
+        test(`202 with an empty body; messages reach v1 and v2 subscribers, id → meta.id${tenant ? ` (${tenant}: no position)` : ''}`, async () => {
+            const sub = unique('batch');
+            const tok = tenant ? token(NOHISTORY_SECRET) : undefined;
+            const host = tenant ? server.hostFor(tenant) : undefined;
+            const v1 = await member('1.0.0', sub, { tenant, token: tok });
+            const v2 = await member('2.0.0', sub, { tenant, token: tok });
+            const conn = httpConnection(server);
+            let res;
+            try {
+                res = await batch({
+                    messages: [
+                        { topic: sub, event: 'one', payload: { n: 1 } },
+                        { topic: sub, event: 'two', payload: { n: 2 }, id: 'msg-2' },
+                        { topic: unique('elsewhere'), event: 'three', payload: {} },
+                    ],
+                }, { conn, host, headers: bearer(tok) });
+                // A sentinel batch over the same connection: delivered after the batch under test.
+                assert.equal((await batch({ messages: [sentinelMessage(sub)] }, { conn, host, headers: bearer(tok) })).status, 202);
+            } finally {
+                conn.close();
+            }
+            assert.equal(res.status, 202);
+            assert.equal(res.body, '');
+            assert.equal(res.headers['access-control-allow-origin'], '*', 'CORS is open');
+            const positioned = (msg, offset) => (tenant ? msg : withoutPosition(msg, { offset }));
+            for (const m of [v1, v2]) {
+                const one = await m.got.next((x) => x.event === 'one', 2000, 'one');
+                assert.deepEqual(positioned(one, 1), { type: 'broadcast', event: 'one', payload: { n: 1 } });
+                const two = await m.got.next((x) => x.event === 'two', 2000, 'two');
+                assert.deepEqual(positioned(two, 2), { type: 'broadcast', event: 'two', payload: { n: 2 }, meta: { id: 'msg-2' } });
+                if (!tenant) {
+                    assert.deepEqual(Object.keys(two.meta), ['id', 'epoch', 'offset'], 'the position after meta.id');
+                    assert.equal(positionOf(two).epoch, positionOf(one).epoch, 'one epoch on the topic');
+                }
+                await m.got.next((x) => x.event === 'sentinel', 2000, 'the sentinel');
+            }
+            assert.deepEqual(withoutSentinels(v1.got.items).map((m) => m.event), ['one', 'two']);
+            assert.deepEqual(withoutSentinels(v2.got.items).map((m) => m.event), ['one', 'two']);
+        });
+    }
 
     test('works without the /realtime/v1 prefix, with the apikey header, and with the URL query kept', async () => {
         const sub = unique('batch-paths');
@@ -174,26 +190,34 @@ describe('single POST /api/broadcast/:topic/events/:event', () => {
             body: typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body),
         });
 
-    test('JSON body → 202 empty; v2 gets kind 4 (encoding 1, no meta), v1 the JSON broadcast', async () => {
-        const sub = unique('single');
-        const topic = `realtime:${sub}`;
-        const r1 = pool.track(await RawClient.connect(server, { vsn: '1.0.0', token: selfHostToken() }));
-        const r2 = pool.track(await RawClient.connect(server, { vsn: '2.0.0', token: selfHostToken() }));
-        await r1.join(topic);
-        await r2.join(topic);
-        const res = await single(sub, 'ev', { body: { a: 1 } });
-        assert.equal(res.status, 202, res.body);
-        assert.equal(res.body, '');
-        const b2 = await r2.frames.next((f) => f.binary, 2000, 'kind 4');
-        assert.equal(b2.kind, 4);
-        assert.equal(b2.topic, topic);
-        assert.equal(b2.userEvent, 'ev');
-        assert.equal(b2.encoding, 1);
-        assert.equal(b2.meta, undefined);
-        assert.deepEqual(b2.payload, { a: 1 });
-        const b1 = await r1.frames.next((f) => f.event === 'broadcast', 2000, 'v1 broadcast');
-        assert.deepEqual(b1.object, { topic, event: 'broadcast', payload: { event: 'ev', payload: { a: 1 }, type: 'broadcast' }, ref: null });
-    });
+    // With history: the metadata (kind 4) and payload.meta (v1) are the position and nothing else;
+    // with history_size 0 there is no metadata at all (upstream's bytes).
+    for (const tenant of [undefined, 'nohistory']) {
+        test(`JSON body → 202 empty; v2 gets kind 4 (encoding 1, ${tenant ? 'no meta' : 'meta = position only'}), v1 the JSON broadcast${tenant ? ` (${tenant})` : ''}`, async () => {
+            const sub = unique('single');
+            const topic = `realtime:${sub}`;
+            const tok = tenant ? token(NOHISTORY_SECRET) : selfHostToken();
+            const host = tenant ? server.hostFor(tenant) : undefined;
+            const r1 = pool.track(await RawClient.connect(server, { vsn: '1.0.0', token: tok, host }));
+            const r2 = pool.track(await RawClient.connect(server, { vsn: '2.0.0', token: tok, host }));
+            await r1.join(topic);
+            await r2.join(topic);
+            const res = await single(sub, 'ev', { body: { a: 1 }, host, headers: bearer(tok) });
+            assert.equal(res.status, 202, res.body);
+            assert.equal(res.body, '');
+            const b2 = await r2.frames.next((f) => f.binary, 2000, 'kind 4');
+            assert.equal(b2.kind, 4);
+            assert.equal(b2.topic, topic);
+            assert.equal(b2.userEvent, 'ev');
+            assert.equal(b2.encoding, 1);
+            assert.equal((tenant ? b2 : withoutPosition(b2, { offset: 1 }, 'kind 4')).meta, undefined);
+            assert.deepEqual(b2.payload, { a: 1 });
+            const b1 = await r1.frames.next((f) => f.event === 'broadcast', 2000, 'v1 broadcast');
+            const payload1 = tenant ? b1.object.payload : withoutPosition(b1.object.payload, positionOf(b2), 'v1 JSON');
+            assert.deepEqual({ ...b1.object, payload: payload1 },
+                { topic, event: 'broadcast', payload: { event: 'ev', payload: { a: 1 }, type: 'broadcast' }, ref: null });
+        });
+    }
 
     test('content type with parameters and a missing content type are accepted', async () => {
         const sub = unique('single-ct');
@@ -208,7 +232,7 @@ describe('single POST /api/broadcast/:topic/events/:event', () => {
         const sub = unique('single-json');
         const v2 = await member('2.0.0', sub);
         assert.equal((await single(sub, 'arr', { body: '[1,2,3]' })).status, 202);
-        assert.deepEqual(await v2.got.next((m) => m.event === 'arr', 2000, 'wrapped array'),
+        assert.deepEqual(withoutPosition(await v2.got.next((m) => m.event === 'arr', 2000, 'wrapped array')),
             { type: 'broadcast', event: 'arr', payload: { _json: [1, 2, 3] } });
     });
 

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { startServer } from '../lib/server.mjs';
 import { ClientPool, joinChannel, selfHostToken } from '../lib/clients.mjs';
+import { withoutPosition } from '../lib/positions.mjs';
 import { encodeKind3, RawClient } from '../lib/raw.mjs';
 import { Recorder, VSNS } from '../lib/util.mjs';
 
@@ -266,7 +267,7 @@ for (const vsn of VSNS) {
             assert.deepEqual(staleReply.payload, { status: 'ok', response: {} });
             if (vsn === '2.0.0') assert.equal(staleReply.join_ref, join.joinRef, 'the reply carries the channel join_ref');
             const got = await receiver.frames.next((f) => f.event === 'broadcast' && f.payload.payload?.n === 1, 2000, 'broadcast n=1');
-            assert.deepEqual(got.payload, { type: 'broadcast', event: 'e', payload: { n: 1 } });
+            assert.deepEqual(withoutPosition(got.payload, { offset: 1 }), { type: 'broadcast', event: 'e', payload: { n: 1 } });
             const missing = sender.push(topic, 'broadcast', { type: 'broadcast', event: 'e', payload: { n: 2 } }, { joinRef: null, omitJoinRef: true });
             const missingReply = await sender.reply(missing);
             assert.deepEqual(missingReply.payload, { status: 'ok', response: {} });
@@ -336,7 +337,7 @@ for (const vsn of VSNS) {
                 assert.equal(got.userEvent, 'bin-e');
                 assert.equal(got.encoding, 1);
                 assert.deepEqual(got.payload, { z: 1 });
-                assert.equal(got.meta, undefined, 'no metadata on a plain user broadcast');
+                assert.equal(withoutPosition(got, { offset: 1 }).meta, undefined, 'no metadata but the position on a plain user broadcast');
             });
 
             test('binary kind-3 with ack: reply carries the ref and the channel join_ref; unjoined topic → unmatched topic', async () => {

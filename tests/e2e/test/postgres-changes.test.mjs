@@ -20,6 +20,7 @@ import { startPgCluster } from '../lib/admin.mjs';
 import { ClientPool, subscribe } from '../lib/clients.mjs';
 import { token } from '../lib/jwt.mjs';
 import { createDatabase, PG_BIN, pgBinariesPresent, psqlAs, tenantSeed } from '../lib/pg.mjs';
+import { positionOf, withoutPosition } from '../lib/positions.mjs';
 import { RawClient } from '../lib/raw.mjs';
 import { dbSentinelBroadcast, sentinelRows, withoutSentinels } from '../lib/sentinel.mjs';
 import { startServer } from '../lib/server.mjs';
@@ -447,7 +448,8 @@ describe('postgres_changes and broadcast from the database (realtime-js)', { ski
             assert.equal(msg.payload.a, 1);
             assert.match(String(msg.payload.id), UUID, 'realtime.send adds an id to the payload');
             assert.deepEqual(Object.keys(msg.payload).sort(), ['a', 'id', 'seq']);
-            assert.deepEqual(msg.meta, { id: msg.payload.id }, 'meta.id is the realtime.messages row id (= payload id)');
+            assert.deepEqual(withoutPosition(msg).meta, { id: msg.payload.id }, 'meta.id is the realtime.messages row id (= payload id)');
+            assert.deepEqual(Object.keys(msg.meta), ['id', 'epoch', 'offset'], 'the position after meta.id');
             // Private messages (private = true) and other events do not reach this public channel.
             const mark = rec.mark();
             await db.exec(`SELECT realtime.send('{"b":2}'::jsonb, 'ev', '${topic}', true);
@@ -456,6 +458,8 @@ describe('postgres_changes and broadcast from the database (realtime-js)', { ski
             // The last message, committed after the others, is the sentinel.
             const last = await rec.next((m) => m.payload?.d === 4, DELIVERY_MS, 'the last public message', mark);
             assert.equal(last.event, 'ev');
+            assert.deepEqual(withoutPosition(last, { epoch: positionOf(msg).epoch }).meta, { id: last.payload.id });
+            assert.ok(positionOf(last).offset > positionOf(msg).offset, 'a later message, a higher offset');
             // (Without the first loop's later probes, which may still arrive after the mark.)
             assert.deepEqual(rec.items.slice(mark).filter((m) => m.payload.seq === undefined).map((m) => Object.keys(m.payload).filter((k) => k !== 'id')),
                 [['d']], 'only the public `ev` message after the first');
@@ -510,7 +514,8 @@ describe('postgres_changes and broadcast from the database (realtime-js)', { ski
         assert.deepEqual({ ...ins.payload, id: undefined },
             { id: undefined, old_record: null, record: { id: insId, v: `v${insId}` }, operation: 'INSERT', table: 'tracked', schema: 'public' });
         assert.match(ins.payload.id, UUID);
-        assert.deepEqual(ins.meta, { id: ins.payload.id });
+        assert.deepEqual(withoutPosition(ins).meta, { id: ins.payload.id });
+        assert.deepEqual(Object.keys(ins.meta), ['id', 'epoch', 'offset'], 'the position after meta.id');
         const mark = rec.mark();
         await db.exec(`UPDATE tracked SET v = 'changed' WHERE id = ${insId}; DELETE FROM tracked WHERE id = ${insId};`);
         const upd = await rec.next((m) => m.event === 'UPDATE', DELIVERY_MS, 'the UPDATE broadcast', mark);

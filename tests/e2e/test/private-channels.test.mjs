@@ -22,6 +22,7 @@ import { startPgCluster } from '../lib/admin.mjs';
 import { ClientPool, subscribe } from '../lib/clients.mjs';
 import { token } from '../lib/jwt.mjs';
 import { createDatabase, literal, PG_BIN, pgBinariesPresent, psqlAs, tenantSeed } from '../lib/pg.mjs';
+import { withoutPosition } from '../lib/positions.mjs';
 import { RawClient } from '../lib/raw.mjs';
 import { dbSentinelBroadcast, heartbeatBarrier, sentinelBroadcast, sentinelMesh, withoutSentinels } from '../lib/sentinel.mjs';
 import { startServer } from '../lib/server.mjs';
@@ -32,6 +33,8 @@ const skip = !pgAvailable && `PostgreSQL 15 binaries not found in ${PG_BIN} (ins
 
 const SECRET = 'private-channels-tenant-secret-0123456789abcdef';
 const TENANT = 'priv';
+/** A tenant without database that keeps no history (history_size 0): replay on public channels is refused. */
+const NOHISTORY = 'nohistory';
 const DB = 'rt_priv';
 /** A message that was sent may take this long to arrive (DB broadcast goes through WAL). */
 const DELIVERY_MS = 8_000;
@@ -114,7 +117,10 @@ describe('private channels: RLS on realtime.messages (realtime-js)', { skip }, (
         su = psqlAs(pg.env, { database: DB, superuser: true });
         await su.exec(`CREATE ROLE e2e_plain NOLOGIN NOINHERIT; GRANT e2e_plain TO ${pg.env.RT_PG_USER};`);
         server = await startServer({
-            tenants: [tenantSeed(TENANT, SECRET, pg.env, DB, { settings: { slot_name: 'rt_e2e_priv_slot' } })],
+            tenants: [
+                tenantSeed(TENANT, SECRET, pg.env, DB, { settings: { slot_name: 'rt_e2e_priv_slot' } }),
+                { external_id: NOHISTORY, jwt_secret: SECRET, history_size: 0 },
+            ],
         });
         pool = new ClientPool(server);
         // The first join connects to the tenant database and runs the migrations; with
@@ -150,8 +156,8 @@ describe('private channels: RLS on realtime.messages (realtime-js)', { skip }, (
     });
 
     const client = (tok, vsn = '2.0.0', extra = {}) => pool.client({ vsn, tenant: TENANT, token: tok, ...extra });
-    const raw = async (tok, vsn = '2.0.0') =>
-        pool.track(await RawClient.connect(server, { vsn, token: tok, host: server.hostFor(TENANT) }));
+    const raw = async (tok, vsn = '2.0.0', tenant = TENANT) =>
+        pool.track(await RawClient.connect(server, { vsn, token: tok, host: server.hostFor(tenant) }));
 
     /**
      * A realtime-js channel (private unless `isPrivate` is false) recording broadcasts, system
@@ -224,7 +230,7 @@ describe('private channels: RLS on realtime.messages (realtime-js)', { skip }, (
         const b = await channel(client(serviceRole()), any, { presence: true, presenceKey: 'svc-b' });
         assert.equal(await a.ch.send({ type: 'broadcast', event: 'svc', payload: { n: 1 } }), 'ok');
         const got = await b.bc.next(() => true, 2000, 'the service_role broadcast');
-        assert.deepEqual(got, { type: 'broadcast', event: 'svc', payload: { n: 1 } });
+        assert.deepEqual(withoutPosition(got, { offset: 1 }), { type: 'broadcast', event: 'svc', payload: { n: 1 } });
         assert.equal(await a.ch.track({ who: 'a' }), 'ok');
         const join = await b.joins.next((j) => j.key === 'svc-a', 2000, 'presence join of svc-a');
         assert.equal(join.newPresences[0].who, 'a');
@@ -236,7 +242,7 @@ describe('private channels: RLS on realtime.messages (realtime-js)', { skip }, (
             const sender = await channel(client(authed('user-a'), vsn), topic, { ack: true });
             const receiver = await channel(client(authed('user-b'), vsn), topic);
             assert.equal(await sender.ch.send({ type: 'broadcast', event: 'hello', payload: { text: 'hi' } }), 'ok');
-            assert.deepEqual(await receiver.bc.next(() => true, 2000, 'the allowed broadcast'),
+            assert.deepEqual(withoutPosition(await receiver.bc.next(() => true, 2000, 'the allowed broadcast'), { offset: 1 }),
                 { type: 'broadcast', event: 'hello', payload: { text: 'hi' } });
             assert.deepEqual(sender.bc.items, [], 'self is false');
 
@@ -484,12 +490,18 @@ describe('private channels: RLS on realtime.messages (realtime-js)', { skip }, (
         assert.equal(v1.bc.items.filter((m) => m.meta?.id === ids[4]).length, 1, `replayed id 5 not delivered again (v1): ${show(v1.bc.items)}`);
     });
 
-    test('replay refusals: public channel, invalid params, no broadcast read (raw client, exact reasons)', async () => {
+    test('replay refusals: public channel (tenant without history), invalid params, no broadcast read (raw client, exact reasons)', async () => {
         const r = await raw(authed());
         const topic = `topic:${unique('replay-err')}`;
         const since = Date.now() - 60_000;
-        const pub = await r.join(`realtime:${topic}`, { config: { private: false, broadcast: { replay: { since, limit: 2 } } } });
+        // A public channel has nothing to replay from on a tenant that keeps no history.
+        const noHistory = await raw(authed(), '2.0.0', NOHISTORY);
+        const pub = await noHistory.join(`realtime:${topic}`, { config: { private: false, broadcast: { replay: { since, limit: 2 } } } });
         assert.deepEqual(pub.payload, { status: 'error', response: { reason: 'UnableToReplayMessages: Replay is not allowed for public channels' } });
+        // With history (tenant priv) the same public join is accepted: replay reads the topic's history.
+        const withHistory = await raw(authed());
+        const pubOk = await withHistory.join(`realtime:${topic}`, { config: { private: false, broadcast: { replay: { since, limit: 2 } } } });
+        assert.equal(pubOk.payload.status, 'ok', `public replay with history: ${show(pubOk.payload)}`);
         const bad = await r.join(`realtime:${topic}`, { config: { private: true, broadcast: { replay: { limit: 2 } } } });
         assert.deepEqual(bad.payload, { status: 'error', response: { reason: 'UnableToReplayMessages: Replay params are not valid' } });
         const presOnly = `pres:${unique('replay-err')}`;
@@ -526,7 +538,7 @@ describe('private channels: RLS on realtime.messages (realtime-js)', { skip }, (
             const ch = c.channel(topic, { config: { private: true } });
             assert.deepEqual(await ch.httpSend('over-http', { n: 1 }), { success: true });
             const got = await rx.bc.next(() => true, 2000, 'the private HTTP broadcast');
-            assert.deepEqual(got, { type: 'broadcast', event: 'over-http', payload: { n: 1 } });
+            assert.deepEqual(withoutPosition(got, { offset: 1 }), { type: 'broadcast', event: 'over-http', payload: { n: 1 } });
             // The batch API: private messages need write too (spec §4.4).
             const res = await httpRequest(server, {
                 method: 'POST', path: '/api/broadcast', host: server.hostFor(TENANT),

@@ -339,6 +339,8 @@ void ControlPlaneTest::plaintextOfAnEarlierVersionIsEncryptedOnce()
         Inspector db(m_path);
         QVERIFY(db.exec(QStringLiteral("DELETE FROM qtrealtime_migrations WHERE version > 1")));
         QVERIFY(db.exec(QStringLiteral("DROP TABLE qtrealtime_settings")));
+        QVERIFY(db.exec(QStringLiteral("ALTER TABLE tenants DROP COLUMN history_size")));
+        QVERIFY(db.exec(QStringLiteral("ALTER TABLE tenants DROP COLUMN history_ttl_seconds")));
         QVERIFY(db.exec(QStringLiteral(
                 "INSERT INTO tenants (id, external_id, name, jwt_secret, inserted_at, updated_at) "
                 "VALUES ('00000000-0000-4000-8000-000000000001', 'old', 'old', 'secret', "
