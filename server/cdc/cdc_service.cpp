@@ -499,6 +499,23 @@ void CdcService::checkBroadcastWrite(const tenants::TenantPtr &tenant, Authoriza
                  });
 }
 
+void CdcService::persistBroadcast(
+        const tenants::TenantPtr &tenant, PersistRequest request,
+        std::function<void(rt::Result<PersistOutcome, AuthorizationError>)> done)
+{
+    withDatabase(tenant,
+                 [request = std::move(request), done = std::move(done)](
+                         TenantDatabase *db, const ConnectOutcome &outcome) mutable {
+                     if (db == nullptr || db->pool() == nullptr) {
+                         done(AuthorizationError{ AuthorizationFailure::DatabaseUnavailable,
+                                                  outcome.value_or(QString()),
+                                                  {} });
+                         return;
+                     }
+                     persist(*db->pool(), request, std::move(done));
+                 });
+}
+
 void CdcService::dropTenant(const QByteArray &tenantId)
 {
     if (m_host == nullptr) {

@@ -86,6 +86,11 @@ public:
     void checkBroadcastWrite(const tenants::TenantPtr &tenant, AuthorizationRequest request,
                              std::function<void(rt::Result<bool, AuthorizationError>)> done);
 
+    // Broadcast persistence: the persistence check and the stored row (cdc::persist); `done`
+    // runs on the cdc thread.
+    void persistBroadcast(const tenants::TenantPtr &tenant, PersistRequest request,
+                          std::function<void(rt::Result<PersistOutcome, AuthorizationError>)> done);
+
     // Runs `job` on the cdc thread with the tenant's database once it is ready (nullptr and the
     // join error when it is not). For authorization queries.
     void withDatabase(const tenants::TenantPtr &tenant,

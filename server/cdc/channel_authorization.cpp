@@ -284,6 +284,117 @@ void checkWrite(postgres::Pool &pool, const AuthorizationRequest &request, QByte
     });
 }
 
+PersistOption persistFromMetadata(const QByteArray &metadataJson)
+{
+    PersistOption option;
+    if (metadataJson.isEmpty()) {
+        return option;
+    }
+    const QJsonValue persist =
+            QJsonDocument::fromJson(metadataJson).object().value(QLatin1String("persist"));
+    if (persist.isUndefined() || persist.isNull() || persist == QJsonValue(false)) {
+        return option;
+    }
+    option.asked = true;
+    if (persist == QJsonValue(true)) {
+        return option;
+    }
+    const QJsonValue ttl = persist.toObject().value(QLatin1String("ttl"));
+    const double seconds = ttl.toDouble(-1);
+    if (!persist.isObject() || !ttl.isDouble() || seconds < 1 || seconds > MaxPersistTtlSeconds
+        || seconds != std::floor(seconds)) {
+        option.valid = false;
+        return option;
+    }
+    option.ttlSeconds = static_cast<int>(seconds);
+    return option;
+}
+
+PersistOption persistFromQuery(const QByteArray &persist, const QByteArray &ttl, bool hasPersist,
+                               bool hasTtl)
+{
+    PersistOption option;
+    if (hasTtl) {
+        option.asked = true;
+        bool ok = false;
+        const int seconds = ttl.toInt(&ok);
+        option.valid = ok && seconds >= 1 && seconds <= MaxPersistTtlSeconds
+                && ttl == QByteArray::number(seconds);
+        if (option.valid) {
+            option.ttlSeconds = seconds;
+        }
+        return option;
+    }
+    option.asked = hasPersist && persist == "true";
+    return option;
+}
+
+QString invalidPersistReason()
+{
+    return QStringLiteral("Invalid persist: ttl must be a positive integer of seconds up to %1")
+            .arg(MaxPersistTtlSeconds);
+}
+
+QString persistOnPublicReason()
+{
+    return QStringLiteral("Persistence is only available on private channels");
+}
+
+QString persistRefusedReason(const QByteArray &topic)
+{
+    return QStringLiteral("Unauthorized: You do not have permissions to persist messages on this "
+                          "Channel topic: %1")
+            .arg(QString::fromUtf8(topic));
+}
+
+void persist(postgres::Pool &pool, const PersistRequest &request,
+             std::function<void(rt::Result<PersistOutcome, AuthorizationError>)> done)
+{
+    if (std::optional<AuthorizationError> refused = refuseRole(request.authorization.role)) {
+        answerLater(pool, [done = std::move(done), error = *refused] { done(error); });
+        return;
+    }
+    const QByteArray ttl =
+            request.ttlSeconds ? QByteArray::number(*request.ttlSeconds) : QByteArray();
+    const std::optional<QByteArray> json =
+            request.isBinary ? std::nullopt : std::optional<QByteArray>(request.payload);
+    const std::optional<QByteArray> hex =
+            request.isBinary ? std::optional<QByteArray>(request.payload.toHex()) : std::nullopt;
+    // The role and claims are set inside the savepoint: rolling back to it restores the
+    // connection's own user for the row itself.
+    QList<Statement> segment{
+        statement("BEGIN"),
+        statement("SAVEPOINT persistence_check"),
+        settingsStatement(request.authorization),
+        statement("INSERT INTO realtime.messages (topic, extension, inserted_at, updated_at) "
+                  "VALUES ($1, 'persistence', timezone('utc', now()), timezone('utc', now()))",
+                  { request.authorization.topic }),
+        statement("ROLLBACK TO SAVEPOINT persistence_check"),
+        statement("INSERT INTO realtime.messages (topic, extension, event, private, payload, "
+                  "binary_payload, skip_broadcast, expires_at, inserted_at, updated_at) "
+                  "VALUES ($1, 'broadcast', $2, true, $3::jsonb, decode($4, 'hex'), true, "
+                  "timezone('utc', now()) + $5::integer * interval '1 second', "
+                  "timezone('utc', now()), timezone('utc', now())) RETURNING id::text",
+                  { request.authorization.topic, request.event, json, hex,
+                    ttl.isEmpty() ? std::nullopt : std::optional<QByteArray>(ttl) }),
+        statement("COMMIT"),
+    };
+    constexpr int CheckIndex = 3;
+    constexpr int RowIndex = 5;
+    pool.run(std::move(segment), [done = std::move(done)](const SegmentResult &result) {
+        if (result.ok() && result.results.size() > RowIndex) {
+            done(PersistOutcome{ true, result.results[RowIndex].value().value(0, 0) });
+            return;
+        }
+        if (result.results.size() > CheckIndex && !result.results[CheckIndex].ok()
+            && result.results[CheckIndex].error().sqlState == "42501") {
+            done(PersistOutcome{});
+            return;
+        }
+        done(segmentError(result));
+    });
+}
+
 QString unauthorizedReason(const QByteArray &topic)
 {
     return QStringLiteral("Unauthorized: You do not have permissions to read from this Channel "
@@ -370,7 +481,8 @@ void replay(postgres::Pool &pool, const QByteArray &topic, qint64 sinceMs, int l
             "AND inserted_at >= timestamp '1970-01-01 00:00:00' + $2::integer * interval '1 day' "
             "+ $3::integer * interval '1 millisecond' "
             "AND inserted_at < timezone('utc', now()) + interval '1 minute' "
-            "ORDER BY inserted_at DESC LIMIT $4::integer",
+            "AND (expires_at IS NULL OR expires_at > timezone('utc', now())) "
+            "ORDER BY inserted_at DESC, insertion_order DESC NULLS LAST LIMIT $4::integer",
             { topic, QByteArray::number(days), QByteArray::number(remainder),
               QByteArray::number(limit) });
 

@@ -108,6 +108,44 @@ struct HttpFailure
 };
 HttpFailure httpFailure(const AuthorizationError &error);
 
+// Broadcast persistence (realtime-js 2.119.1's `persist`, upstream PR #2022): what a sender
+// asked for. The kind-3 metadata {"persist": true | {"ttl": n}}, or the HTTP API's
+// persist=true / persist[ttl]=n.
+struct PersistOption
+{
+    bool asked = false;
+    bool valid = true; // false: asked with a bad ttl (or a value that is neither)
+    std::optional<int> ttlSeconds; // none: kept as long as its partition (72 h)
+};
+inline constexpr int MaxPersistTtlSeconds = 259'200; // realtime.messages keeps 72 hours
+PersistOption persistFromMetadata(const QByteArray &metadataJson);
+PersistOption persistFromQuery(const QByteArray &persist, const QByteArray &ttl, bool hasPersist,
+                               bool hasTtl);
+QString invalidPersistReason(); // the ack's error for a bad ttl
+QString persistOnPublicReason(); // the ack's error on a public channel
+QString persistRefusedReason(const QByteArray &topic); // the ack's error when RLS refuses
+
+// A message to persist on a private topic.
+struct PersistRequest
+{
+    AuthorizationRequest authorization; // the sender's (topic = the sub-topic)
+    QByteArray event;
+    QByteArray payload; // JSON text, or raw bytes when isBinary
+    bool isBinary = false;
+    std::optional<int> ttlSeconds;
+};
+// The persistence check (upstream's: an INSERT of extension 'persistence' as the JWT's role,
+// rolled back to a savepoint), then the row, stored as the connection's user with
+// skip_broadcast (the caller broadcasts it; the WAL must not again) and its ttl as expires_at.
+// true and the row's id; false: refused by RLS (nothing stored); or an AuthorizationError.
+struct PersistOutcome
+{
+    bool stored = false;
+    QByteArray id;
+};
+void persist(postgres::Pool &pool, const PersistRequest &request,
+             std::function<void(rt::Result<PersistOutcome, AuthorizationError>)> done);
+
 // One replayed row of realtime.messages (spec §4.7).
 struct StoredMessage
 {

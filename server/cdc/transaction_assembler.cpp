@@ -56,8 +56,10 @@ std::optional<DatabaseBroadcast> broadcastFromRow(const RelationInfo &relation,
     const auto isPrivate = text("private");
     const auto insertedAt = text("inserted_at");
     const auto extension = text("extension");
+    // A persisted broadcast: the server broadcast it before it stored it.
+    const auto skipBroadcast = text("skip_broadcast");
     if (!id || !topic || !event || !isPrivate || !insertedAt
-        || (extension && *extension != "broadcast")) {
+        || (extension && *extension != "broadcast") || (skipBroadcast && *skipBroadcast == "t")) {
         return std::nullopt;
     }
     DatabaseBroadcast broadcast{ *id, *topic, *event, *isPrivate == "t", {}, false };

@@ -20,6 +20,20 @@ namespace rt::http {
 
 namespace {
 
+// Upstream's changeset error for persist on a public topic, and ours for a bad ttl.
+wire::HttpResponse persistParamsRefusal(bool isPrivate)
+{
+    const QString message = isPrivate ? QStringLiteral("ttl is invalid")
+                                      : QStringLiteral("can only be used on private channels");
+    QJsonObject errors{ { QStringLiteral("persist"), QJsonArray{ message } } };
+    wire::HttpResponse response = wire::HttpResponse::json(
+            422,
+            QJsonDocument(QJsonObject{ { QStringLiteral("errors"), errors } })
+                    .toJson(QJsonDocument::Compact));
+    Router::addCorsHeaders(response);
+    return response;
+}
+
 const QString ExceededRateLimit = QStringLiteral("You have exceeded your rate limit");
 
 wire::HttpResponse accepted()
@@ -229,14 +243,36 @@ void BroadcastRoutes::handleSingle(const wire::HttpRequest &request, const Route
     const pubsub::DeliveryCounting counting{
         events, true, m_auth.metrics().messagesOut.labels({ tenant.externalId })
     };
-    const std::function<void()> publish = [pubsub = &m_pubsub, counting,
-                                           tenantId = tenant.externalId, topic, event, payload,
-                                           isJson, isPrivate] {
-        counting.counter->add(1);
-        pubsub->publish(pubsub::OutboundMessage::userBroadcast(
-                pubsub::TopicKey(tenantId, isPrivate, topic), event, payload, isJson, QByteArray(),
-                0, counting));
-    };
+    // A persisted message carries its row's id, as the database's own broadcasts do.
+    const std::function<void(const QByteArray &)> publishWithId =
+            [pubsub = &m_pubsub, counting, tenantId = tenant.externalId, topic, event, payload,
+             isJson, isPrivate](const QByteArray &id) {
+                counting.counter->add(1);
+                pubsub->publish(pubsub::OutboundMessage::userBroadcast(
+                        pubsub::TopicKey(tenantId, isPrivate, topic), event, payload, isJson,
+                        id.isEmpty() ? QByteArray() : R"({"id":")" + id + "\"}", 0, counting));
+            };
+    const std::function<void()> publish = [publishWithId] { publishWithId(QByteArray()); };
+    const auto query = wire::parseQuery(request.query);
+    const QByteArray persistValue = wire::queryValue(query, "persist");
+    const QByteArray ttlValue = wire::queryValue(query, "persist[ttl]");
+    const cdc::PersistOption persist = cdc::persistFromQuery(
+            persistValue, ttlValue, !persistValue.isNull(), !ttlValue.isNull());
+    if (persist.asked) {
+        if (!isPrivate || !persist.valid) {
+            responder.respond(authorised.withRateHeaders(persistParamsRefusal(isPrivate)));
+            return;
+        }
+        cdc::PersistRequest stored;
+        stored.authorization =
+                cdc::authorizationRequestFor(authorised.claims, topic, requestHeadersJson(request));
+        stored.event = event;
+        stored.payload = payload;
+        stored.isBinary = !isJson;
+        stored.ttlSeconds = persist.ttlSeconds;
+        persistSingle(request, authorised, std::move(stored), publishWithId, responder);
+        return;
+    }
     if (!isPrivate) {
         publish();
         responder.respond(acceptedWith(authorised.rateHeaders));
@@ -273,6 +309,41 @@ void BroadcastRoutes::publishPrivateSingle(const wire::HttpRequest &request,
                     response = messageResponse(403, QStringLiteral("Unauthorized"));
                 } else {
                     publish();
+                    response = accepted();
+                }
+                for (const auto &[name, value] : rateHeaders) {
+                    response.setHeader(name, value);
+                }
+                deferred.respond(std::move(response));
+            });
+}
+
+void BroadcastRoutes::persistSingle(const wire::HttpRequest &,
+                                    const TenantApiAuth::Outcome &authorised,
+                                    cdc::PersistRequest persist,
+                                    const std::function<void(const QByteArray &id)> &publish,
+                                    const transport::HttpResponder &responder) const
+{
+    if (m_cdc == nullptr || !cdc::CdcService::usesDatabase(*authorised.tenant)) {
+        responder.respond(authorised.withRateHeaders(
+                messageResponse(422, QStringLiteral("Tenant database unavailable"))));
+        return;
+    }
+    const transport::DeferredResponder deferred = responder.deferred();
+    const auto rateHeaders = authorised.rateHeaders;
+    m_cdc->persistBroadcast(
+            authorised.tenant, std::move(persist),
+            [publish, deferred,
+             rateHeaders](const rt::Result<cdc::PersistOutcome, cdc::AuthorizationError> &outcome) {
+                wire::HttpResponse response;
+                if (!outcome) {
+                    const cdc::HttpFailure failure = cdc::httpFailure(outcome.error());
+                    response = wire::HttpResponse::json(failure.status, failure.body);
+                    Router::addCorsHeaders(response);
+                } else if (!outcome->stored) {
+                    response = messageResponse(403, QStringLiteral("Unauthorized"));
+                } else {
+                    publish(outcome->id);
                     response = accepted();
                 }
                 for (const auto &[name, value] : rateHeaders) {

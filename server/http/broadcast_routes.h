@@ -17,7 +17,8 @@ class TenantRates;
 }
 namespace rt::cdc {
 class CdcService;
-}
+struct PersistRequest;
+} // namespace rt::cdc
 
 namespace rt::http {
 
@@ -55,6 +56,12 @@ private:
                               const TenantApiAuth::Outcome &authorised, const QByteArray &topic,
                               const std::function<void()> &publish,
                               const transport::HttpResponder &responder) const;
+    // persist=true / persist[ttl]=n on a private topic: stored (the persistence check and the
+    // row), then broadcast with the row's id; 403 when RLS refuses.
+    void persistSingle(const wire::HttpRequest &request, const TenantApiAuth::Outcome &authorised,
+                       cdc::PersistRequest persist,
+                       const std::function<void(const QByteArray &id)> &publish,
+                       const transport::HttpResponder &responder) const;
 
     const TenantApiAuth &m_auth;
     const tenants::TenantRates &m_rates;

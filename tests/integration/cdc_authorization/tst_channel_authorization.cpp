@@ -161,6 +161,11 @@ private Q_SLOTS:
 
     void parseReplayParams_data();
     void parseReplayParams();
+    void persistStoresAllowedMessages();
+    void persistRefusedStoresNothing();
+    void persistFromMetadata_data();
+    void persistFromMetadata();
+    void persistFromQuery();
     void joinReasons();
     void refreshShutdownMessages();
     void httpFailures();
@@ -897,6 +902,141 @@ void TestChannelAuthorization::httpFailures()
     QCOMPARE(failure(AuthorizationFailure::ConnectionPoolExhausted).status, 429);
     QCOMPARE(failure(AuthorizationFailure::ConnectionPoolExhausted).body,
              QByteArray(R"({"message":"Connection pool exhausted"})"));
+}
+
+namespace {
+
+using PersistResult = rt::Result<rt::cdc::PersistOutcome, AuthorizationError>;
+
+std::optional<PersistResult> persistOn(rt::postgres::Pool &pool,
+                                       const rt::cdc::PersistRequest &request)
+{
+    std::optional<PersistResult> result;
+    rt::cdc::persist(pool, request,
+                     [&result](PersistResult answer) { result.emplace(std::move(answer)); });
+    if (!QTest::qWaitFor([&result] { return result.has_value(); }, WaitMs)) {
+        return std::nullopt;
+    }
+    return result;
+}
+
+} // namespace
+
+void TestChannelAuthorization::persistStoresAllowedMessages()
+{
+    rt::cdc::PersistRequest json;
+    json.authorization = request("topic:saved");
+    json.event = "note";
+    json.payload = R"({"n":1})";
+    json.ttlSeconds = 60;
+    const auto stored = persistOn(*m_pool, json);
+    QVERIFY(stored);
+    QVERIFY2(stored->ok(), qPrintable(failureText(*stored)));
+    QVERIFY(stored->value().stored);
+    const QString id = QString::fromLatin1(stored->value().id);
+    QCOMPARE(id.size(), 36);
+    // Stored as a private broadcast the WAL must not broadcast again, expiring after its ttl.
+    QCOMPARE(m_super->scalar(QStringLiteral("SELECT format('%s|%s|%s|%s|%s|%s', topic, extension, "
+                                            "event, private, payload, skip_broadcast) FROM "
+                                            "realtime.messages WHERE id = ?::uuid"),
+                             { id })
+                     .toString(),
+             QStringLiteral(R"(topic:saved|broadcast|note|t|{"n": 1}|t)"));
+    QCOMPARE(m_super->scalar(QStringLiteral(
+                                     "SELECT extract(epoch FROM expires_at - inserted_at)::int "
+                                     "FROM realtime.messages WHERE id = ?::uuid"),
+                             { id })
+                     .toInt(),
+             60);
+    // The probe row of the check is gone; binary payloads go to binary_payload.
+    QCOMPARE(m_super->scalar(QStringLiteral("SELECT count(*) FROM realtime.messages WHERE "
+                                            "extension = 'persistence'"))
+                     .toInt(),
+             0);
+    rt::cdc::PersistRequest binary = json;
+    binary.payload = QByteArray("\x00\xff", 2);
+    binary.isBinary = true;
+    binary.ttlSeconds.reset();
+    const auto raw = persistOn(*m_pool, binary);
+    QVERIFY(raw && raw->ok() && raw->value().stored);
+    QCOMPARE(m_super->scalar(QStringLiteral("SELECT format('%s|%s', encode(binary_payload, 'hex'), "
+                                            "expires_at IS NULL) FROM realtime.messages WHERE "
+                                            "id = ?::uuid"),
+                             { QString::fromLatin1(raw->value().id) })
+                     .toString(),
+             QStringLiteral("00ff|t"));
+}
+
+void TestChannelAuthorization::persistRefusedStoresNothing()
+{
+    const int before =
+            m_super->scalar(QStringLiteral("SELECT count(*) FROM realtime.messages")).toInt();
+    // presence-only may write presence, not persistence.
+    rt::cdc::PersistRequest refused;
+    refused.authorization = request("presence-only");
+    refused.event = "note";
+    refused.payload = R"({"n":2})";
+    const auto outcome = persistOn(*m_pool, refused);
+    QVERIFY(outcome);
+    QVERIFY2(outcome->ok(), qPrintable(failureText(*outcome)));
+    QVERIFY(!outcome->value().stored);
+    refused.authorization = request("topic:saved", "none");
+    const auto none = persistOn(*m_pool, refused);
+    QVERIFY(none && !none->ok());
+    QCOMPARE(m_super->scalar(QStringLiteral("SELECT count(*) FROM realtime.messages")).toInt(),
+             before);
+}
+
+void TestChannelAuthorization::persistFromMetadata_data()
+{
+    QTest::addColumn<QByteArray>("metadata");
+    QTest::addColumn<bool>("asked");
+    QTest::addColumn<bool>("valid");
+    QTest::addColumn<int>("ttl"); // 0: none
+    QTest::newRow("no metadata") << QByteArray() << false << true << 0;
+    QTest::newRow("other keys") << QByteArray(R"({"x":1})") << false << true << 0;
+    QTest::newRow("persist false") << QByteArray(R"({"persist":false})") << false << true << 0;
+    QTest::newRow("persist null") << QByteArray(R"({"persist":null})") << false << true << 0;
+    QTest::newRow("persist true") << QByteArray(R"({"persist":true})") << true << true << 0;
+    QTest::newRow("ttl") << QByteArray(R"({"persist":{"ttl":60}})") << true << true << 60;
+    QTest::newRow("ttl at the cap")
+            << QByteArray(R"({"persist":{"ttl":259200}})") << true << true << 259200;
+    QTest::newRow("ttl over the cap")
+            << QByteArray(R"({"persist":{"ttl":259201}})") << true << false << 0;
+    QTest::newRow("ttl zero") << QByteArray(R"({"persist":{"ttl":0}})") << true << false << 0;
+    QTest::newRow("ttl negative") << QByteArray(R"({"persist":{"ttl":-1}})") << true << false << 0;
+    QTest::newRow("ttl fraction") << QByteArray(R"({"persist":{"ttl":1.5}})") << true << false << 0;
+    QTest::newRow("ttl string") << QByteArray(R"({"persist":{"ttl":"60"}})") << true << false << 0;
+    QTest::newRow("empty object") << QByteArray(R"({"persist":{}})") << true << false << 0;
+    QTest::newRow("a string") << QByteArray(R"({"persist":"yes"})") << true << false << 0;
+}
+
+void TestChannelAuthorization::persistFromMetadata()
+{
+    QFETCH(QByteArray, metadata);
+    QFETCH(bool, asked);
+    QFETCH(bool, valid);
+    QFETCH(int, ttl);
+    const rt::cdc::PersistOption option = rt::cdc::persistFromMetadata(metadata);
+    QCOMPARE(option.asked, asked);
+    QCOMPARE(option.valid, valid);
+    QCOMPARE(option.ttlSeconds.value_or(0), ttl);
+}
+
+void TestChannelAuthorization::persistFromQuery()
+{
+    using rt::cdc::persistFromQuery;
+    QVERIFY(!persistFromQuery({}, {}, false, false).asked);
+    QVERIFY(!persistFromQuery("false", {}, true, false).asked);
+    QVERIFY(persistFromQuery("true", {}, true, false).asked);
+    QVERIFY(!persistFromQuery("true", {}, true, false).ttlSeconds);
+    const rt::cdc::PersistOption ttl = persistFromQuery({}, "60", false, true);
+    QVERIFY(ttl.asked && ttl.valid);
+    QCOMPARE(ttl.ttlSeconds.value_or(0), 60);
+    for (const char *bad : { "0", "-1", "x", "60s", " 60", "259201", "" }) {
+        const rt::cdc::PersistOption option = persistFromQuery({}, bad, false, true);
+        QVERIFY2(option.asked && !option.valid, bad);
+    }
 }
 
 QTEST_GUILESS_MAIN(TestChannelAuthorization)

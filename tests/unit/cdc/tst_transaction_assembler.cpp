@@ -84,6 +84,7 @@ private Q_SLOTS:
     void rowsOutsideATransactionOrOfUnknownRelationsAreIgnored();
     void databaseBroadcastsComeFromRealtimeMessages();
     void databaseBroadcastsKnowTheirPlaceAmongTheChanges();
+    void persistedBroadcastsAreNotBroadcastAgain();
     void anAbandonedTransactionLeavesNothing();
     void relationsTellWhenDescribedAndKeepTheirCatalog();
     void aHugeTransactionComesOutInChunks();
@@ -329,6 +330,27 @@ void TransactionAssemblerTest::databaseBroadcastsKnowTheirPlaceAmongTheChanges()
     QCOMPARE(batch->broadcasts[3].topic, QByteArray("d"));
     QCOMPARE(batch->broadcasts[3].changesBefore, 2);
     QCOMPARE(batch->changes.size(), 3);
+}
+
+void TransactionAssemblerTest::persistedBroadcastsAreNotBroadcastAgain()
+{
+    // A row the server stored itself (skip_broadcast) was broadcast before it was stored.
+    TransactionAssembler stream = assembler();
+    pgoutput::Relation relation = messagesRelation();
+    relation.columns.append(pgoutput::Column{ false, "skip_broadcast", 16, -1 });
+    stream.add(relation);
+    stream.add(begin(9));
+    pgoutput::Insert persisted = messagesInsert("saved");
+    persisted.newTuple.values.append(text("t"));
+    stream.add(persisted);
+    pgoutput::Insert sent = messagesInsert("sent");
+    sent.newTuple.values.append(text("f"));
+    stream.add(sent);
+    stream.add(commit(90));
+    const std::optional<ChangeBatch> batch = stream.takeCommitted();
+    QVERIFY(batch);
+    QCOMPARE(batch->broadcasts.size(), 1);
+    QCOMPARE(batch->broadcasts[0].topic, QByteArray("sent"));
 }
 
 void TransactionAssemblerTest::anAbandonedTransactionLeavesNothing()
