@@ -9,7 +9,8 @@
 // default; user_token wins over access_token; postgres_changes holds objects only; a string
 // presence key is kept as its UTF-8 and a numeric one prints as a number that reads back as
 // the same value; every reply entry is the join's entry plus an "id" in [0, 2^27) that depends
-// only on the entry; accepted replay parameters have a limit in 1..ReplayLimitMax.
+// only on the entry; accepted replay parameters have a limit in 1..ReplayLimitMax; an accepted
+// recover position has a non-zero epoch and an offset of at most 2^53.
 #include "server/cdc/channel_authorization.h"
 #include "server/channels/join_payload.h"
 
@@ -41,7 +42,25 @@ bool sameConfig(const JoinConfig &a, const JoinConfig &b)
             && a.broadcastAck == b.broadcastAck && a.replicationReady == b.replicationReady
             && a.replay == b.replay && a.presenceEnabled == b.presenceEnabled
             && a.presenceKey == b.presenceKey && a.postgresChanges == b.postgresChanges
-            && a.isPrivate == b.isPrivate && a.accessToken == b.accessToken;
+            && a.isPrivate == b.isPrivate && a.accessToken == b.accessToken
+            && a.recover.has_value() == b.recover.has_value()
+            && (!a.recover
+                || (a.recover->valid == b.recover->valid && a.recover->epoch == b.recover->epoch
+                    && a.recover->offset == b.recover->offset));
+}
+
+// A recover position that is accepted names a real epoch and an offset a JSON number carries
+// exactly; one that is not carries nothing.
+void checkRecover(const JoinConfig &config)
+{
+    if (!config.recover) {
+        return;
+    }
+    if (config.recover->valid) {
+        require(config.recover->epoch != 0 && config.recover->offset <= (quint64(1) << 53));
+    } else {
+        require(config.recover->epoch == 0 && config.recover->offset == 0);
+    }
 }
 
 void checkDefaults(const JoinConfig &config)
@@ -132,6 +151,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     checkPresenceKey(payload, config);
     checkChanges(payload, config);
     checkReplay(config);
+    checkRecover(config);
     const JoinConfig again = parse(QJsonDocument(payload).toJson(QJsonDocument::Compact));
     require(sameConfig(config, again));
     return 0;
