@@ -19,8 +19,8 @@ const QByteArray PostgresChangesEvent = QByteArrayLiteral("postgres_changes");
 // "epoch":"<hex>","offset":<n>
 QByteArray positionMembers(StreamPosition position)
 {
-    return "\"epoch\":\"" + position.epochText()
-            + "\",\"offset\":" + QByteArray::number(position.offset);
+    return R"("epoch":")" + position.epochText() + R"(","offset":)"
+            + QByteArray::number(position.offset);
 }
 
 // The JSON object text `object` (ending in '}', or empty: a new object) with `members` added
@@ -73,7 +73,8 @@ QByteArray payloadWithMeta(const QByteArray &payload, StreamPosition position)
     if (!protocol::json::splitObject(payload, top)) {
         return payload; // not an object (never accepted): left as it is
     }
-    for (auto it = top.crbegin(); it != top.crend(); ++it) {
+    // The last "meta" is the one JSON decoders keep.
+    for (auto it = top.crbegin(); it != top.crend(); ++it) { // NOLINT(modernize-loop-convert)
         QByteArray key;
         const QByteArrayView literal(payload.constData() + it->key.begin,
                                      it->key.end - it->key.begin);

@@ -70,7 +70,7 @@ void TopicHistory::appendGroup(const TopicKey &topic, const HistorySettings &set
     if (settings.enabled()) {
         // One entry per position, so that the count bound counts events.
         std::vector<OutboundMessagePtr> kept;
-        qint64 bytes = qint64{ sizeof(Entry) };
+        auto bytes = static_cast<qint64>(sizeof(Entry));
         for (const Numbered &numbered : messages) {
             if (numbered.kept) {
                 bytes += numbered.kept->footprintBytes();
