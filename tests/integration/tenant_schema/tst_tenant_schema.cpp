@@ -600,7 +600,8 @@ void TenantSchemaTest::catalogShape()
                      "topic text not null, extension text not null, payload jsonb, event text, "
                      "private boolean, updated_at timestamp without time zone not null, "
                      "inserted_at timestamp without time zone not null, id uuid not null, "
-                     "binary_payload bytea"));
+                     "binary_payload bytea, skip_broadcast boolean not null, "
+                     "expires_at timestamp without time zone, insertion_order bigint"));
     const QString typeColumns =
             QStringLiteral("SELECT string_agg(attname || ' ' || format_type(atttypid, atttypmod), "
                            "', ' ORDER BY attnum) "
