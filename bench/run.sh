@@ -34,7 +34,9 @@
 # TLS_AES_128_GCM_SHA256 only, so that every target runs the same cipher.
 # Target `base` is our server from another binary (--baseline-server, e.g. a release build of the
 # previous main) with exactly the settings of `ours`: the before/after of a change, side by side
-# in one session. It is not in the default targets.
+# in one session. It is not in the default targets. OURS_EXTRA_ENV="K=V ..." adds variables to
+# ours and base, BASE_EXTRA_ENV="K=V ..." to base only (one binary against itself with a
+# setting changed: --baseline-server = --server, BASE_EXTRA_ENV="TENANT_HISTORY_SIZE=0").
 # --quick: each scenario once, 3 s window + 1 s warm-up (smoke test of the harness).
 #
 # Every loadgen run is bounded (hard self-exit at 60 s, plus `timeout` here); servers are
@@ -204,14 +206,19 @@ start_server() {
       # 100 events/s, 100 joins/s) would refuse it. Same env names as upstream (TENANT_MAX_*);
       # 1e9 is the largest value our config accepts. Loopback only; warnings-only logging
       # (the peers log nothing per connection either).
-      # OURS_EXTRA_ENV="K=V K2=V2" adds variables (e.g. QT_NO_GLIB=1) for experiments.
-      # shellcheck disable=SC2086  # word splitting of OURS_EXTRA_ENV is intended
+      # OURS_EXTRA_ENV="K=V K2=V2" adds variables (e.g. QT_NO_GLIB=1) for experiments, to both
+      # ours and base; BASE_EXTRA_ENV adds more to base only, after them (a later one wins), so
+      # that one binary can run against itself with one setting changed, e.g.
+      # BASE_EXTRA_ENV="TENANT_HISTORY_SIZE=0" (fan-out without broadcast history, issue 19).
+      local extra_env="${OURS_EXTRA_ENV:-}"
+      [[ $target == base ]] && extra_env="$extra_env ${BASE_EXTRA_ENV:-}"
+      # shellcheck disable=SC2086  # word splitting of the extra variables is intended
       setsid nice -n "$NICE" taskset -c 0 env PORT="$SRV_PORT" SEED_SELF_HOST=true API_JWT_SECRET="$JWT_SECRET" \
         DATA_DIR="$SRV_DATA" LISTEN_ADDRESS=127.0.0.1 LOG_LEVEL=warning \
         TENANT_MAX_CONCURRENT_USERS=1000000 TENANT_MAX_EVENTS_PER_SECOND=1000000000 \
         TENANT_MAX_BYTES_PER_SECOND=1000000000 TENANT_MAX_JOINS_PER_SECOND=1000000 \
         TENANT_MAX_CHANNELS_PER_CLIENT=100 "${tls_env[@]}" \
-        ${OURS_EXTRA_ENV:-} \
+        $extra_env \
         "$bin" --workers 1 >"$logf" 2>&1 &
       ;;
     ws-phx)
@@ -328,6 +335,15 @@ for scen in "${SCEN_LIST[@]}"; do
         append_json "${meta[@]}" error="\"server failed to start (see $logf)\""; continue
       fi
       metajson="{\"target\":\"$target\",\"scenario\":\"$scen\",\"rep\":$rep,\"session\":\"$STAMP\",\"preRunBusyPct\":$busy}"
+      if [[ $target == ours || $target == base ]]; then
+        # The extra variables this server ran with, kept with its figures.
+        extra="${OURS_EXTRA_ENV:-}"
+        [[ $target == base ]] && extra="$extra ${BASE_EXTRA_ENV:-}"
+        read -r -a extra_words <<<"$extra"
+        if [[ ${#extra_words[@]} -gt 0 ]]; then
+          metajson="$(node -e 'const o=JSON.parse(process.argv[1]);o.serverExtraEnv=process.argv.slice(2).join(" ");console.log(JSON.stringify(o))' "$metajson" "${extra_words[@]}")"
+        fi
+      fi
       if [[ $target == nats && $scen == j ]]; then
         # Kept with the figures, so that nobody reads nats' joins/s as the same work as ours.
         metajson="${metajson%\}},\"comparability\":\"nats verifies no JWT and has no channel join: after the TLS handshake and the upgrade its join is CONNECT + SUB + PING/PONG; TLS handshakes/s compare like for like, connects/s and joins/s do not\"}"
