@@ -482,38 +482,50 @@ void CdcService::authorizeChannel(const tenants::TenantPtr &tenant, Authorizatio
                  });
 }
 
+namespace {
+
+// Runs `job(pool, done)` on the cdc thread with the tenant's pool; without one, `done` gets
+// DatabaseUnavailable with the connect error.
+template <typename T, typename Job>
+void withPool(CdcService &service, const tenants::TenantPtr &tenant, Job job,
+              std::function<void(rt::Result<T, AuthorizationError>)> done)
+{
+    service.withDatabase(tenant,
+                         [job = std::move(job), done = std::move(done)](
+                                 TenantDatabase *db, const ConnectOutcome &outcome) mutable {
+                             if (db == nullptr || db->pool() == nullptr) {
+                                 done(AuthorizationError{ AuthorizationFailure::DatabaseUnavailable,
+                                                          outcome.value_or(QString()),
+                                                          {} });
+                                 return;
+                             }
+                             job(*db->pool(), std::move(done));
+                         });
+}
+
+} // namespace
+
 void CdcService::checkBroadcastWrite(const tenants::TenantPtr &tenant, AuthorizationRequest request,
                                      std::function<void(rt::Result<bool, AuthorizationError>)> done)
 {
-    withDatabase(tenant,
-                 [request = std::move(request), done = std::move(done)](
-                         TenantDatabase *db, const ConnectOutcome &outcome) mutable {
-                     if (db == nullptr || db->pool() == nullptr) {
-                         done(AuthorizationError{ AuthorizationFailure::DatabaseUnavailable,
-                                                  outcome.value_or(QString()),
-                                                  {} });
-                         return;
-                     }
-                     checkWrite(*db->pool(), request, QByteArrayLiteral("broadcast"),
-                                std::move(done));
-                 });
+    withPool<bool>(
+            *this, tenant,
+            [request = std::move(request)](postgres::Pool &pool, auto answer) {
+                checkWrite(pool, request, QByteArrayLiteral("broadcast"), std::move(answer));
+            },
+            std::move(done));
 }
 
 void CdcService::persistBroadcast(
         const tenants::TenantPtr &tenant, PersistRequest request,
         std::function<void(rt::Result<PersistOutcome, AuthorizationError>)> done)
 {
-    withDatabase(tenant,
-                 [request = std::move(request), done = std::move(done)](
-                         TenantDatabase *db, const ConnectOutcome &outcome) mutable {
-                     if (db == nullptr || db->pool() == nullptr) {
-                         done(AuthorizationError{ AuthorizationFailure::DatabaseUnavailable,
-                                                  outcome.value_or(QString()),
-                                                  {} });
-                         return;
-                     }
-                     persist(*db->pool(), request, std::move(done));
-                 });
+    withPool<PersistOutcome>(
+            *this, tenant,
+            [request = std::move(request)](postgres::Pool &pool, auto answer) {
+                persist(pool, request, std::move(answer));
+            },
+            std::move(done));
 }
 
 void CdcService::dropTenant(const QByteArray &tenantId)

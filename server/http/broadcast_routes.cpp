@@ -53,6 +53,29 @@ QByteArray mediaType(const QByteArray &contentType)
 
 namespace {
 
+// The answer to a private single-message write after the tenant database decided: its failure,
+// 403 when RLS refused, else `publish` runs and 202; with the rate headers.
+wire::HttpResponse privateWriteResponse(const cdc::AuthorizationError *error, bool allowed,
+                                        const std::function<void()> &publish,
+                                        const QList<QPair<QByteArray, QByteArray>> &rateHeaders)
+{
+    wire::HttpResponse response;
+    if (error != nullptr) {
+        const cdc::HttpFailure failure = cdc::httpFailure(*error);
+        response = wire::HttpResponse::json(failure.status, failure.body);
+        Router::addCorsHeaders(response);
+    } else if (!allowed) {
+        response = messageResponse(403, QStringLiteral("Unauthorized"));
+    } else {
+        publish();
+        response = accepted();
+    }
+    for (const auto &[name, value] : rateHeaders) {
+        response.setHeader(name, value);
+    }
+    return response;
+}
+
 // The request's headers as a JSON object, for request.headers in RLS policies (spec §7.1).
 QJsonObject requestHeadersJson(const wire::HttpRequest &request)
 {
@@ -281,6 +304,17 @@ void BroadcastRoutes::handleSingle(const wire::HttpRequest &request, const Route
     publishPrivateSingle(request, authorised, topic, publish, responder);
 }
 
+bool BroadcastRoutes::refusedWithoutDatabase(const TenantApiAuth::Outcome &authorised,
+                                             const transport::HttpResponder &responder) const
+{
+    if (m_cdc != nullptr && cdc::CdcService::usesDatabase(*authorised.tenant)) {
+        return false;
+    }
+    responder.respond(authorised.withRateHeaders(
+            messageResponse(422, QStringLiteral("Tenant database unavailable"))));
+    return true;
+}
+
 void BroadcastRoutes::publishPrivateSingle(const wire::HttpRequest &request,
                                            const TenantApiAuth::Outcome &authorised,
                                            const QByteArray &topic,
@@ -288,9 +322,7 @@ void BroadcastRoutes::publishPrivateSingle(const wire::HttpRequest &request,
                                            const transport::HttpResponder &responder) const
 {
     // Needs broadcast-write under the tenant's RLS policies (spec §4.5).
-    if (m_cdc == nullptr || !cdc::CdcService::usesDatabase(*authorised.tenant)) {
-        responder.respond(authorised.withRateHeaders(
-                messageResponse(422, QStringLiteral("Tenant database unavailable"))));
+    if (refusedWithoutDatabase(authorised, responder)) {
         return;
     }
     const transport::DeferredResponder deferred = responder.deferred();
@@ -300,21 +332,9 @@ void BroadcastRoutes::publishPrivateSingle(const wire::HttpRequest &request,
             cdc::authorizationRequestFor(authorised.claims, topic, requestHeadersJson(request)),
             [publish, deferred,
              rateHeaders](const rt::Result<bool, cdc::AuthorizationError> &allowed) {
-                wire::HttpResponse response;
-                if (!allowed) {
-                    const cdc::HttpFailure failure = cdc::httpFailure(allowed.error());
-                    response = wire::HttpResponse::json(failure.status, failure.body);
-                    Router::addCorsHeaders(response);
-                } else if (!allowed.value()) {
-                    response = messageResponse(403, QStringLiteral("Unauthorized"));
-                } else {
-                    publish();
-                    response = accepted();
-                }
-                for (const auto &[name, value] : rateHeaders) {
-                    response.setHeader(name, value);
-                }
-                deferred.respond(std::move(response));
+                deferred.respond(privateWriteResponse(allowed ? nullptr : &allowed.error(),
+                                                      allowed && allowed.value(), publish,
+                                                      rateHeaders));
             });
 }
 
@@ -324,9 +344,7 @@ void BroadcastRoutes::persistSingle(const wire::HttpRequest &,
                                     const std::function<void(const QByteArray &id)> &publish,
                                     const transport::HttpResponder &responder) const
 {
-    if (m_cdc == nullptr || !cdc::CdcService::usesDatabase(*authorised.tenant)) {
-        responder.respond(authorised.withRateHeaders(
-                messageResponse(422, QStringLiteral("Tenant database unavailable"))));
+    if (refusedWithoutDatabase(authorised, responder)) {
         return;
     }
     const transport::DeferredResponder deferred = responder.deferred();
@@ -335,21 +353,9 @@ void BroadcastRoutes::persistSingle(const wire::HttpRequest &,
             authorised.tenant, std::move(persist),
             [publish, deferred,
              rateHeaders](const rt::Result<cdc::PersistOutcome, cdc::AuthorizationError> &outcome) {
-                wire::HttpResponse response;
-                if (!outcome) {
-                    const cdc::HttpFailure failure = cdc::httpFailure(outcome.error());
-                    response = wire::HttpResponse::json(failure.status, failure.body);
-                    Router::addCorsHeaders(response);
-                } else if (!outcome->stored) {
-                    response = messageResponse(403, QStringLiteral("Unauthorized"));
-                } else {
-                    publish(outcome->id);
-                    response = accepted();
-                }
-                for (const auto &[name, value] : rateHeaders) {
-                    response.setHeader(name, value);
-                }
-                deferred.respond(std::move(response));
+                deferred.respond(privateWriteResponse(
+                        outcome ? nullptr : &outcome.error(), outcome && outcome->stored,
+                        [&] { publish(outcome->id); }, rateHeaders));
             });
 }
 

@@ -56,6 +56,9 @@ private:
                               const TenantApiAuth::Outcome &authorised, const QByteArray &topic,
                               const std::function<void()> &publish,
                               const transport::HttpResponder &responder) const;
+    // No tenant database to ask (the tenant has none): answered 422, true.
+    bool refusedWithoutDatabase(const TenantApiAuth::Outcome &authorised,
+                                const transport::HttpResponder &responder) const;
     // persist=true / persist[ttl]=n on a private topic: stored (the persistence check and the
     // row), then broadcast with the row's id; 403 when RLS refuses.
     void persistSingle(const wire::HttpRequest &request, const TenantApiAuth::Outcome &authorised,
