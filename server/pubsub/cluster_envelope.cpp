@@ -6,7 +6,8 @@ namespace rt::pubsub {
 
 namespace {
 
-constexpr quint8 Version = 1;
+constexpr quint8 PlainVersion = 1; // no position, no sender
+constexpr quint8 NumberedVersion = 2;
 constexpr quint8 FlagPrivate = 0x01;
 constexpr quint8 FlagPayloadIsJson = 0x02;
 constexpr quint8 FlagCountsAsBroadcast = 0x04;
@@ -35,6 +36,7 @@ struct EnvelopeHeader
     ClusterEnvelope::Kind kind = ClusterEnvelope::Kind::Push;
     Audience audience = Audience::BroadcastReaders;
     quint8 flags = 0;
+    quint8 version = PlainVersion;
 };
 
 // The length-prefixed fields after the header.
@@ -45,6 +47,9 @@ struct EnvelopeBody
     QByteArray event;
     QByteArray metadata;
     QByteArray payload;
+    StreamPosition position;
+    QString senderNode;
+    quint64 senderMember = 0;
 };
 
 Result<ClusterEnvelope::Kind, EnvelopeError> kindFromWire(quint8 kind)
@@ -81,7 +86,7 @@ Result<EnvelopeHeader, EnvelopeError> readHeader(detail::ByteReader &in)
     if (!version) {
         return truncated("version");
     }
-    if (*version != Version) {
+    if (*version != PlainVersion && *version != NumberedVersion) {
         return error(EnvelopeError::Code::UnsupportedVersion,
                      QStringLiteral("unsupported envelope version %1").arg(*version));
     }
@@ -92,6 +97,7 @@ Result<EnvelopeHeader, EnvelopeError> readHeader(detail::ByteReader &in)
         return truncated("header");
     }
     EnvelopeHeader header;
+    header.version = *version;
     auto decodedKind = kindFromWire(*kind);
     if (!decodedKind) {
         return std::move(decodedKind).error();
@@ -111,8 +117,44 @@ Result<EnvelopeHeader, EnvelopeError> readHeader(detail::ByteReader &in)
     return header;
 }
 
-// The byte strings up to the end of the frame: nothing may follow the payload.
-Result<EnvelopeBody, EnvelopeError> readBody(detail::ByteReader &in)
+// Version 2's fields after the payload.
+std::optional<EnvelopeError> readTrailer(detail::ByteReader &in, EnvelopeBody &body)
+{
+    const auto epoch = in.u64();
+    const auto offset = in.u64();
+    if (!epoch || !offset) {
+        return truncated("position");
+    }
+    if ((*epoch == 0) != (*offset == 0)) {
+        return error(EnvelopeError::Code::Inconsistent,
+                     QStringLiteral("envelope position with only one of epoch and offset"));
+    }
+    auto sender = in.bytes();
+    const auto member = sender ? in.u64() : std::nullopt;
+    if (!sender || !member) {
+        return truncated("sender");
+    }
+    // Canonical: version 2 only when version 1 cannot say it, a member only with its node.
+    if (*epoch == 0 && sender->isEmpty()) {
+        return error(EnvelopeError::Code::Inconsistent,
+                     QStringLiteral("version 2 envelope without position or sender"));
+    }
+    if (sender->isEmpty() && *member != 0) {
+        return error(EnvelopeError::Code::Inconsistent,
+                     QStringLiteral("envelope sender member without its node"));
+    }
+    body.senderNode = QString::fromUtf8(*sender);
+    if (body.senderNode.toUtf8() != *sender) {
+        return error(EnvelopeError::Code::Inconsistent,
+                     QStringLiteral("envelope sender node is not UTF-8"));
+    }
+    body.position = StreamPosition{ *epoch, *offset };
+    body.senderMember = *member;
+    return std::nullopt;
+}
+
+// The fields up to the end of the frame: nothing may follow the last one.
+Result<EnvelopeBody, EnvelopeError> readBody(detail::ByteReader &in, quint8 version)
 {
     auto tenant = in.bytes();
     if (!tenant) {
@@ -134,12 +176,22 @@ Result<EnvelopeBody, EnvelopeError> readBody(detail::ByteReader &in)
     if (!payload) {
         return truncated("payload");
     }
+    EnvelopeBody body;
+    body.tenant = std::move(*tenant);
+    body.subTopic = std::move(*subTopic);
+    body.event = std::move(*event);
+    body.metadata = std::move(*metadata);
+    body.payload = std::move(*payload);
+    if (version == NumberedVersion) {
+        if (std::optional<EnvelopeError> bad = readTrailer(in, body)) {
+            return *std::move(bad);
+        }
+    }
     if (!in.atEnd()) {
         return error(EnvelopeError::Code::TrailingBytes,
-                     QStringLiteral("%1 bytes after the envelope payload").arg(in.remaining()));
+                     QStringLiteral("%1 bytes after the envelope's last field").arg(in.remaining()));
     }
-    return EnvelopeBody{ std::move(*tenant), std::move(*subTopic), std::move(*event),
-                         std::move(*metadata), std::move(*payload) };
+    return body;
 }
 
 // Why `body` cannot go with the header fields already in `envelope`; nullopt if it can.
@@ -166,17 +218,22 @@ std::optional<EnvelopeError> checkConsistency(const ClusterEnvelope &envelope,
 
 } // namespace
 
-OutboundMessagePtr ClusterEnvelope::toMessage(DeliveryCounting counting) const
+OutboundMessagePtr ClusterEnvelope::toMessage(DeliveryCounting counting,
+                                              const QString &selfNodeId) const
 {
-    // excludedMember 0: no member of this node sent it.
-    if (kind == Kind::UserBroadcast) {
-        return OutboundMessage::userBroadcast(topic, event, payload, payloadIsJson, metadata, 0,
-                                              std::move(counting));
+    // excludedMember 0: no member of this node sent it (arrived() says otherwise if one did).
+    OutboundMessagePtr message = kind == Kind::UserBroadcast
+            ? OutboundMessage::userBroadcast(topic, event, payload, payloadIsJson, metadata, 0,
+                                             std::move(counting))
+            : OutboundMessage::push(topic, event, payload, audience, 0, std::move(counting));
+    if (!position.isSet() && senderNode.isEmpty()) {
+        return message;
     }
-    return OutboundMessage::push(topic, event, payload, audience, 0, std::move(counting));
+    return OutboundMessage::arrived(*message, position, selfNodeId, senderNode, senderMember);
 }
 
-Result<ClusterEnvelope, EnvelopeError> envelopeOf(const OutboundMessage &message)
+Result<ClusterEnvelope, EnvelopeError> envelopeOf(const OutboundMessage &message,
+                                                  const QString &selfNodeId)
 {
     if (message.audience() == Audience::Members) {
         return error(EnvelopeError::Code::NotForwardable,
@@ -192,16 +249,26 @@ Result<ClusterEnvelope, EnvelopeError> envelopeOf(const OutboundMessage &message
     envelope.audience = message.audience();
     envelope.payloadIsJson = message.payloadIsJson();
     envelope.countsAsBroadcast = message.counting().shutsDownReceivers;
+    envelope.position = message.position();
+    if (!message.remoteSenderNode().isEmpty()) {
+        envelope.senderNode = message.remoteSenderNode();
+        envelope.senderMember = message.remoteSenderMember();
+    } else if (message.excludedMember() != 0 && !selfNodeId.isEmpty()) {
+        envelope.senderNode = selfNodeId;
+        envelope.senderMember = message.excludedMember();
+    }
     return envelope;
 }
 
 QByteArray encodeEnvelope(const ClusterEnvelope &envelope)
 {
     const TopicKey &topic = envelope.topic;
+    const QByteArray sender = envelope.senderNode.toUtf8();
+    const bool numbered = envelope.position.isSet() || !sender.isEmpty();
     detail::ByteWriter out(4 + 5 * 4 + topic.tenant().size() + topic.subTopic().size()
                            + envelope.event.size() + envelope.metadata.size()
-                           + envelope.payload.size());
-    out.u8(Version);
+                           + envelope.payload.size() + (numbered ? 28 + sender.size() : 0));
+    out.u8(numbered ? NumberedVersion : PlainVersion);
     out.u8(static_cast<quint8>(envelope.kind));
     quint8 flags = 0;
     if (topic.isPrivate()) {
@@ -233,12 +300,19 @@ QByteArray encodeEnvelope(const ClusterEnvelope &envelope)
     out.bytes(envelope.event);
     out.bytes(envelope.metadata);
     out.bytes(envelope.payload);
+    if (numbered) {
+        out.u64(envelope.position.epoch);
+        out.u64(envelope.position.offset);
+        out.bytes(sender);
+        out.u64(envelope.senderMember);
+    }
     return out.take();
 }
 
-Result<QByteArray, EnvelopeError> encodeEnvelope(const OutboundMessage &message)
+Result<QByteArray, EnvelopeError> encodeEnvelope(const OutboundMessage &message,
+                                                 const QString &selfNodeId)
 {
-    auto envelope = envelopeOf(message);
+    auto envelope = envelopeOf(message, selfNodeId);
     if (!envelope.ok()) {
         return std::move(envelope).error();
     }
@@ -252,7 +326,7 @@ Result<ClusterEnvelope, EnvelopeError> decodeEnvelope(QByteArrayView bytes)
     if (!header) {
         return std::move(header).error();
     }
-    auto body = readBody(in);
+    auto body = readBody(in, header->version);
     if (!body) {
         return std::move(body).error();
     }
@@ -268,6 +342,9 @@ Result<ClusterEnvelope, EnvelopeError> decodeEnvelope(QByteArrayView bytes)
     envelope.event = std::move(body->event);
     envelope.metadata = std::move(body->metadata);
     envelope.payload = std::move(body->payload);
+    envelope.position = body->position;
+    envelope.senderNode = std::move(body->senderNode);
+    envelope.senderMember = body->senderMember;
     return envelope;
 }
 

@@ -27,6 +27,10 @@ constexpr quint8 InterestSync = kindValue(FrameKind::InterestSync);
 // "I hold your interest up to this number": the answer to an update with changes and to a
 // sync. Lets a node hold a join's reply until its peers will route the tenant to it.
 constexpr quint8 InterestAck = kindValue(FrameKind::InterestAck);
+// A broadcast for the tenant's home to number and publish (an envelope naming its sender).
+constexpr quint8 SequenceRequest = kindValue(FrameKind::SequenceRequest);
+constexpr quint8 HistoryRequest = kindValue(FrameKind::HistoryRequest);
+constexpr quint8 HistoryReply = kindValue(FrameKind::HistoryReply);
 } // namespace cluster_frame
 
 // "Which nodes hold clients of which tenant" (seed 000's Muster, seed 004's registry), told by

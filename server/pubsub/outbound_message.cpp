@@ -129,6 +129,20 @@ std::shared_ptr<const OutboundMessage> OutboundMessage::withPosition(const Outbo
 }
 
 std::shared_ptr<const OutboundMessage>
+OutboundMessage::arrived(const OutboundMessage &source, StreamPosition position,
+                         const QString &selfNodeId, const QString &senderNode,
+                         quint64 senderMember)
+{
+    std::shared_ptr<OutboundMessage> message = copyOf(source);
+    message->m_position = position;
+    const bool sentHere = !senderNode.isEmpty() && senderNode == selfNodeId;
+    message->m_excludedMember = sentHere ? senderMember : 0;
+    message->m_remoteSenderNode = sentHere ? QString() : senderNode;
+    message->m_remoteSenderMember = sentHere ? 0 : senderMember;
+    return charged(std::move(message));
+}
+
+std::shared_ptr<const OutboundMessage>
 OutboundMessage::unregulated(const std::shared_ptr<const OutboundMessage> &message)
 {
     if (!message->m_counting.ledger) {
@@ -148,6 +162,8 @@ std::shared_ptr<OutboundMessage> OutboundMessage::copyOf(const OutboundMessage &
     message->m_payload = source.m_payload;
     message->m_metadata = source.m_metadata;
     message->m_excludedMember = source.m_excludedMember;
+    message->m_remoteSenderNode = source.m_remoteSenderNode;
+    message->m_remoteSenderMember = source.m_remoteSenderMember;
     message->m_members = source.m_members;
     message->m_counting = source.m_counting;
     message->m_createdAt = source.m_createdAt;

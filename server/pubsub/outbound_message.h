@@ -5,6 +5,7 @@
 #include "shared/protocol/phoenix_message.h"
 
 #include <QByteArray>
+#include <QString>
 
 #include <algorithm>
 #include <chrono>
@@ -112,6 +113,18 @@ public:
     // has no ledger.
     static std::shared_ptr<const OutboundMessage>
     unregulated(const std::shared_ptr<const OutboundMessage> &message);
+    // A message as it arrived from another node: numbered at `position` there (its meta already
+    // says so), and sent by member `senderMember` of node `senderNode` (the sender's own node
+    // excludes that member, as it would have locally; member ids mean nothing elsewhere).
+    static std::shared_ptr<const OutboundMessage>
+    arrived(const OutboundMessage &source, StreamPosition position, const QString &selfNodeId,
+            const QString &senderNode, quint64 senderMember);
+    // The node and member that sent a message published here on another node's behalf (the
+    // home numbering a broadcast forwarded to it), or empty: nobody's, or this node's own
+    // (then excludedMember() names the sender).
+    const QString &remoteSenderNode() const { return m_remoteSenderNode; }
+    quint64 remoteSenderMember() const { return m_remoteSenderMember; }
+
     // Whether the message belongs to its topic's sequence: user broadcasts, text broadcasts and
     // postgres_changes (not presence diffs, system pushes or legacy change events).
     bool isSequenced() const;
@@ -177,6 +190,8 @@ private:
     QByteArray m_payload;
     QByteArray m_metadata;
     quint64 m_excludedMember = 0;
+    QString m_remoteSenderNode;
+    quint64 m_remoteSenderMember = 0;
     std::vector<quint64> m_members; // Audience::Members, sorted
     DeliveryCounting m_counting;
     std::chrono::steady_clock::time_point m_createdAt = std::chrono::steady_clock::now();

@@ -176,6 +176,22 @@ void TopicHistory::sweep()
     keepNodeBound();
 }
 
+void TopicHistory::forgetTenant(const QByteArray &tenantId)
+{
+    for (Shard &shard : m_shards) {
+        const std::lock_guard lock(shard.mutex);
+        shard.topics.removeIf([this, &tenantId](QHash<TopicKey, Topic>::iterator it) {
+            if (it.key().tenant() != tenantId) {
+                return false;
+            }
+            while (!it.value().entries.empty()) {
+                dropOldest(it.value());
+            }
+            return true;
+        });
+    }
+}
+
 void TopicHistory::keepNodeBound()
 {
     if (m_bytes.load(std::memory_order_relaxed) <= m_maxBytes) {
@@ -234,6 +250,10 @@ QString TopicHistory::toString(RecoveryFailure failure)
         return QStringLiteral("epoch changed");
     case RecoveryFailure::HistoryTooShort:
         return QStringLiteral("history too short");
+    case RecoveryFailure::Unavailable:
+        return QStringLiteral("history unavailable");
+    case RecoveryFailure::Disabled:
+        return QStringLiteral("history disabled");
     case RecoveryFailure::None:
         break;
     }

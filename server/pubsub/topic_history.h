@@ -64,7 +64,8 @@ public:
                      const std::function<void(const OutboundMessagePtr &)> &publish);
 
     // What a client that last saw `from` missed.
-    enum class RecoveryFailure { None, EpochChanged, HistoryTooShort };
+    // Unavailable: the home could not be asked (cluster); Disabled: the home keeps none.
+    enum class RecoveryFailure { None, EpochChanged, HistoryTooShort, Unavailable, Disabled };
     struct Recovery
     {
         RecoveryFailure failure = RecoveryFailure::None;
@@ -80,6 +81,9 @@ public:
 
     // Forgets what is past its ttl everywhere, and the sequences of topics idle for their ttl.
     void sweep();
+    // Forgets every sequence and message of the tenant (this node is no longer its home): a
+    // later message starts a new epoch.
+    void forgetTenant(const QByteArray &tenantId);
 
     qint64 retainedBytes() const;
     qsizetype topicCount() const;

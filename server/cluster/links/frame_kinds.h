@@ -40,6 +40,10 @@ enum class FrameKind : quint8 {
     CountersSync = 29,
     // pubsub: "I hold your interest up to this number".
     InterestAck = 30,
+    // pubsub: positions and history (the tenant's home numbers its topics).
+    SequenceRequest = 31, // a broadcast sent to the home to be numbered (ClusterEnvelope)
+    HistoryRequest = 32, // "what came after this position" (history_wire.h)
+    HistoryReply = 33, // a chunk of the answer
 };
 
 inline constexpr std::array AllFrameKinds{
@@ -50,7 +54,8 @@ inline constexpr std::array AllFrameKinds{
     FrameKind::StreamControl,       FrameKind::StreamDelivery,
     FrameKind::NodeStats,           FrameKind::TenantWritten,
     FrameKind::CountersUpdate,      FrameKind::CountersSync,
-    FrameKind::InterestAck,
+    FrameKind::InterestAck,         FrameKind::SequenceRequest,
+    FrameKind::HistoryRequest,      FrameKind::HistoryReply,
 };
 
 // The wire value of a kind.
@@ -109,6 +114,9 @@ constexpr bool everyKindListed()
         case FrameKind::CountersUpdate:
         case FrameKind::CountersSync:
         case FrameKind::InterestAck:
+        case FrameKind::SequenceRequest:
+        case FrameKind::HistoryRequest:
+        case FrameKind::HistoryReply:
             if (!listed(kind)) {
                 return false;
             }

@@ -1,14 +1,16 @@
-// libFuzzer target for the cluster fan-out's frames: every envelope (kind 16) and interest
-// frame (kinds 17-19, 30) another node sends is decoded from untrusted bytes on the cluster
-// thread.
+// libFuzzer target for the cluster fan-out's frames: every envelope (kinds 16 and 31), interest
+// frame (kinds 17-19, 30) and history frame (kinds 32, 33) another node sends is decoded from
+// untrusted bytes on the cluster thread.
 //
-// Input layout: byte 0 (mod 5) picks the decoder: 0 envelope, 1 interest update, 2 interest
-// sync request, 3 interest sync, 4 interest ack; the rest is the frame payload. Besides crashes, the target
+// Input layout: byte 0 (mod 7) picks the decoder: 0 envelope, 1 interest update, 2 interest
+// sync request, 3 interest sync, 4 interest ack, 5 history request, 6 history reply chunk; the
+// rest is the frame payload. Besides crashes, the target
 // aborts when a promise breaks: the formats are canonical, so whatever decodes re-encodes to
 // exactly the input; a decoded envelope rebuilds a message whose envelope is the same, and that
 // message encodes its Phoenix frames for both serializers without failing on hostile bytes.
 #include "server/pubsub/cluster_envelope.h"
 #include "server/pubsub/cluster_interest.h"
+#include "server/pubsub/history_wire.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -55,7 +57,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     const QByteArrayView payload(reinterpret_cast<const char *>(data) + 1,
                                  static_cast<qsizetype>(size - 1));
-    switch (data[0] % 5) {
+    switch (data[0] % 7) {
     case 0:
         checkEnvelope(payload);
         break;
@@ -80,10 +82,32 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         break;
     }
-    default: {
+    case 4: {
         const auto ack = rt::pubsub::decodeInterestAck(payload);
         if (ack.ok()) {
             require(rt::pubsub::encodeInterestAck(*ack) == payload);
+        }
+        break;
+    }
+    case 5: {
+        const auto request = rt::pubsub::history_wire::decodeRequest(payload);
+        if (request) {
+            require(rt::pubsub::history_wire::encodeRequest(*request) == payload);
+            require(!request->topic.tenant().isEmpty());
+        } else {
+            require(!request.error().isEmpty());
+        }
+        break;
+    }
+    default: {
+        const auto chunk = rt::pubsub::history_wire::decodeReplyChunk(payload);
+        if (chunk) {
+            require(rt::pubsub::history_wire::encodeReplyChunk(*chunk) == payload);
+            for (const QByteArray &envelope : chunk->envelopes) {
+                checkEnvelope(envelope);
+            }
+        } else {
+            require(!chunk.error().isEmpty());
         }
         break;
     }

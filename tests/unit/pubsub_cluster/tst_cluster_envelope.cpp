@@ -72,6 +72,11 @@ private Q_SLOTS:
     void emptyTenantIsAnError();
     void impossibleCombinationsAreErrors();
     void hostileLengthDoesNotAllocate();
+    void numberedEnvelopeCarriesPositionAndSender();
+    void senderIsExcludedOnlyOnItsOwnNode();
+    void homeCopyNamesTheRemoteSender();
+    void nonCanonicalVersionTwoIsAnError_data();
+    void nonCanonicalVersionTwoIsAnError();
 };
 
 void ClusterEnvelopeTest::wireFormatIsStable()
@@ -199,7 +204,7 @@ void ClusterEnvelopeTest::headerErrors_data()
     QTest::addColumn<int>("value");
     QTest::addColumn<EnvelopeError::Code>("code");
     QTest::newRow("version 0") << 0 << 0 << EnvelopeError::Code::UnsupportedVersion;
-    QTest::newRow("version 2") << 0 << 2 << EnvelopeError::Code::UnsupportedVersion;
+    QTest::newRow("version 3") << 0 << 3 << EnvelopeError::Code::UnsupportedVersion;
     QTest::newRow("kind 2") << 1 << 2 << EnvelopeError::Code::BadKind;
     QTest::newRow("kind 255") << 1 << 255 << EnvelopeError::Code::BadKind;
     QTest::newRow("flag 0x08") << 2 << 0x0b << EnvelopeError::Code::BadFlags;
@@ -272,6 +277,98 @@ void ClusterEnvelopeTest::hostileLengthDoesNotAllocate()
     const auto decoded = decodeEnvelope(bytes);
     QVERIFY(!decoded.ok());
     QCOMPARE(decoded.error().code, EnvelopeError::Code::Truncated);
+}
+
+void ClusterEnvelopeTest::numberedEnvelopeCarriesPositionAndSender()
+{
+    const rt::pubsub::StreamPosition position{ 0xabcdef0123456789ULL, 42 };
+    const auto numbered = OutboundMessage::withPosition(
+            *OutboundMessage::userBroadcast(PublicRoom, "e", "{}", true, {}), position);
+    const QByteArray bytes = encodeEnvelope(*numbered).value();
+    QCOMPARE(bytes.at(0), '\x02'); // version 2: a position
+    // version 2's fields after the payload: u64 epoch, u64 offset, bytes sender, u64 member
+    QCOMPARE(bytes.right(28),
+             QByteArray::fromHex("abcdef0123456789"
+                                 "000000000000002a"
+                                 "00000000"
+                                 "0000000000000000"));
+    const auto decoded = decodeEnvelope(bytes);
+    QVERIFY(decoded.ok());
+    QCOMPARE(decoded->position, position);
+    const OutboundMessagePtr rebuilt = decoded->toMessage({}, QStringLiteral("node-b"));
+    QCOMPARE(rebuilt->position(), position);
+    // meta already says so: the rebuilt frames are the numbered message's own.
+    QCOMPARE(rebuilt->frameFor(Vsn::V2).bytes, numbered->frameFor(Vsn::V2).bytes);
+    QCOMPARE(rebuilt->frameFor(Vsn::V1).bytes, numbered->frameFor(Vsn::V1).bytes);
+    // Unnumbered, without sender: still version 1 (nodes of the previous release read it).
+    QCOMPARE(encodeEnvelope(*OutboundMessage::userBroadcast(PublicRoom, "e", "{}", true, {}, 7))
+                     .value()
+                     .at(0),
+             '\x01');
+}
+
+void ClusterEnvelopeTest::senderIsExcludedOnlyOnItsOwnNode()
+{
+    // Sent to the home to be numbered: the sender's node names itself and the member.
+    const auto message = OutboundMessage::push(PublicRoom, "broadcast", "{}",
+                                               Audience::BroadcastReaders, 42, someCounting(true));
+    const auto decoded = decodeEnvelope(encodeEnvelope(*message, QStringLiteral("node-a")).value());
+    QVERIFY(decoded.ok());
+    QCOMPARE(decoded->senderNode, QStringLiteral("node-a"));
+    QCOMPARE(decoded->senderMember, quint64(42));
+    QCOMPARE(decoded->toMessage({}, QStringLiteral("node-a"))->excludedMember(), quint64(42));
+    const OutboundMessagePtr elsewhere = decoded->toMessage({}, QStringLiteral("node-b"));
+    QCOMPARE(elsewhere->excludedMember(), quint64(0));
+    QCOMPARE(elsewhere->remoteSenderNode(), QStringLiteral("node-a"));
+}
+
+void ClusterEnvelopeTest::homeCopyNamesTheRemoteSender()
+{
+    // The home received node-a's broadcast, numbered it and publishes it: its envelope to the
+    // other nodes still names node-a's member, whatever node the home is.
+    const auto sent =
+            decodeEnvelope(encodeEnvelope(*OutboundMessage::push(PublicRoom, "broadcast", "{}",
+                                                                 Audience::BroadcastReaders, 42),
+                                          QStringLiteral("node-a"))
+                                   .value());
+    const OutboundMessagePtr atHome = OutboundMessage::withPosition(
+            *sent->toMessage({}, QStringLiteral("home")), rt::pubsub::StreamPosition{ 5, 1 });
+    QCOMPARE(atHome->excludedMember(), quint64(0));
+    const auto onward = decodeEnvelope(encodeEnvelope(*atHome, QStringLiteral("home")).value());
+    QVERIFY(onward.ok());
+    QCOMPARE(onward->senderNode, QStringLiteral("node-a"));
+    QCOMPARE(onward->senderMember, quint64(42));
+    QCOMPARE(onward->position, (rt::pubsub::StreamPosition{ 5, 1 }));
+    QCOMPARE(onward->toMessage({}, QStringLiteral("node-a"))->excludedMember(), quint64(42));
+}
+
+void ClusterEnvelopeTest::nonCanonicalVersionTwoIsAnError_data()
+{
+    QTest::addColumn<QByteArray>("trailer");
+    const auto u64 = [](quint64 v) {
+        QByteArray b(8, '\0');
+        for (int i = 7; i >= 0; --i, v >>= 8) {
+            b[i] = static_cast<char>(v & 0xff);
+        }
+        return b;
+    };
+    const QByteArray noSender = QByteArray(4, '\0');
+    QTest::newRow("nothing version 1 could not say") << u64(0) + u64(0) + noSender + u64(0);
+    QTest::newRow("offset without epoch") << u64(0) + u64(3) + noSender + u64(0);
+    QTest::newRow("epoch without offset") << u64(9) + u64(0) + noSender + u64(0);
+    QTest::newRow("member without node") << u64(9) + u64(1) + noSender + u64(5);
+    QTest::newRow("sender not UTF-8")
+            << u64(9) + u64(1) + QByteArray("\0\0\0\x02\xff\xfe", 6) + u64(5);
+}
+
+void ClusterEnvelopeTest::nonCanonicalVersionTwoIsAnError()
+{
+    QFETCH(QByteArray, trailer);
+    QByteArray bytes = validEnvelope();
+    bytes[0] = '\x02';
+    const auto decoded = decodeEnvelope(QByteArray(bytes + trailer));
+    QVERIFY(!decoded.ok());
+    QCOMPARE(decoded.error().code, EnvelopeError::Code::Inconsistent);
 }
 
 QTEST_GUILESS_MAIN(ClusterEnvelopeTest)
