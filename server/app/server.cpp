@@ -478,10 +478,14 @@ void Server::startCluster(quint16 clientPort)
     };
     m_clusterNode = new ClusterNode( // deleted on its thread when it ends
             settings,
-            ClusterNode::Parts{ m_pubsub, *m_presence, m_usage, remoteCountingFunction(),
-                                *m_configAccess, m_cdc.get(), &m_tenants,
-                                clusterBackendFactory(m_config.cluster), refreshTenant,
-                                m_metrics.get() });
+            ClusterNode::Parts{
+                    m_pubsub, *m_presence, m_usage, remoteCountingFunction(), *m_configAccess,
+                    m_cdc.get(), &m_tenants, clusterBackendFactory(m_config.cluster), refreshTenant,
+                    m_metrics.get(), &m_homes, &m_history,
+                    [this](const QByteArray &tenantId) { return historySettingsFor(tenantId); },
+                    [this](const pubsub::OutboundMessagePtr &message) {
+                        m_sequencer.publishAsHome(message);
+                    } });
     addClusterParts(refreshTenant);
     connectClusterNode();
     m_clusterThread.start();
@@ -556,13 +560,26 @@ void Server::connectClusterNode()
     });
 }
 
+pubsub::SequencingPubSub::Routing Server::sequencerRouting()
+{
+    if (!m_config.cluster.usesEtcd()) {
+        return {};
+    }
+    pubsub::SequencingPubSub::Routing routing;
+    routing.homes = &m_homes;
+    routing.forward = [this](const QString &home, const pubsub::OutboundMessagePtr &message) {
+        return m_nodePubSub.forwardToHome(home, message);
+    };
+    routing.ask = [this](const QString &home, pubsub::history_wire::Request question,
+                         QObject *receiver,
+                         std::function<void(pubsub::TopicHistory::Recovery)> answered) {
+        m_nodePubSub.askHome(home, std::move(question), receiver, std::move(answered));
+    };
+    return routing;
+}
+
 pubsub::HistorySettings Server::historySettingsFor(const QByteArray &tenantId) const
 {
-    // In a cluster a topic's sequence lives at its tenant's home, and broadcasts are not routed
-    // there yet: no node numbers them, rather than each node its own way.
-    if (m_config.cluster.usesEtcd()) {
-        return pubsub::HistorySettings{ 0, 0 };
-    }
     const tenants::TenantPtr tenant = m_tenants.find(tenantId);
     if (!tenant) {
         return pubsub::HistorySettings{ 0, 0 };
@@ -633,10 +650,16 @@ QJsonObject Server::clusterView() const
     for (const QByteArray &tenant : m_cdc->ownedStreams()) {
         streams.append(QString::fromUtf8(tenant));
     }
+    // The tenants whose topics this node numbers (their homes: the stream claims it holds).
+    QJsonArray homes;
+    for (const QByteArray &tenant : m_homes.homesHere()) {
+        homes.append(QString::fromUtf8(tenant));
+    }
     return QJsonObject{
         { QStringLiteral("node"), nodeName() },
         { QStringLiteral("links"), links },
         { QStringLiteral("streams_owned"), streams },
+        { QStringLiteral("homes"), homes },
         { QStringLiteral("backend"),
           m_config.cluster.usesEtcd() ? QStringLiteral("etcd") : QStringLiteral("in_process") },
         { QStringLiteral("available"), m_clusterNode != nullptr && m_clusterNode->isAvailable() },

@@ -127,6 +127,8 @@ private:
     QString clusterConfigFile() const;
     // The tenant's history settings as this node applies them. Any thread.
     pubsub::HistorySettings historySettingsFor(const QByteArray &tenantId) const;
+    // How the sequencer reaches a tenant's home (etcd only; one node is every tenant's home).
+    pubsub::SequencingPubSub::Routing sequencerRouting();
 
     ServerConfig m_config;
     tenants::TenantDirectory m_tenants;
@@ -144,11 +146,16 @@ private:
         m_pubsub
     }; // what broadcasts go through (cluster-wide once joined)
     pubsub::TopicHistory m_history{ m_config.historyMaxBytes };
+    // Where each tenant's topics are numbered (etcd: its home; the cluster thread writes it).
+    pubsub::TenantHomes m_homes{ [this](const QByteArray &tenantId) {
+        m_history.forgetTenant(tenantId);
+    } };
     // Numbers broadcasts and postgres_changes into m_history, then hands them to m_nodePubSub.
     pubsub::SequencingPubSub m_sequencer{ m_nodePubSub, m_history,
                                           [this](const QByteArray &tenantId) {
                                               return historySettingsFor(tenantId);
-                                          } };
+                                          },
+                                          sequencerRouting() };
     std::atomic<bool> m_shuttingDown{ false };
     std::unique_ptr<presence::PresenceStore> m_presence;
     std::unique_ptr<cdc::CdcService> m_cdc; // tenant databases, on the cdc thread

@@ -33,30 +33,33 @@ QByteArray setting(const QJsonObject &settings, const char *key, const QByteArra
 // other nodes' members (proxy ids) to their nodes. Used on the cdc thread only.
 class CdcService::DeliveryRouter final : public pubsub::PubSub
 {
+    static bool addressesOtherNodes(const pubsub::OutboundMessagePtr &message)
+    {
+        return message->audience() == pubsub::Audience::Members && !message->members().empty()
+                && (message->members().back() & ProxyBit) != 0;
+    }
+
 public:
     explicit DeliveryRouter(const CdcService &service) : m_service(service) { }
     void publish(const pubsub::OutboundMessagePtr &message) const override
     {
-        if (message->audience() == pubsub::Audience::Members && !message->members().empty()
-            && (message->members().back() & ProxyBit) != 0) {
-            m_service.publishSplit(message);
-            return;
-        }
-        m_service.m_publisher.publish(message);
+        publishGroup({ message });
     }
     void publishGroup(const std::vector<pubsub::OutboundMessagePtr> &messages) const override
     {
-        const bool localOnly =
-                std::none_of(messages.begin(), messages.end(), [](const auto &message) {
-                    return message->audience() == pubsub::Audience::Members
-                            && !message->members().empty()
-                            && (message->members().back() & ProxyBit) != 0;
-                });
-        if (localOnly) {
+        if (std::none_of(messages.begin(), messages.end(), addressesOtherNodes)) {
             m_service.m_publisher.publishGroup(messages); // one event: one position
             return;
         }
-        PubSub::publishGroup(messages);
+        // One position for the whole change, this node's members and the others' alike.
+        m_service.m_publisher.publishGroupThrough(
+                messages, [this](const pubsub::OutboundMessagePtr &message) {
+                    if (addressesOtherNodes(message)) {
+                        m_service.publishSplit(message);
+                    } else {
+                        m_service.m_publisher.publish(message); // numbered: passes through
+                    }
+                });
     }
     void publishLocal(const pubsub::OutboundMessagePtr &message) const override
     {

@@ -64,6 +64,7 @@ StreamCoordinator::StreamCoordinator(cluster::NodeInfo self, Parts parts, QObjec
         forgetAbsentNodes();
     });
     m_peerTenantsTimer.start();
+    m_clock.start();
 }
 
 quint64 StreamCoordinator::incarnationOf(const cluster::NodeInfo &node)
@@ -92,7 +93,7 @@ void StreamCoordinator::connectBackend()
                 const QByteArray tenantId = resource.mid(ResourcePrefix.size()).toUtf8();
                 m_claiming.remove(tenantId);
                 m_mustClaim.remove(tenantId);
-                m_parts.cdc.setStreamOwner(tenantId, current.owner, isReady(current));
+                tellOwner(tenantId, current.owner, isReady(current));
             });
     connect(backend, &cluster::ClusterBackend::claimFailed, this,
             [this](const QString &resource, const QString &reason) {
@@ -116,7 +117,7 @@ void StreamCoordinator::connectBackend()
                 const QByteArray tenantId = resource.mid(ResourcePrefix.size()).toUtf8();
                 qCWarning(lcCdc).noquote() << "lost the change stream of tenant"
                                            << QString::fromUtf8(tenantId) << "(" << reason << ")";
-                m_parts.cdc.setStreamOwner(tenantId, std::nullopt, false);
+                tellOwner(tenantId, std::nullopt, false);
                 resolveSoon(tenantId);
             });
 }
@@ -137,7 +138,72 @@ void StreamCoordinator::onClaimGranted(const QByteArray &tenantId)
     }
     m_asked.remove(tenantId);
     m_mustClaim.remove(tenantId);
-    m_parts.cdc.setStreamOwner(tenantId, m_self.id, false);
+    if (m_homeOnly.contains(tenantId)) {
+        // No stream to start: the claim only names the tenant's home, ready at once.
+        m_homeSinceMs.insert(tenantId, m_clock.elapsed());
+        m_parts.backend.updateClaim(resourceOf(tenantId), claimMetadata(true));
+        return;
+    }
+    tellOwner(tenantId, m_self.id, false);
+}
+
+void StreamCoordinator::tellOwner(const QByteArray &tenantId, const std::optional<QString> &owner,
+                                  bool ready)
+{
+    if (!m_homeOnly.contains(tenantId)) {
+        m_parts.cdc.setStreamOwner(tenantId, owner, ready);
+    }
+}
+
+bool StreamCoordinator::wantsHome(const QByteArray &tenantId, const QSet<QByteArray> &local,
+                                  const QSet<QByteArray> &heldByPeers) const
+{
+    if (local.contains(tenantId) || m_claiming.contains(tenantId)
+        || m_mustClaim.contains(tenantId)) {
+        return true;
+    }
+    const std::optional<cluster::Claim> claim = heldClaim(tenantId);
+    if (!claim || claim->owner != m_self.id) {
+        return false;
+    }
+    // The home stays while any node holds clients of the tenant (and for a grace after the
+    // claim: the node that asked for it may not have announced its clients yet).
+    return heldByPeers.contains(tenantId)
+            || m_clock.elapsed() - m_homeSinceMs.value(tenantId) < HomeGraceMs;
+}
+
+void StreamCoordinator::setLocalTenants(const QSet<QByteArray> &local)
+{
+    QSet<QByteArray> heldByPeers;
+    const pubsub::InterestMap &interest = m_parts.pubsub.interest();
+    for (const QString &peer : interest.peerIds()) {
+        heldByPeers.unite(interest.tenantsOf(peer));
+    }
+    QSet<QByteArray> candidates = m_homeOnly;
+    for (const QByteArray &tenantId : local) {
+        const tenants::TenantPtr tenant = m_parts.tenants.find(tenantId);
+        if (tenant && !cdc::CdcService::usesDatabase(*tenant)) {
+            candidates.insert(tenantId);
+        }
+    }
+    for (const QByteArray &tenantId : std::as_const(candidates)) {
+        const bool wanted = wantsHome(tenantId, local, heldByPeers);
+        if (wanted && !m_homeOnly.contains(tenantId)) {
+            m_homeOnly.insert(tenantId);
+            m_needed.insert(tenantId);
+            resolve(tenantId);
+        } else if (!wanted && m_homeOnly.contains(tenantId)) {
+            m_homeOnly.remove(tenantId);
+            m_homeSinceMs.remove(tenantId);
+            m_needed.remove(tenantId);
+            m_asked.remove(tenantId);
+            const std::optional<cluster::Claim> claim = heldClaim(tenantId);
+            if (claim && claim->owner == m_self.id) {
+                qCInfo(lcCdc) << "tenant" << tenantId << "home released (no clients left)";
+                m_parts.backend.release(resourceOf(tenantId));
+            }
+        }
+    }
 }
 
 std::optional<cluster::Claim> StreamCoordinator::heldClaim(const QByteArray &tenantId) const
@@ -256,7 +322,7 @@ void StreamCoordinator::resolve(const QByteArray &tenantId)
         return;
     }
     if (const std::optional<cluster::Claim> current = heldClaim(tenantId)) {
-        m_parts.cdc.setStreamOwner(tenantId, current->owner, isReady(*current));
+        tellOwner(tenantId, current->owner, isReady(*current));
         return;
     }
     if (m_mustClaim.contains(tenantId)) {
@@ -357,6 +423,15 @@ void StreamCoordinator::startRequested(const QString &fromNodeId, const QByteArr
         m_parts.cdc.openForStream(tenant); // needs it from here on: claims it
         return;
     }
+    if (tenant) {
+        qCInfo(lcCdc).noquote() << "node" << fromNodeId << "asks this node to be the home of tenant"
+                                << QString::fromUtf8(tenantId);
+        m_mustClaim.insert(tenantId);
+        m_homeOnly.insert(tenantId);
+        m_needed.insert(tenantId);
+        resolve(tenantId);
+        return;
+    }
     if (!reread && m_parts.refreshTenant) {
         // Created or changed through another node since this node last read the control plane
         // (it re-reads all tenants only every TENANT_CACHE_EXPIRATION_IN_MS): ask it now.
@@ -412,11 +487,11 @@ void StreamCoordinator::onClaimChanged(const QString &resource,
     if (claim) {
         m_asked.remove(tenantId);
         if (claim->owner != m_self.id || !m_claiming.contains(tenantId)) {
-            m_parts.cdc.setStreamOwner(tenantId, claim->owner, isReady(*claim));
+            tellOwner(tenantId, claim->owner, isReady(*claim));
         }
         return;
     }
-    m_parts.cdc.setStreamOwner(tenantId, std::nullopt, false);
+    tellOwner(tenantId, std::nullopt, false);
     resolveSoon(tenantId);
 }
 

@@ -6,6 +6,7 @@
 #include "server/cluster/types.h"
 #include "server/runtime/mailbox.h"
 
+#include <QElapsedTimer>
 #include <QHash>
 #include <QObject>
 #include <QSet>
@@ -76,6 +77,9 @@ public:
     // owned here, their changes kept for it (bounded: StreamDeliveries), in case it was only cut
     // off: back within this time, it receives everything it missed, in order.
     static constexpr qint64 AbsentNodeHoldMs = 120'000;
+    // How long a home claim stays after it was granted even though no node seems to hold
+    // clients of its tenant yet (the asking node's announcement may still be on its way).
+    static constexpr qint64 HomeGraceMs = 10'000;
 
     StreamCoordinator(cluster::NodeInfo self, Parts parts, QObject *parent = nullptr);
     ~StreamCoordinator() override;
@@ -87,6 +91,11 @@ public:
 
     // Cluster thread.
     void setMembers(const QList<cluster::NodeInfo> &members);
+    // Cluster thread: the tenants with clients on this node. Those without a database get a
+    // claim too, with no stream: it names their home, where their topics are numbered
+    // (docs/design-notes.md, "Positions, history and recovery"); the home keeps it while any
+    // node holds clients of the tenant.
+    void setLocalTenants(const QSet<QByteArray> &local);
     void setRegionMapping(const QHash<QString, QString> &mapping);
 
     // StreamCluster: any thread.
@@ -120,6 +129,10 @@ private:
     };
 
     void connectBackend();
+    // CdcService learns the owners of the streams it needs (not of home-only claims).
+    void tellOwner(const QByteArray &tenantId, const std::optional<QString> &owner, bool ready);
+    bool wantsHome(const QByteArray &tenantId, const QSet<QByteArray> &local,
+                   const QSet<QByteArray> &heldByPeers) const;
     void resolve(const QByteArray &tenantId);
     void resolveSoon(const QByteArray &tenantId);
     void askToStart(const QByteArray &tenantId, const QString &picked);
@@ -151,6 +164,9 @@ private:
     QHash<QByteArray, Ask> m_asked; // asked another node to start it; waiting for its claim
     quint64 m_askSerial = 0;
     QSet<QByteArray> m_mustClaim; // the placement picked this node (a peer asked us)
+    QSet<QByteArray> m_homeOnly; // tenants without a database whose home claim this node needs
+    QHash<QByteArray, qint64> m_homeSinceMs; // home claims held here: when granted (m_clock)
+    QElapsedTimer m_clock;
     QTimer m_peerTenantsTimer;
     QHash<QString, Absent> m_absent; // left the membership, their subscribers still held
     StreamDeliveries m_deliveries;

@@ -54,14 +54,54 @@ void Channel::pushClose() const
                      false);
 }
 
+bool Channel::isCoveredByJoin(const pubsub::OutboundMessage &message) const
+{
+    return deliveredUpTo.isSet() && message.position().epoch == deliveredUpTo.epoch
+            && message.position().offset <= deliveredUpTo.offset;
+}
+
+void Channel::hold(const pubsub::OutboundMessage &message,
+                   const pubsub::OutboundMessage::Frame &frame)
+{
+    if (m_heldOverflowed) {
+        return;
+    }
+    if (std::ssize(m_held) >= MaxHeldMessages || m_heldBytes + frame.wire.size() > MaxHeldBytes) {
+        m_held.clear();
+        m_heldBytes = 0;
+        m_heldOverflowed = true;
+        return;
+    }
+    m_heldBytes += frame.wire.size();
+    m_held.push_back(Held{ message.position(), frame.wire, message.counting().ledger });
+}
+
+void Channel::releaseHeld()
+{
+    m_holding = false;
+    std::vector<Held> held = std::move(m_held);
+    m_held.clear();
+    m_heldBytes = 0;
+    for (const Held &message : held) {
+        if (deliveredUpTo.isSet() && message.position.epoch == deliveredUpTo.epoch
+            && message.position.offset <= deliveredUpTo.offset) {
+            continue; // the answer had it, or it is older than what the join asked for
+        }
+        m_link.sendEncodedFrame(message.wire, message.ledger);
+    }
+}
+
 void Channel::deliver(const pubsub::OutboundMessage &message,
                       const pubsub::OutboundMessage::Frame &frame)
 {
     if (awaitingPresenceState && message.audience() == pubsub::Audience::PresenceReaders) {
         return; // contained in the presence_state this channel is about to receive
     }
-    if (deliveredUpTo.isSet() && message.position().epoch == deliveredUpTo.epoch
-        && message.position().offset <= deliveredUpTo.offset) {
+    if (m_holding) {
+        hold(message, frame);
+        return;
+    }
+    if (isCoveredByJoin(message)) {
         return; // sent by the join's recovery, or from before the position it asked for
     }
     if (!replayedIds.isEmpty() && message.isUserBroadcast()

@@ -13,6 +13,7 @@
 
 #include <memory>
 #include <optional>
+#include <vector>
 
 namespace rt::channels {
 
@@ -93,12 +94,35 @@ public:
     void deliver(const pubsub::OutboundMessage &message,
                  const pubsub::OutboundMessage::Frame &frame) override;
 
+    // While the join's history question is with another node (the tenant's home), live
+    // messages wait here instead of going out: at most MaxHeldMessages / MaxHeldBytes, beyond
+    // which they are dropped and heldOverflowed() says so (the join then answers
+    // recovered: false). releaseHeld() sends what waits, without what deliveredUpTo covers.
+    static constexpr qsizetype MaxHeldMessages = 10'000;
+    static constexpr qint64 MaxHeldBytes = 16LL * 1024 * 1024;
+    void holdLive() { m_holding = true; }
+    bool heldOverflowed() const { return m_heldOverflowed; }
+    void releaseHeld();
+
     // A QObject that dies with this channel, on its thread: the context of callbacks from other
     // threads that must not run after a leave (created on first use).
     QObject *guard();
 
 private:
+    struct Held
+    {
+        pubsub::StreamPosition position;
+        QByteArray wire;
+        FlowLedgerPtr ledger;
+    };
+    bool isCoveredByJoin(const pubsub::OutboundMessage &message) const;
+    void hold(const pubsub::OutboundMessage &message, const pubsub::OutboundMessage::Frame &frame);
+
     std::unique_ptr<QObject> m_guard;
+    bool m_holding = false;
+    bool m_heldOverflowed = false;
+    std::vector<Held> m_held;
+    qint64 m_heldBytes = 0;
     ClientLink &m_link;
     pubsub::TopicKey m_key;
     QByteArray m_topic;

@@ -12,6 +12,7 @@
 #include "server/presence/presence_store.h"
 #include "server/pubsub/hub.h"
 #include "server/pubsub/pubsub.h"
+#include "server/pubsub/sequencing_pubsub.h"
 #include "server/tenants/tenant_directory.h"
 #include "server/tenants/tenant_rates.h"
 #include "shared/core/clock.h"
@@ -324,21 +325,47 @@ std::unique_ptr<Channel> ChannelService::admitAndComplete(
     SocketState *socketState = &socket;
     ClientLink *client = &link;
     QPointer<QObject> guard(link.context());
-    const bool waits = waitsForChanges(*request);
     const bool reachable = m_context.pubsub.awaitTenantReachable(
-            socket.tenantId, &m_context.hub,
-            [this, socketState, client, guard, request, access, waits] {
+            socket.tenantId, &m_context.hub, [this, socketState, client, guard, request, access] {
                 if (guard.isNull()) {
                     return;
                 }
-                if (waits) {
-                    completeWhenChangesLive(*socketState, *client, request, access);
-                    return;
+                bool later = false;
+                std::unique_ptr<Channel> channel =
+                        completeAdmitted(*socketState, *client, request, access, later);
+                if (!later) {
+                    client->joinFinished(std::move(channel), false);
                 }
-                client->joinFinished(completeJoin(*socketState, *client, *request, access.get()),
-                                     false);
             });
     if (!reachable) {
+        deferred = true;
+        return nullptr;
+    }
+    return completeAdmitted(socket, link, request, access, deferred);
+}
+
+std::unique_ptr<Channel> ChannelService::completeAdmitted(
+        SocketState &socket, ClientLink &link, const std::shared_ptr<const JoinRequest> &request,
+        const std::shared_ptr<const cdc::CdcService::ChannelAccess> &access, bool &deferred)
+{
+    SocketState *socketState = &socket;
+    ClientLink *client = &link;
+    QPointer<QObject> guard(link.context());
+    const bool waits = waitsForChanges(*request);
+    const auto complete = [this, socketState, client, guard, request, access, waits] {
+        if (guard.isNull()) {
+            return;
+        }
+        if (waits) {
+            completeWhenChangesLive(*socketState, *client, request, access);
+            return;
+        }
+        client->joinFinished(completeJoin(*socketState, *client, *request, access.get()), false);
+    };
+    // In a cluster a tenant's first join waits (briefly) for its home to be known, so that
+    // the first messages its clients get are numbered and can be recovered.
+    if (m_context.sequencer != nullptr
+        && !m_context.sequencer->awaitHome(socket.tenantId, &m_context.hub, complete, HomeWaitMs)) {
         deferred = true;
         return nullptr;
     }
@@ -347,6 +374,7 @@ std::unique_ptr<Channel> ChannelService::admitAndComplete(
         completeWhenChangesLive(socket, link, request, access);
         return nullptr;
     }
+    deferred = false;
     return completeJoin(socket, link, *request, access.get());
 }
 
@@ -447,15 +475,59 @@ void ChannelService::openChannel(SocketState &socket, ClientLink &link, const Jo
                                  Channel &channel, const cdc::CdcService::ChannelAccess *access,
                                  bool subscribeChanges)
 {
-    const protocol::InboundMessage &message = request.message;
     m_context.hub.subscribe(channel.key(), &channel, channel.memberId(), socket.vsn,
                             pubsub::MemberRights{ channel.readsBroadcast, channel.readsPresence });
     ++socket.channelCount;
 
+    if (const std::optional<QString> home =
+                remoteHistoryHome(m_context.sequencer, request.config, socket.tenantId)) {
+        // The home has the history: live messages wait in the channel until it answered, so
+        // that what it sends comes first and nothing comes twice.
+        channel.holdLive();
+        SocketState *socketState = &socket;
+        ClientLink *client = &link;
+        QPointer<QObject> alive(channel.guard());
+        Channel *target = &channel;
+        auto kept = std::make_shared<const JoinRequest>(request);
+        std::shared_ptr<const cdc::CdcService::ChannelAccess> keptAccess;
+        if (access != nullptr) {
+            keptAccess = std::make_shared<const cdc::CdcService::ChannelAccess>(*access);
+        }
+        askHistoryForJoin(
+                *m_context.sequencer, *home, request.config, channel.key(), &m_context.hub,
+                [this, socketState, client, alive, target, kept, keptAccess,
+                 subscribeChanges](pubsub::TopicHistory::Recovery recovery) {
+                    if (alive.isNull()) {
+                        return; // left or closed meanwhile
+                    }
+                    if (target->heldOverflowed()) {
+                        recovery = {};
+                        recovery.failure = pubsub::TopicHistory::RecoveryFailure::Unavailable;
+                    }
+                    QJsonObject response;
+                    response.insert(QLatin1String("postgres_changes"), target->postgresChanges);
+                    const std::vector<pubsub::OutboundMessagePtr> fromHistory =
+                            applyRecovery(std::move(recovery), kept->config, *target, response);
+                    finishOpening(*socketState, *client, *kept, *target, keptAccess.get(),
+                                  subscribeChanges, response, fromHistory);
+                    target->releaseHeld();
+                });
+        return;
+    }
     QJsonObject response;
     response.insert(QLatin1String("postgres_changes"), channel.postgresChanges);
     const std::vector<pubsub::OutboundMessagePtr> fromHistory =
             readHistoryForJoin(m_context.sequencer, request.config, channel, response);
+    finishOpening(socket, link, request, channel, access, subscribeChanges, response, fromHistory);
+}
+
+void ChannelService::finishOpening(SocketState &socket, ClientLink &link,
+                                   const JoinRequest &request, Channel &channel,
+                                   const cdc::CdcService::ChannelAccess *access,
+                                   bool subscribeChanges, const QJsonObject &response,
+                                   const std::vector<pubsub::OutboundMessagePtr> &fromHistory)
+{
+    const protocol::InboundMessage &message = request.message;
     link.sendFrame(protocol::encodeReply(socket.vsn, channel.joinRef(), message.ref, message.topic,
                                          QByteArrayLiteral("ok"),
                                          QJsonDocument(response).toJson(QJsonDocument::Compact)),

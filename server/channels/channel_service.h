@@ -103,6 +103,16 @@ private:
                      const std::shared_ptr<const JoinRequest> &request,
                      const std::shared_ptr<const cdc::CdcService::ChannelAccess> &access,
                      bool &deferred);
+    // After the tenant is reachable: (in a cluster) once its home is known, the join itself,
+    // now or (deferred) later, as admitAndComplete.
+    std::unique_ptr<Channel>
+    completeAdmitted(SocketState &socket, ClientLink &link,
+                     const std::shared_ptr<const JoinRequest> &request,
+                     const std::shared_ptr<const cdc::CdcService::ChannelAccess> &access,
+                     bool &deferred);
+    // How long a join waits for its tenant's home to be known (a claim: one etcd round trip
+    // and the placement's ask, usually milliseconds).
+    static constexpr int HomeWaitMs = 2000;
     // The channel itself: subscription, reply, presence state, postgres_changes.
     std::unique_ptr<Channel> completeJoin(SocketState &socket, ClientLink &link,
                                           const JoinRequest &request,
@@ -115,6 +125,11 @@ private:
     void openChannel(SocketState &socket, ClientLink &link, const JoinRequest &request,
                      Channel &channel, const cdc::CdcService::ChannelAccess *access,
                      bool subscribeChanges);
+    // Join reply, what the history returned, replay, presence state, postgres_changes.
+    void finishOpening(SocketState &socket, ClientLink &link, const JoinRequest &request,
+                       Channel &channel, const cdc::CdcService::ChannelAccess *access,
+                       bool subscribeChanges, const QJsonObject &response,
+                       const std::vector<pubsub::OutboundMessagePtr> &fromHistory);
     // config.postgres_changes_options.wait with bindings and a database.
     bool waitsForChanges(const JoinRequest &request) const;
     void

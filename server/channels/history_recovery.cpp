@@ -15,24 +15,11 @@ void notRecovered(QJsonObject &response, const QString &reason)
     response.insert(QLatin1String("reason"), reason);
 }
 
-std::vector<pubsub::OutboundMessagePtr> recover(pubsub::TopicHistory &history,
-                                                const pubsub::HistorySettings &settings,
-                                                const JoinConfig::Recover &from, Channel &channel,
-                                                QJsonObject &response)
+// The replay's question as the history reads it: (since in ms, limit). Validated when the join
+// was checked.
+std::pair<qint64, int> replayParams(const JoinConfig &config)
 {
-    pubsub::TopicHistory::Recovery recovery = history.since(
-            channel.key(), pubsub::StreamPosition{ from.epoch, from.offset }, settings);
-    channel.deliveredUpTo = recovery.top;
-    if (!from.valid) {
-        notRecovered(response, QStringLiteral("invalid position"));
-        return {};
-    }
-    if (recovery.failure != pubsub::TopicHistory::RecoveryFailure::None) {
-        notRecovered(response, pubsub::TopicHistory::toString(recovery.failure));
-        return {};
-    }
-    response.insert(QLatin1String("recovered"), true);
-    return std::move(recovery.messages);
+    return cdc::parseReplayParams(*config.replay).value();
 }
 
 } // namespace
@@ -49,6 +36,43 @@ bool readsHistory(const JoinConfig &config)
     return config.recover || (config.replay && !config.isPrivate);
 }
 
+std::optional<QString> remoteHistoryHome(const pubsub::SequencingPubSub *sequencer,
+                                         const JoinConfig &config, const QByteArray &tenantId)
+{
+    if (sequencer == nullptr || !readsHistory(config)
+        || !historySettingsOf(sequencer, tenantId).enabled()
+        || (config.recover && !config.recover->valid)) {
+        return std::nullopt;
+    }
+    const pubsub::TenantHomes::Home home = sequencer->homeOf(tenantId);
+    if (home.where == pubsub::TenantHomes::Where::Remote) {
+        return home.node;
+    }
+    return std::nullopt;
+}
+
+std::vector<pubsub::OutboundMessagePtr> applyRecovery(pubsub::TopicHistory::Recovery recovery,
+                                                      const JoinConfig &config, Channel &channel,
+                                                      QJsonObject &response)
+{
+    channel.deliveredUpTo = recovery.top;
+    if (config.recover) {
+        if (recovery.failure != pubsub::TopicHistory::RecoveryFailure::None) {
+            notRecovered(response, pubsub::TopicHistory::toString(recovery.failure));
+            return {};
+        }
+        response.insert(QLatin1String("recovered"), true);
+        return std::move(recovery.messages);
+    }
+    // A public replay: what is there since that time (nothing if the home could not say).
+    std::vector<pubsub::OutboundMessagePtr> &messages = recovery.messages;
+    const int limit = replayParams(config).second;
+    if (std::ssize(messages) > limit) {
+        messages.erase(messages.begin(), messages.end() - limit); // the newest `limit`
+    }
+    return std::move(messages);
+}
+
 std::vector<pubsub::OutboundMessagePtr>
 readHistoryForJoin(const pubsub::SequencingPubSub *sequencer, const JoinConfig &config,
                    Channel &channel, QJsonObject &response)
@@ -62,19 +86,40 @@ readHistoryForJoin(const pubsub::SequencingPubSub *sequencer, const JoinConfig &
         notRecovered(response, QStringLiteral("history disabled"));
         return {};
     }
-    pubsub::TopicHistory &history = sequencer->history();
+    if (config.recover && !config.recover->valid) {
+        notRecovered(response, QStringLiteral("invalid position"));
+        return {};
+    }
+    pubsub::TopicHistory::Recovery recovery;
+    const pubsub::TenantHomes::Where where = sequencer->homeOf(channel.key().tenant()).where;
+    if (where != pubsub::TenantHomes::Where::Here) {
+        // No home known, or none reachable: nobody can say what was missed.
+        recovery.failure = pubsub::TopicHistory::RecoveryFailure::Unavailable;
+    } else if (config.recover) {
+        recovery = sequencer->history().since(
+                channel.key(),
+                pubsub::StreamPosition{ config.recover->epoch, config.recover->offset }, settings);
+    } else {
+        recovery =
+                sequencer->history().sinceTime(channel.key(), replayParams(config).first, settings);
+    }
+    return applyRecovery(std::move(recovery), config, channel, response);
+}
+
+void askHistoryForJoin(const pubsub::SequencingPubSub &sequencer, const QString &home,
+                       const JoinConfig &config, const pubsub::TopicKey &topic, QObject *receiver,
+                       HistoryAnswered answered)
+{
+    pubsub::history_wire::Request question;
+    question.topic = topic;
     if (config.recover) {
-        return recover(history, settings, *config.recover, channel, response);
+        question.mode = pubsub::history_wire::Request::Mode::Position;
+        question.from = pubsub::StreamPosition{ config.recover->epoch, config.recover->offset };
+    } else {
+        question.mode = pubsub::history_wire::Request::Mode::Time;
+        question.sinceMs = replayParams(config).first;
     }
-    // Validated when the join was checked.
-    const auto [sinceMs, limit] = cdc::parseReplayParams(*config.replay).value();
-    pubsub::TopicHistory::Recovery replay = history.sinceTime(channel.key(), sinceMs, settings);
-    channel.deliveredUpTo = replay.top;
-    std::vector<pubsub::OutboundMessagePtr> &messages = replay.messages;
-    if (std::ssize(messages) > limit) {
-        messages.erase(messages.begin(), messages.end() - limit); // the newest `limit`
-    }
-    return std::move(messages);
+    sequencer.askHome(home, std::move(question), receiver, std::move(answered));
 }
 
 void sendFromHistory(protocol::Vsn vsn, Channel &channel,

@@ -12,6 +12,8 @@
 #include "server/presence/presence_replicator.h"
 #include "server/presence/presence_store.h"
 #include "server/pubsub/cluster_pubsub.h"
+#include "server/pubsub/history_exchange.h"
+#include "server/pubsub/tenant_homes.h"
 #include "server/runtime/post.h"
 #include "server/tenants/tenant_directory.h"
 
@@ -102,6 +104,7 @@ void ClusterNode::start()
     }
     m_backend = m_parts.makeBackend();
     connectBackend();
+    startHomes();
     if (m_links != nullptr && m_parts.cdc != nullptr && m_parts.tenants != nullptr) {
         m_streams = new cdc::StreamCoordinator(
                 m_self,
@@ -190,6 +193,41 @@ void ClusterNode::connectBackend()
             });
 }
 
+void ClusterNode::startHomes()
+{
+    if (m_pubsub == nullptr || m_parts.homes == nullptr || m_parts.history == nullptr) {
+        return;
+    }
+    pubsub::TenantHomes *homes = m_parts.homes;
+    homes->setSelf(m_self.id);
+    const QString prefix = cdc::StreamCoordinator::resourceOf({});
+    const auto tenantOf = [prefix](const QString &resource) {
+        return resource.mid(prefix.size()).toUtf8();
+    };
+    connect(m_backend.get(), &cluster::ClusterBackend::claimChanged, this,
+            [homes, prefix, tenantOf](const QString &resource,
+                                      const std::optional<cluster::Claim> &claim) {
+                if (resource.startsWith(prefix)) {
+                    homes->setHome(tenantOf(resource), claim ? claim->owner : QString());
+                }
+            });
+    // Cut off past the lease: another node may be the home already; stop numbering here.
+    connect(m_backend.get(), &cluster::ClusterBackend::claimLost, this,
+            [homes, prefix, tenantOf](const QString &resource) {
+                if (resource.startsWith(prefix)) {
+                    homes->setHome(tenantOf(resource), QString());
+                }
+            });
+    connect(m_links, &cluster::links::NodeLinks::peerConnected, this,
+            [homes](const QString &nodeId) { homes->setConnected(nodeId, true); });
+    connect(m_links, &cluster::links::NodeLinks::peerDisconnected, this,
+            [homes](const QString &nodeId) { homes->setConnected(nodeId, false); });
+    m_historyExchange = new pubsub::HistoryExchange(
+            m_self.id, *m_links, *m_parts.history, m_parts.historySettings, m_parts.counting, this);
+    m_pubsub->setHistoryExchange(m_historyExchange);
+    m_pubsub->setHomePublisher(m_parts.publishAsHome);
+}
+
 void ClusterNode::startDataPlane()
 {
     pubsub::ClusterPubSubSettings pubsubSettings;
@@ -212,7 +250,7 @@ void ClusterNode::reconcileLocalTenants()
     // Arrivals are announced at once by the joins (NodePubSub::awaitTenantReachable); this
     // comparison catches departures, and corrects an arrival announced just as the user left.
     const tenants::TenantUsageRegistry &usage = m_parts.usage;
-    m_pubsub->reconcileLocalTenants([&usage] {
+    const auto present = [&usage] {
         QSet<QByteArray> now;
         for (const auto &[tenant, users] : usage.connectedUsers()) {
             if (users > 0) {
@@ -220,13 +258,20 @@ void ClusterNode::reconcileLocalTenants()
             }
         }
         return now;
-    });
+    };
+    m_pubsub->reconcileLocalTenants(present);
+    if (m_streams != nullptr) {
+        m_streams->setLocalTenants(present()); // the homes of tenants without a database
+    }
 }
 
 void ClusterNode::stop()
 {
     m_loadTimer.stop();
     m_localTenantsTimer.stop();
+    if (m_parts.homes != nullptr) {
+        m_parts.homes->clear();
+    }
     if (m_pubsub != nullptr) {
         m_pubsub->stop();
     }

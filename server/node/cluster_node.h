@@ -25,8 +25,13 @@ class NodeLinks;
 
 namespace rt::pubsub {
 class ClusterPubSub;
+class HistoryExchange;
 class LocalPubSub;
+class OutboundMessage;
+class TenantHomes;
+class TopicHistory;
 struct DeliveryCounting;
+struct HistorySettings;
 class TopicKey;
 } // namespace rt::pubsub
 namespace rt::presence {
@@ -132,6 +137,13 @@ public:
         // stream placement asks when a peer names a tenant this node has not seen yet).
         std::function<void(const QByteArray &tenantId, std::function<void()> done)> refreshTenant;
         metrics::ServerMetrics *metrics = nullptr; // the placement's counters; may be null
+        // Positions and history (etcd only; all set or none): where each tenant's home is
+        // (written here from the claims and links), this node's histories and their settings,
+        // and what numbers a broadcast a peer sent here (the sequencer's publishAsHome).
+        pubsub::TenantHomes *homes = nullptr;
+        pubsub::TopicHistory *history = nullptr;
+        std::function<pubsub::HistorySettings(const QByteArray &tenantId)> historySettings;
+        std::function<void(const std::shared_ptr<const pubsub::OutboundMessage> &)> publishAsHome;
     };
 
     ClusterNode(Settings settings, Parts parts, QObject *parent = nullptr);
@@ -180,11 +192,15 @@ private:
     std::optional<QString> startLinks(const QString &advertiseHost);
     void connectBackend();
     void reconcileLocalTenants();
+    // Positions: the homes follow the stream claims and the links; peers' history questions
+    // and numbering requests are answered here.
+    void startHomes();
 
     Settings m_settings;
     Parts m_parts;
     cluster::NodeInfo m_self;
     pubsub::ClusterPubSub *m_pubsub = nullptr; // child; etcd only
+    pubsub::HistoryExchange *m_historyExchange = nullptr; // child; etcd with homes only
     presence::PresenceReplicator *m_presenceReplicator = nullptr; // child; etcd only
     cdc::StreamCoordinator *m_streams = nullptr; // child; etcd with a cdc service only
     QTimer m_localTenantsTimer; // a child, like m_loadTimer

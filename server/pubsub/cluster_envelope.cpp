@@ -188,8 +188,9 @@ Result<EnvelopeBody, EnvelopeError> readBody(detail::ByteReader &in, quint8 vers
         }
     }
     if (!in.atEnd()) {
-        return error(EnvelopeError::Code::TrailingBytes,
-                     QStringLiteral("%1 bytes after the envelope's last field").arg(in.remaining()));
+        return error(
+                EnvelopeError::Code::TrailingBytes,
+                QStringLiteral("%1 bytes after the envelope's last field").arg(in.remaining()));
     }
     return body;
 }

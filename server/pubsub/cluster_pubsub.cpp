@@ -176,19 +176,89 @@ void ClusterPubSub::publish(const OutboundMessagePtr &message) const
     if (m_peerCount.load(std::memory_order_relaxed) == 0) {
         return; // a cluster of one (or no members known yet): nothing to encode
     }
+    // The home's numbered copy of another node's broadcast names that sender (its own node
+    // excludes it); this node's own senders need no naming, their copies stay here.
     auto envelope = encodeEnvelope(*message);
     if (!envelope.ok()) {
         return; // only Members messages are not forwardable, handled above
     }
     const TopicKey &topic = message->topic();
     // Encoded here, once, on the publisher's thread: the cluster thread only routes bytes.
-    m_outbox->postEnvelope(
-            Pending{ topic.tenant(), QString::fromUtf8(topic.id()), std::move(envelope).value() });
+    m_outbox->postEnvelope(Pending{ topic.tenant(),
+                                    QString::fromUtf8(topic.id()),
+                                    std::move(envelope).value(),
+                                    {},
+                                    nullptr });
 }
 
 void ClusterPubSub::publishLocal(const OutboundMessagePtr &message) const
 {
     m_local.publish(message);
+}
+
+void ClusterPubSub::forwardToHome(const QString &home, const OutboundMessagePtr &message) const
+{
+    // The sender's member id travels with it: the message comes back to this node from the
+    // home, and only here does that id mean the sender (broadcast.self: false).
+    auto envelope = encodeEnvelope(*message, m_settings.nodeId);
+    if (!envelope.ok()) {
+        m_local.publish(message); // not forwardable (never: the sequencer checks the audience)
+        return;
+    }
+    m_forwarded.fetch_add(1, std::memory_order_relaxed);
+    const TopicKey &topic = message->topic();
+    m_outbox->postEnvelope(Pending{ topic.tenant(), QString::fromUtf8(topic.id()),
+                                    std::move(envelope).value(), home, message });
+}
+
+void ClusterPubSub::setHomePublisher(std::function<void(const OutboundMessagePtr &)> publisher)
+{
+    m_homePublisher = std::move(publisher);
+}
+
+void ClusterPubSub::sendToHome(const Pending &pending)
+{
+    if (m_links.send(pending.home, cluster_frame::SequenceRequest, pending.envelope,
+                     pending.orderingKey)) {
+        return;
+    }
+    // The home's queue is full or the home is gone: this node's members still get it, and
+    // the peers too, unnumbered (as without a home).
+    {
+        const std::lock_guard lock(m_statsMutex);
+        ++m_stats.forwardFallbacks;
+    }
+    m_local.publish(pending.message);
+    auto plain = encodeEnvelope(*pending.message);
+    if (plain.ok()) {
+        sendEnvelope(Pending{
+                pending.tenant, pending.orderingKey, std::move(plain).value(), {}, nullptr });
+    }
+}
+
+void ClusterPubSub::onSequenceRequest(const QString &fromNodeId, const QByteArray &payload)
+{
+    auto envelope = decodeEnvelope(payload);
+    if (!envelope.ok() || envelope->position.isSet()) {
+        countBadFrame(fromNodeId, cluster_frame::SequenceRequest,
+                      envelope.ok() ? QStringLiteral("a numbered message to number again")
+                                    : envelope.error().message);
+        return;
+    }
+    DeliveryCounting counting;
+    if (m_resolver) {
+        counting = m_resolver(envelope->topic, envelope->countsAsBroadcast);
+    }
+    const OutboundMessagePtr message = envelope->toMessage(std::move(counting), m_settings.nodeId);
+    {
+        const std::lock_guard lock(m_statsMutex);
+        ++m_stats.numberedForPeers;
+    }
+    if (m_homePublisher) {
+        m_homePublisher(message);
+    } else {
+        publish(message);
+    }
 }
 
 bool ClusterPubSub::awaitTenantReachable(const QByteArray &tenantId, QObject *receiver,
@@ -273,6 +343,7 @@ ClusterPubSubStats ClusterPubSub::stats() const
     }
     stats.published = m_published.load(std::memory_order_relaxed);
     stats.keptLocal = m_keptLocal.load(std::memory_order_relaxed);
+    stats.forwardedToHome = m_forwarded.load(std::memory_order_relaxed);
     stats.handoffDropped = m_outbox->dropped();
     return stats;
 }
@@ -298,7 +369,11 @@ void ClusterPubSub::drain()
         startWaiting(std::move(request));
     }
     for (const Pending &pending : envelopes) {
-        sendEnvelope(pending);
+        if (pending.home.isEmpty()) {
+            sendEnvelope(pending);
+        } else {
+            sendToHome(pending);
+        }
     }
 }
 
@@ -562,6 +637,9 @@ void ClusterPubSub::onFrame(const QString &fromNodeId, quint8 kind, const QByteA
     case cluster_frame::Envelope:
         onEnvelope(fromNodeId, payload);
         return;
+    case cluster_frame::SequenceRequest:
+        onSequenceRequest(fromNodeId, payload);
+        return;
     case cluster_frame::InterestUpdate:
         onInterestUpdate(fromNodeId, payload);
         break;
@@ -603,7 +681,7 @@ void ClusterPubSub::onEnvelope(const QString &fromNodeId, const QByteArray &payl
         counting = m_resolver(envelope->topic, envelope->countsAsBroadcast);
     }
     // Local fan-out only: a received envelope is never sent on (no loops, one hop at most).
-    m_local.publish(envelope->toMessage(std::move(counting)));
+    m_local.publish(envelope->toMessage(std::move(counting), m_settings.nodeId));
 
     const auto size = static_cast<quint64>(payload.size());
     const std::lock_guard lock(m_statsMutex);

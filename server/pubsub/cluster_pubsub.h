@@ -23,6 +23,7 @@ class NodeLinks;
 
 namespace rt::pubsub {
 
+class HistoryExchange;
 class LocalPubSub;
 
 struct ClusterPubSubSettings
@@ -82,6 +83,9 @@ struct ClusterPubSubStats
     qsizetype localTenants = 0;
     quint64 reachableWaits = 0; // joins that waited for the peers to route their tenant here
     quint64 reachableTimeouts = 0; // of those: ended by reachableWait, not by every confirmation
+    quint64 forwardedToHome = 0; // broadcasts sent to their tenant's home to be numbered
+    quint64 numberedForPeers = 0; // broadcasts peers sent here to be numbered
+    quint64 forwardFallbacks = 0; // forwards the links refused: published here unnumbered
 };
 
 // Cluster-wide fan-out: publish() delivers on this node at once (through the wrapped
@@ -132,6 +136,17 @@ public:
     void publish(const OutboundMessagePtr &message) const override;
     // Any thread. This node only.
     void publishLocal(const OutboundMessagePtr &message) const override;
+    // Any thread. Sends a broadcast to its tenant's home `home` to be numbered there (frame
+    // SequenceRequest, ordered per topic); it reaches this node's members when the home
+    // publishes it. If the links refuse it, it is published here unnumbered instead.
+    void forwardToHome(const QString &home, const OutboundMessagePtr &message) const;
+    // Cluster thread, before frames arrive: what a SequenceRequest from a peer is handed to
+    // (the sequencer's publishAsHome); empty: publish() as it is.
+    void setHomePublisher(std::function<void(const OutboundMessagePtr &)> publisher);
+    // Cluster thread, before the node publishes: the history questions to other nodes go
+    // there (NodePubSub finds it through this object). May stay unset (no history).
+    void setHistoryExchange(HistoryExchange *exchange) { m_historyExchange = exchange; }
+    HistoryExchange *historyExchange() const { return m_historyExchange; }
     // Any thread. Announces the tenant if needed and calls back once every peer whose link is
     // up acknowledged it (or after settings().reachableWait).
     bool awaitTenantReachable(const QByteArray &tenantId, QObject *receiver,
@@ -167,6 +182,9 @@ private:
         QByteArray tenant;
         QString orderingKey;
         QByteArray envelope;
+        // A forward: the home it goes to, and the message (published here if it cannot go).
+        QString home;
+        OutboundMessagePtr message;
     };
     struct ReachableRequest
     {
@@ -186,6 +204,8 @@ private:
     // Cluster thread.
     void drain();
     void sendEnvelope(const Pending &pending);
+    void sendToHome(const Pending &pending);
+    void onSequenceRequest(const QString &fromNodeId, const QByteArray &payload);
     void flushLocalInterest();
     void applyLocalChange(const QByteArray &tenant, bool present);
     void startWaiting(ReachableRequest request);
@@ -214,6 +234,8 @@ private:
     LocalPubSub &m_local;
     cluster::links::NodeLinks &m_links;
     CountingResolver m_resolver;
+    std::function<void(const OutboundMessagePtr &)> m_homePublisher; // cluster thread
+    HistoryExchange *m_historyExchange = nullptr; // set before publishing starts
     Outbox *m_outbox; // child; the thread-safe hand-off from publishers
     QTimer *m_checkTimer; // child
     QTimer *m_waitTimer; // child; the earliest ReachableWaiter deadline
@@ -228,6 +250,7 @@ private:
     // Any thread.
     mutable std::atomic<quint64> m_published{ 0 };
     mutable std::atomic<quint64> m_keptLocal{ 0 };
+    mutable std::atomic<quint64> m_forwarded{ 0 };
     std::atomic<int> m_peerCount{ 0 }; // members other than this node (set on the cluster thread)
     // Tenants announced and confirmed by the peers: joins of them need not wait.
     mutable std::mutex m_reachableMutex;

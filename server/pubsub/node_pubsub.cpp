@@ -1,6 +1,7 @@
 #include "server/pubsub/node_pubsub.h"
 
 #include "server/pubsub/cluster_pubsub.h"
+#include "server/pubsub/history_exchange.h"
 #include "server/pubsub/local_pubsub.h"
 
 #include <QThread>
@@ -35,6 +36,38 @@ bool NodePubSub::awaitTenantReachable(const QByteArray &tenantId, QObject *recei
     }
     m_publishing.fetch_sub(1);
     return now;
+}
+
+bool NodePubSub::forwardToHome(const QString &home, const OutboundMessagePtr &message) const
+{
+    m_publishing.fetch_add(1);
+    const pubsub::ClusterPubSub *cluster = m_cluster.load();
+    if (cluster != nullptr) {
+        cluster->forwardToHome(home, message);
+    }
+    m_publishing.fetch_sub(1);
+    return cluster != nullptr;
+}
+
+void NodePubSub::askHome(const QString &home, history_wire::Request question, QObject *receiver,
+                         std::function<void(TopicHistory::Recovery)> answered) const
+{
+    m_publishing.fetch_add(1);
+    const pubsub::ClusterPubSub *cluster = m_cluster.load();
+    HistoryExchange *exchange = cluster != nullptr ? cluster->historyExchange() : nullptr;
+    if (exchange != nullptr) {
+        exchange->ask(home, std::move(question), receiver, std::move(answered));
+    } else {
+        QMetaObject::invokeMethod(
+                receiver,
+                [answered = std::move(answered)] {
+                    TopicHistory::Recovery recovery;
+                    recovery.failure = TopicHistory::RecoveryFailure::Unavailable;
+                    answered(std::move(recovery));
+                },
+                Qt::QueuedConnection);
+    }
+    m_publishing.fetch_sub(1);
 }
 
 void NodePubSub::attach(pubsub::ClusterPubSub *cluster)

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "server/pubsub/history_wire.h"
 #include "server/pubsub/pubsub.h"
 
 #include <atomic>
@@ -26,6 +27,11 @@ public:
     // Until the cluster's fan-out is attached there is nobody to tell.
     bool awaitTenantReachable(const QByteArray &tenantId, QObject *receiver,
                               std::function<void()> reachable) const override;
+
+    // The cluster's ways to a tenant's home (false / Unavailable until it is attached).
+    bool forwardToHome(const QString &home, const OutboundMessagePtr &message) const;
+    void askHome(const QString &home, history_wire::Request question, QObject *receiver,
+                 std::function<void(TopicHistory::Recovery)> answered) const;
 
     void attach(pubsub::ClusterPubSub *cluster);
     void detach();

@@ -130,8 +130,7 @@ std::shared_ptr<const OutboundMessage> OutboundMessage::withPosition(const Outbo
 
 std::shared_ptr<const OutboundMessage>
 OutboundMessage::arrived(const OutboundMessage &source, StreamPosition position,
-                         const QString &selfNodeId, const QString &senderNode,
-                         quint64 senderMember)
+                         const QString &selfNodeId, const QString &senderNode, quint64 senderMember)
 {
     std::shared_ptr<OutboundMessage> message = copyOf(source);
     message->m_position = position;

@@ -37,6 +37,17 @@ public:
             publish(message);
         }
     }
+    // As publishGroup, but each message (numbered, by a sequencer) goes to `deliver` rather
+    // than to this pubsub's fan-out: postgres_changes whose members include other nodes'
+    // members, which the stream's owner sends to those nodes itself. By default: unnumbered.
+    virtual void
+    publishGroupThrough(const std::vector<OutboundMessagePtr> &messages,
+                        const std::function<void(const OutboundMessagePtr &)> &deliver) const
+    {
+        for (const OutboundMessagePtr &message : messages) {
+            deliver(message);
+        }
+    }
     // This node only: a message that arrived from another node, or one every node produces
     // by itself.
     virtual void publishLocal(const OutboundMessagePtr &message) const = 0;

@@ -89,3 +89,21 @@ export async function clusterView(server, token = operatorToken(SELF_HOST_SECRET
 export async function memberIds(server) {
     return (await clusterView(server)).nodes.map((n) => n.id).sort();
 }
+
+/**
+ * The name of the node that is `tenant`'s home (numbers its topics: GET /api/cluster `homes`),
+ * once exactly one of `nodes` ({ name: server }) says it is, within `timeoutMs`.
+ */
+export async function homeOf(nodes, tenant, timeoutMs = 8000) {
+    const deadline = Date.now() + timeoutMs;
+    let seen = [];
+    while (Date.now() < deadline) {
+        seen = [];
+        for (const [name, node] of Object.entries(nodes)) {
+            if (((await clusterView(node)).homes ?? []).includes(tenant)) seen.push(name);
+        }
+        if (seen.length === 1) return seen[0];
+        await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`no single home of ${tenant} within ${timeoutMs} ms (claimed by: ${seen.join(', ') || 'none'})`);
+}

@@ -7,7 +7,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { ClientPool, joinChannel, selfHostToken } from '../lib/clients.mjs';
-import { clusterView, LEASE_TTL_S, memberIds, startEtcd, startNode } from '../lib/cluster.mjs';
+import { clusterView, homeOf, LEASE_TTL_S, memberIds, startEtcd, startNode } from '../lib/cluster.mjs';
+import { positionOf, withoutPosition } from '../lib/positions.mjs';
+import { SELF_HOST_TENANT } from '../lib/server.mjs';
 import { sentinelBroadcast, withoutSentinels } from '../lib/sentinel.mjs';
 import { httpRequest, Recorder, waitFor } from '../lib/util.mjs';
 
@@ -82,9 +84,11 @@ describe('broadcast and presence across nodes', () => {
         const b = await member(nodes['node-b'], sub);
         const c = await member(nodes['node-c'], sub);
         assert.equal(await a.ch.send({ type: 'broadcast', event: 'hello', payload: { from: 'a' } }), 'ok');
-        assert.deepEqual(await b.got.next((m) => m.event === 'hello', 3000, 'b receives a'),
-            { type: 'broadcast', event: 'hello', payload: { from: 'a' } });
-        await c.got.next((m) => m.event === 'hello', 3000, 'c receives a');
+        const atB = await b.got.next((m) => m.event === 'hello', 3000, 'b receives a');
+        assert.deepEqual(withoutPosition(atB), { type: 'broadcast', event: 'hello', payload: { from: 'a' } });
+        const atC = await c.got.next((m) => m.event === 'hello', 3000, 'c receives a');
+        // Numbered once, at the tenant's home: the same position on every node.
+        assert.deepEqual(positionOf(atC), positionOf(atB), 'the same epoch and offset on b and c');
         assert.equal(await c.ch.send({ type: 'broadcast', event: 'back', payload: { from: 'c' } }), 'ok');
         await a.got.next((m) => m.event === 'back', 3000, 'a receives c');
         await b.got.next((m) => m.event === 'back', 3000, 'b receives c');
@@ -148,36 +152,44 @@ describe('broadcast and presence across nodes', () => {
     });
 
     test('a broadcast goes only to the nodes that hold clients of its tenant', async () => {
-        // After the earlier tests' clients left, no node holds the tenant: wait until node-a's
-        // view of b and c says so, then broadcast with clients on node-a only.
-        const a = nodes['node-a'];
-        const linksOfA = async () => (await clusterView(a)).links;
-        await waitFor(async () => {
-            const links = await linksOfA();
-            return links['node-b']?.interest_known && links['node-c']?.interest_known
-                && links['node-b'].tenants === 0 && links['node-c'].tenants === 0;
-        }, 5000, 'a knows that b and c hold no clients');
+        // After the earlier tests' clients left, no node holds the tenant. The home numbers every
+        // broadcast and sends it on: watched from the home, with clients there only, nothing
+        // leaves it; with a client on a second node too, one link message per broadcast goes
+        // there and still none to the third.
         const sub = unique('targeted');
-        const local = await member(a, sub, { self: true });
-        const before = await linksOfA();
+        const probePool = new ClientPool(nodes['node-a']);
+        const probe = probePool.client();
+        await joinChannel(probe.channel(unique('probe')));
+        const homeName = await homeOf(nodes, SELF_HOST_TENANT);
+        const [second, third] = Object.keys(nodes).filter((n) => n !== homeName);
+        const home = nodes[homeName];
+        const local = await member(home, sub, { self: true });
+        await probePool.cleanup(); // the home's own client keeps the tenant there
+        const linksOfHome = async () => (await clusterView(home)).links;
+        await waitFor(async () => {
+            const links = await linksOfHome();
+            return links[second]?.interest_known && links[third]?.interest_known
+                && links[second].tenants === 0 && links[third].tenants === 0;
+        }, 5000, `${homeName} knows that ${second} and ${third} hold no clients`);
+        const before = await linksOfHome();
         for (let i = 0; i < 10; ++i) {
             await local.ch.send({ type: 'broadcast', event: 'only-here', payload: { i } });
         }
         await waitFor(() => local.got.items.length === 10, 3000, 'the sender gets its own 10');
-        const quiet = await linksOfA();
-        assert.equal(quiet['node-b'].messages_out, before['node-b'].messages_out, 'nothing sent to b');
-        assert.equal(quiet['node-c'].messages_out, before['node-c'].messages_out, 'nothing sent to c');
+        const quiet = await linksOfHome();
+        assert.equal(quiet[second].messages_out, before[second].messages_out, `nothing sent to ${second}`);
+        assert.equal(quiet[third].messages_out, before[third].messages_out, `nothing sent to ${third}`);
 
-        // A client of the tenant on node-b: from now on b gets them, c still does not.
-        const remote = await member(nodes['node-b'], sub);
-        await waitFor(async () => (await linksOfA())['node-b'].tenants === 1, 3000, 'a learns that b holds the tenant');
+        // A client of the tenant on a second node: from now on it gets them, the third does not.
+        const remote = await member(nodes[second], sub);
+        await waitFor(async () => (await linksOfHome())[second].tenants === 1, 3000, `the home learns that ${second} holds the tenant`);
         for (let i = 0; i < 10; ++i) {
             await local.ch.send({ type: 'broadcast', event: 'both', payload: { i } });
         }
-        await waitFor(() => remote.got.items.length === 10, 3000, 'b receives the 10');
-        const after = await linksOfA();
-        assert.equal(after['node-b'].messages_out - quiet['node-b'].messages_out, 10, 'one link message per broadcast to b');
-        assert.equal(after['node-c'].messages_out, quiet['node-c'].messages_out, 'still nothing to c');
+        await waitFor(() => remote.got.items.length === 10, 3000, `${second} receives the 10`);
+        const after = await linksOfHome();
+        assert.equal(after[second].messages_out - quiet[second].messages_out, 10, `one link message per broadcast to ${second}`);
+        assert.equal(after[third].messages_out, quiet[third].messages_out, `still nothing to ${third}`);
     });
 
     test('presence: a track on one node shows on the others; late joiners get the whole state', async () => {

@@ -2,7 +2,9 @@
 // postgres_changes of a tenant with history get their topic's next position in `meta` and reach
 // the wrapped pubsub in offset order, kept for recovery; one change's messages to the member
 // groups of a topic share one position; presence, system pushes, messages from other nodes and
-// tenants without history pass through untouched.
+// tenants without history pass through untouched. In a cluster only the tenant's home numbers:
+// elsewhere a broadcast goes to the home (or, with no home reachable, out unnumbered), and a
+// node stops numbering (and forgets its sequences) when it stops being the home.
 #include "server/pubsub/sequencing_pubsub.h"
 
 #include <QJsonDocument>
@@ -105,7 +107,140 @@ private Q_SLOTS:
     void keptMessagesLeaveTheFlowLedger();
     void passThroughWhatIsNotSequenced();
     void concurrentPublishersReachFanOutInOffsetOrder();
+    void onlyTheHomeNumbers();
+    void losingTheHomeStartsANewEpochOnReturn();
+    void changeGroupThroughASinkSharesOnePosition();
+    void joinsWaitForAnUnknownHome();
 };
+
+namespace {
+
+// A cluster node's sequencer: homes as the claims say, forwards recorded.
+struct ClusterFixture
+{
+    RecordingPubSub inner;
+    TopicHistory history{ 1 << 30 };
+    rt::pubsub::TenantHomes homes{ [this](const QByteArray &tenant) {
+        history.forgetTenant(tenant);
+    } };
+    mutable std::mutex mutex;
+    mutable std::vector<std::pair<QString, OutboundMessagePtr>> forwarded;
+    SequencingPubSub sequencer{ inner, history,
+                                [](const QByteArray &) {
+                                    return HistorySettings{ 100, 120 };
+                                },
+                                SequencingPubSub::Routing{
+                                        &homes,
+                                        [this](const QString &home, const OutboundMessagePtr &m) {
+                                            const std::lock_guard lock(mutex);
+                                            forwarded.emplace_back(home, m);
+                                            return true;
+                                        },
+                                        {} } };
+
+    ClusterFixture() { homes.setSelf(QStringLiteral("self")); }
+};
+
+} // namespace
+
+void SequencingPubSubTest::onlyTheHomeNumbers()
+{
+    ClusterFixture f;
+    // No home known: delivered unnumbered (the node's own members still get it).
+    f.sequencer.publish(broadcastOn(Room, 1));
+    QCOMPARE(f.inner.published().size(), size_t{ 1 });
+    QVERIFY(!f.inner.published()[0]->position().isSet());
+    // Home elsewhere, link up: sent there, nothing delivered here yet.
+    f.homes.setHome("kept", QStringLiteral("other"));
+    f.homes.setConnected(QStringLiteral("other"), true);
+    f.sequencer.publish(broadcastOn(Room, 2));
+    QCOMPARE(f.inner.published().size(), size_t{ 1 });
+    QCOMPARE(f.forwarded.size(), size_t{ 1 });
+    QCOMPARE(f.forwarded[0].first, QStringLiteral("other"));
+    QVERIFY(!f.forwarded[0].second->position().isSet());
+    // Its link down: unnumbered here again (issue 18: clients of a cut-off node still talk).
+    f.homes.setConnected(QStringLiteral("other"), false);
+    f.sequencer.publish(broadcastOn(Room, 3));
+    QCOMPARE(f.inner.published().size(), size_t{ 2 });
+    QVERIFY(!f.inner.published()[1]->position().isSet());
+    // What a peer sent here to number while this node is not the home: unnumbered, never sent on.
+    f.homes.setConnected(QStringLiteral("other"), true);
+    f.sequencer.publishAsHome(broadcastOn(Room, 4));
+    QCOMPARE(f.forwarded.size(), size_t{ 1 });
+    QVERIFY(!f.inner.published().back()->position().isSet());
+    // This node is the home: numbered here, forwarded messages of peers too.
+    f.homes.setHome("kept", QStringLiteral("self"));
+    f.sequencer.publish(broadcastOn(Room, 5));
+    f.sequencer.publishAsHome(broadcastOn(Room, 6));
+    const std::vector<OutboundMessagePtr> out = f.inner.published();
+    QCOMPARE(out.size(), size_t{ 5 });
+    QCOMPARE(out[3]->position().offset, quint64{ 1 });
+    QCOMPARE(out[4]->position().offset, quint64{ 2 });
+    QCOMPARE(f.forwarded.size(), size_t{ 1 });
+}
+
+void SequencingPubSubTest::losingTheHomeStartsANewEpochOnReturn()
+{
+    ClusterFixture f;
+    f.homes.setHome("kept", QStringLiteral("self"));
+    f.sequencer.publish(broadcastOn(Room, 1));
+    const StreamPosition first = f.inner.published().back()->position();
+    QVERIFY(first.isSet());
+    f.homes.setHome("kept", QStringLiteral("other")); // another node numbered meanwhile
+    QCOMPARE(f.history.topicCount(), qsizetype{ 0 });
+    f.homes.setHome("kept", QStringLiteral("self"));
+    f.sequencer.publish(broadcastOn(Room, 2));
+    const StreamPosition again = f.inner.published().back()->position();
+    QVERIFY(again.epoch != first.epoch);
+    QCOMPARE(again.offset, quint64{ 1 });
+    // A client that recovers from the old epoch learns that it cannot.
+    QCOMPARE(f.history.since(Room, first, HistorySettings{ 100, 120 }).failure,
+             TopicHistory::RecoveryFailure::EpochChanged);
+}
+
+void SequencingPubSubTest::changeGroupThroughASinkSharesOnePosition()
+{
+    ClusterFixture f;
+    f.homes.setHome("kept", QStringLiteral("self"));
+    std::vector<OutboundMessagePtr> sunk;
+    f.sequencer.publishGroupThrough(
+            { OutboundMessage::pushTo(Room, "postgres_changes", R"({"ids":[1]})", { 1 }),
+              OutboundMessage::pushTo(Room, "postgres_changes", R"({"ids":[2]})",
+                                      { 2, quint64{ 1 } << 63 }) },
+            [&sunk](const OutboundMessagePtr &m) { sunk.push_back(m); });
+    QCOMPARE(sunk.size(), size_t{ 2 });
+    QVERIFY(sunk[0]->position().isSet());
+    QCOMPARE(sunk[0]->position(), sunk[1]->position());
+    QVERIFY(f.inner.published().empty()); // the sink delivers, not the wrapped pubsub
+    // Not the home: unnumbered, still through the sink.
+    f.homes.setHome("kept", QStringLiteral("other"));
+    sunk.clear();
+    f.sequencer.publishGroupThrough(
+            { OutboundMessage::pushTo(Room, "postgres_changes", R"({"ids":[1]})", { 1 }) },
+            [&sunk](const OutboundMessagePtr &m) { sunk.push_back(m); });
+    QCOMPARE(sunk.size(), size_t{ 1 });
+    QVERIFY(!sunk[0]->position().isSet());
+}
+
+void SequencingPubSubTest::joinsWaitForAnUnknownHome()
+{
+    ClusterFixture f;
+    QObject receiver;
+    int called = 0;
+    QVERIFY(!f.sequencer.awaitHome(
+            "kept", &receiver, [&called] { ++called; }, 60'000));
+    f.homes.setHome("kept", QStringLiteral("other"));
+    QTRY_COMPARE(called, 1);
+    QVERIFY(f.sequencer.awaitHome(
+            "kept", &receiver, [&called] { ++called; }, 60'000));
+    // Unknown and never known: the wait ends at its timeout, once.
+    QVERIFY(!f.sequencer.awaitHome(
+            "later", &receiver, [&called] { ++called; }, 10));
+    QTRY_COMPARE(called, 2);
+    f.homes.setHome("later", QStringLiteral("other"));
+    QCoreApplication::processEvents();
+    QCOMPARE(called, 2);
+}
 
 void SequencingPubSubTest::broadcastsAreNumberedPerTopic()
 {
