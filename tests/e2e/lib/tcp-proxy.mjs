@@ -5,6 +5,7 @@
 //   node ETCD_ENDPOINTS = proxy.url
 //   proxy.pause();                 // 'blackhole' (default) or proxy.pause({ mode: 'refuse' })
 //   proxy.resume();
+//   proxy.retarget({ port: 4001 });  // later connections go there (a client "moving" nodes)
 //   await proxy.close();
 //
 // pause() always destroys the connections open at that moment (both sides see a reset), so a
@@ -22,8 +23,10 @@ import net from 'node:net';
  * @param {string} [opts.host] target host (default 127.0.0.1)
  * @param {number} [opts.listenPort] local port (default: a free one)
  */
-export async function startTcpProxy({ port: targetPort, host: targetHost = '127.0.0.1', listenPort = 0 }) {
-    if (!Number.isInteger(targetPort) || targetPort <= 0) throw new Error(`bad target port ${targetPort}`);
+export async function startTcpProxy({ port: initialPort, host: initialHost = '127.0.0.1', listenPort = 0 }) {
+    if (!Number.isInteger(initialPort) || initialPort <= 0) throw new Error(`bad target port ${initialPort}`);
+    let targetPort = initialPort;
+    let targetHost = initialHost;
     /** Every client-side socket with its state: { client, upstream, held: Buffer[] } */
     const conns = new Set();
     let mode = 'forward'; // 'forward' | 'blackhole' | 'refuse'
@@ -95,6 +98,12 @@ export async function startTcpProxy({ port: targetPort, host: targetHost = '127.
             return mode;
         },
         stats,
+        /** Connections accepted from now on go to this target; open ones stay where they are. */
+        retarget({ port: newPort, host: newHost = '127.0.0.1' }) {
+            if (!Number.isInteger(newPort) || newPort <= 0) throw new Error(`bad target port ${newPort}`);
+            targetPort = newPort;
+            targetHost = newHost;
+        },
         /** Cuts the path: open connections are reset, new ones blackholed or refused. */
         pause({ mode: how = 'blackhole' } = {}) {
             if (how !== 'blackhole' && how !== 'refuse') throw new Error(`unknown pause mode ${how}`);

@@ -39,8 +39,9 @@ import {
     awaitSentinel, heartbeatBarrier, httpConnection, newSentinelId, rawHeartbeat, SENTINEL_EVENT, sentinelBroadcast, withoutSentinels,
 } from '../lib/sentinel.mjs';
 import { SELF_HOST_SECRET, startServer } from '../lib/server.mjs';
+import { assertConsecutive, pacedPublisher, positionOf, recoveringChannel, sequenceReport } from '../lib/recovery.mjs';
 import { startTcpProxy } from '../lib/tcp-proxy.mjs';
-import { Recorder, show, sleep, waitFor } from '../lib/util.mjs';
+import { Recorder, show, waitFor } from '../lib/util.mjs';
 
 const EPOCH = /^[0-9a-f]{16}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -115,46 +116,11 @@ function httpPublisher(tenant, claims = {}) {
     };
 }
 
-/**
- * The README pattern: a channel on `sub` whose broadcast callback keeps the last position in the
- * channel's own join config, so that realtime-js' rejoins carry it:
- *   channel.on('broadcast', { event: '*' }, (msg) => {
- *     if (msg.meta?.offset) channel.params.config.broadcast.recover = { epoch: msg.meta.epoch, offset: msg.meta.offset }
- *   })
- * `recover` starts it from a saved position. Records the broadcasts (got) and every ok join reply
- * (replies: { response, received }, received = broadcasts recorded before that reply); the hook
- * is registered before subscribe and survives rejoins.
- */
-function recoveringChannel(client, sub, { recover, isPrivate = false, broadcast = {} } = {}) {
-    const config = { broadcast: { self: false, ...broadcast, ...(recover ? { recover } : {}) }, ...(isPrivate ? { private: true } : {}) };
-    const channel = client.channel(sub, { config });
-    const got = new Recorder(`broadcasts on ${sub}`);
-    const replies = new Recorder(`join replies on ${sub}`);
-    channel.joinPush.receive('ok', (response) => replies.push({ response, received: got.items.length }));
-    channel.on('broadcast', { event: '*' }, (msg) => {
-        if (msg.meta?.offset) channel.params.config.broadcast.recover = { epoch: msg.meta.epoch, offset: msg.meta.offset };
-        got.push(msg);
-    });
-    return { channel, got, replies };
-}
-
 /** A joined realtime-js channel that publishes on `sub` (self false, ack as given). */
 async function publisherChannel(client, sub, { ack = true, isPrivate = false } = {}) {
     const ch = client.channel(sub, { config: { broadcast: { self: false, ack }, ...(isPrivate ? { private: true } : {}) } });
     await joinChannel(ch);
     return ch;
-}
-
-/** { epoch, offset } of a message's meta. */
-const positionOf = (msg) => ({ epoch: msg?.meta?.epoch, offset: msg?.meta?.offset });
-
-/** Asserts that `msgs` carry one epoch of the right form and offsets first, first+1, …; returns the epoch. */
-function assertConsecutive(msgs, first, what) {
-    const positions = msgs.map(positionOf);
-    const epoch = positions[0]?.epoch;
-    assert.match(String(epoch), EPOCH, `${what}: epoch of the first message ${show(positions[0])}`);
-    assert.deepEqual(positions, msgs.map((_, i) => ({ epoch, offset: first + i })), `${what}: one epoch, consecutive offsets from ${first}`);
-    return epoch;
 }
 
 /** The broadcast on `topic` a raw frame carries (kind-4 binary or text), as { event, payload, meta }. */
@@ -168,19 +134,6 @@ function rawBroadcast(frame, topic) {
 
 /** The broadcasts on `topic` among a raw client's frames from index `from`. */
 const rawBroadcasts = (raw, topic, from = 0) => raw.frames.items.slice(from).map((f) => rawBroadcast(f, topic)).filter(Boolean);
-
-/** A short description of what is wrong with a sequence that should be 0..total-1. */
-function sequenceReport(seqs, total) {
-    const counts = new Map();
-    for (const s of seqs) counts.set(s, (counts.get(s) ?? 0) + 1);
-    const missing = [];
-    for (let i = 0; i < total; ++i) if (!counts.has(i)) missing.push(i);
-    const duplicated = [...counts].filter(([, n]) => n > 1).map(([s]) => s);
-    const firstDisorder = seqs.findIndex((s, i) => i > 0 && s <= seqs[i - 1]);
-    return `${seqs.length} received of ${total}; missing ${missing.length} ${show(missing.slice(0, 20))}; `
-        + `duplicated ${duplicated.length} ${show(duplicated.slice(0, 20))}; first out of order at index ${firstDisorder}`
-        + (firstDisorder > 0 ? ` (${seqs[firstDisorder - 1]} then ${seqs[firstDisorder]})` : '');
-}
 
 describe('broadcast positions and recovery (no database)', () => {
     test('a subscriber whose TCP connection is reset mid-stream (500 messages/s) ends with every message exactly once, in order; its rejoin carried its last position and was answered recovered: true', { timeout: 120_000 }, async (t) => {
@@ -210,18 +163,7 @@ describe('broadcast positions and recovery (no database)', () => {
         const pubCh = await publisherChannel(pubClient, sub, { ack: false });
 
         // 500 numbered messages per second (kind-3 pushes) from one socket.
-        const publisher = { sent: 0 };
-        publisher.done = (async () => {
-            const started = Date.now();
-            while (publisher.sent < TOTAL) {
-                const due = Math.min(TOTAL, Math.floor(((Date.now() - started) * PER_SECOND) / 1000) + 1);
-                while (publisher.sent < due) {
-                    const n = publisher.sent++;
-                    pubCh.send({ type: 'broadcast', event: 'n', payload: { seq: n } });
-                }
-                await sleep(10); // the pace of the stream, not a wait for quiet
-            }
-        })();
+        const publisher = pacedPublisher(pubCh, TOTAL, PER_SECOND);
 
         await waitFor(() => s.got.items.length >= RESET_AFTER, 20_000, `${RESET_AFTER} messages at the subscriber`,
             () => ({ received: s.got.items.length, sent: publisher.sent }));

@@ -1,0 +1,236 @@
+// Positions and recovery on a three-node cluster over etcd (issue 19; docs/design-notes.md
+// "Positions, history and recovery"), with the unchanged realtime-js:
+//
+// - every tenant with clients has a home (the node holding its stream/<tenant> claim, GET
+//   /api/cluster `homes`); broadcasts from clients and the HTTP API of any node are numbered
+//   there, so every subscriber on every node sees the same epoch and offsets, consecutive;
+// - a subscriber on a node that is not the home recovers from the home's history (the node asks
+//   it and holds live messages back meanwhile): a TCP reset mid-stream at 500 messages/s ends
+//   with every message exactly once, in order;
+// - the same when the subscriber's node is killed (-9) and the client reconnects to another node;
+// - outside the home's history the rejoin answers recovered: false, "history too short".
+//
+// The subscribers are the README's recovering channels (lib/recovery.mjs); they reach their node
+// through a TCP proxy that can reset the connection and send the reconnect to another node.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, afterEach, before, describe, test } from 'node:test';
+import { ClientPool, joinChannel } from '../lib/clients.mjs';
+import { homeOf, memberIds, startEtcd, startNode } from '../lib/cluster.mjs';
+import { token } from '../lib/jwt.mjs';
+import { assertConsecutive, pacedPublisher, positionOf, recoveringChannel, sequenceReport } from '../lib/recovery.mjs';
+import { httpConnection, sentinelBroadcast, withoutSentinels } from '../lib/sentinel.mjs';
+import { startTcpProxy } from '../lib/tcp-proxy.mjs';
+import { Recorder, show, waitFor } from '../lib/util.mjs';
+
+const SECRET = 'cluster-recovery-jwt-secret-0123456789abcdefghijklmnop';
+/** Tenants every node knows (seeded alike): large history, and a short one. */
+const TENANTS = [
+    { external_id: 'recall', jwt_secret: SECRET, history_size: 5000, max_events_per_second: 1_000_000, migrations_ran: 81 },
+    { external_id: 'shortmem', jwt_secret: SECRET, history_size: 5, max_events_per_second: 1_000_000, migrations_ran: 81 },
+];
+
+let seq = 0;
+const unique = (name) => `${name}-${process.pid % 10000}-${++seq}`;
+
+describe('positions and recovery on a three-node cluster', () => {
+    let dir;
+    let etcd;
+    const nodes = {};
+    const pools = [];
+    const proxies = [];
+    const httpConns = [];
+
+    before(async () => {
+        dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rt-e2e-recovery-'));
+        etcd = await startEtcd(dir);
+        const prefix = `/e2e-recovery-${process.pid}`;
+        for (const name of ['node-a', 'node-b', 'node-c']) {
+            nodes[name] = await startNode(etcd, { name, prefix, tenants: TENANTS });
+        }
+        for (const node of Object.values(nodes)) {
+            await waitFor(async () => (await memberIds(node)).length === 3, 8000, 'every node sees 3 members');
+        }
+    });
+
+    afterEach(async () => {
+        for (const conn of httpConns.splice(0)) conn.close();
+        await Promise.all(pools.splice(0).map((p) => p.cleanup()));
+        await Promise.all(proxies.splice(0).map((p) => p.close()));
+    });
+
+    after(async () => {
+        await Promise.all(Object.values(nodes).map((n) => n.stop()));
+        await etcd?.stop();
+        if (dir) fs.rmSync(dir, { recursive: true, force: true });
+    });
+
+    /** A realtime-js client of `tenant` on `node` (or through `proxy` in front of it). */
+    function clientOn(node, tenant, { proxy, ...opts } = {}) {
+        const target = proxy ? { ...node, wsUrl: (p = '/realtime/v1') => `ws://127.0.0.1:${proxy.port}${p}` } : node;
+        const pool = new ClientPool(target);
+        pools.push(pool);
+        return pool.client({ tenant, token: token(SECRET), ...opts });
+    }
+
+    async function publisherOn(node, tenant, sub) {
+        const ch = clientOn(node, tenant, { wire: false }).channel(sub, { config: { broadcast: { self: false, ack: true } } });
+        await joinChannel(ch);
+        return ch;
+    }
+
+    /** The tenant's home once a client of it exists, and the other two nodes. */
+    async function placeTenant(tenant) {
+        const ch = clientOn(nodes['node-a'], tenant).channel(unique('probe'));
+        await joinChannel(ch);
+        const home = await homeOf(nodes, tenant);
+        const others = Object.keys(nodes).filter((n) => n !== home).sort();
+        return { home, others };
+    }
+
+    /** POST /api/broadcast of `tenant` on `node` over one kept-alive connection. */
+    function httpOn(node, tenant) {
+        const conn = httpConnection(node);
+        httpConns.push(conn);
+        return async (messages) => {
+            const res = await conn.request({
+                method: 'POST', path: '/api/broadcast', host: node.hostFor(tenant),
+                headers: { apikey: token(SECRET) }, body: { messages },
+            });
+            assert.equal(res.status, 202, `POST /api/broadcast: ${res.status} ${res.body}`);
+        };
+    }
+
+    test('positions: broadcasts from clients and the HTTP API of every node are numbered once, at the home: the same epoch and consecutive offsets for subscribers on all three nodes', async () => {
+        const tenant = 'recall';
+        const { home } = await placeTenant(tenant);
+        const sub = unique('pos');
+        const subscribers = {};
+        for (const name of Object.keys(nodes)) {
+            subscribers[name] = recoveringChannel(clientOn(nodes[name], tenant), sub);
+            await joinChannel(subscribers[name].channel);
+        }
+        const clients = {};
+        for (const name of Object.keys(nodes)) clients[name] = await publisherOn(nodes[name], tenant, sub);
+        const http = {};
+        for (const name of Object.keys(nodes)) http[name] = httpOn(nodes[name], tenant);
+        const steps = [];
+        for (const name of Object.keys(nodes)) steps.push(['client', name], ['http', name]);
+        steps.push(...steps.slice().reverse());
+        for (const [i, [kind, name]] of steps.entries()) {
+            if (kind === 'client') {
+                assert.equal(await clients[name].send({ type: 'broadcast', event: 'step', payload: { i } }), 'ok');
+            } else {
+                await http[name]([{ topic: sub, event: 'step', payload: { i } }]);
+            }
+            // One at a time: each is numbered before the next is sent (different paths to the home).
+            for (const s of Object.values(subscribers)) await s.got.next((m) => m.payload?.i === i, 5000, `step ${i} everywhere`);
+        }
+        const views = Object.fromEntries(Object.entries(subscribers).map(([name, s]) => [name, s.got.items.map((m) => ({ i: m.payload.i, ...positionOf(m) }))]));
+        for (const [name, view] of Object.entries(views)) {
+            assert.deepEqual(view.map((v) => v.i), steps.map((_, i) => i), `${name} got every step once, in order`);
+            assertConsecutive(subscribers[name].got.items, views[home][0].offset, `${name} (home ${home})`);
+            assert.deepEqual(view, views[home], `${name} sees the positions the home's subscriber sees`);
+        }
+    });
+
+    /**
+     * A subscriber on `subscriberNode` (through a proxy) and a publisher on `publisherNode` at 500
+     * messages/s; mid-stream the subscriber's path is cut (`cut`: reset, or kill -9 of its node),
+     * then it reconnects through the proxy to `reconnectNode`. Asserts every message exactly once,
+     * in order, and the rejoin answered recovered: true.
+     */
+    async function streamWithCut(t, { tenant, subscriberNode, publisherNode, reconnectNode, cut }) {
+        const TOTAL = 2500;
+        const PER_SECOND = 500;
+        const CUT_AFTER = 600;
+        const MISSED = 300;
+        const sub = unique('stream');
+        const proxy = await startTcpProxy({ port: nodes[subscriberNode].port });
+        proxies.push(proxy);
+        const client = clientOn(nodes[subscriberNode], tenant, { proxy, reconnectAfterMs: () => 100 });
+        const closes = new Recorder('subscriber socket closes');
+        client.socketAdapter.getSocket().onClose((event) => closes.push({ code: event?.code }));
+        const s = recoveringChannel(client, sub);
+        const statuses = await joinChannel(s.channel);
+        const pubCh = await publisherOn(nodes[publisherNode], tenant, sub);
+        const publisher = pacedPublisher(pubCh, TOTAL, PER_SECOND);
+
+        await waitFor(() => s.got.items.length >= CUT_AFTER, 20_000, `${CUT_AFTER} messages at the subscriber`,
+            () => ({ received: s.got.items.length, sent: publisher.sent }));
+        proxy.pause({ mode: 'refuse' });
+        await cut();
+        await closes.next(() => true, 5000, 'the subscriber to see its socket close');
+        const receivedAtClose = s.got.items.length;
+        const positionAtClose = { ...s.channel.params.config.broadcast.recover };
+        const sentAtClose = publisher.sent;
+        assert.ok(sentAtClose + MISSED < TOTAL, `the cut came mid-stream (sent ${sentAtClose} of ${TOTAL})`);
+        await waitFor(() => publisher.sent >= sentAtClose + MISSED, 10_000, `${MISSED} messages published meanwhile`);
+        proxy.retarget({ port: nodes[reconnectNode].port });
+        await proxy.resume();
+        await waitFor(() => s.replies.items.length >= 2, 20_000, 'the reply to the rejoin', () => ({ statuses: statuses.items }));
+        await publisher.done;
+        await sentinelBroadcast(pubCh, [s.got], { timeoutMs: 20_000 });
+
+        const [first, rejoin] = s.replies.items;
+        assert.notEqual(first.response.recovered, true, `first join reply ${show(first.response)}`);
+        assert.equal(rejoin.response.recovered, true, `rejoin reply on ${reconnectNode} ${show(rejoin.response)}`);
+        assert.equal(rejoin.received, receivedAtClose, 'nothing arrived between the close and the rejoin reply');
+        assert.deepEqual(positionOf(s.got.items[receivedAtClose]),
+            { epoch: positionAtClose.epoch, offset: positionAtClose.offset + 1 }, 'the first message after the rejoin follows the last one before');
+        const msgs = withoutSentinels(s.got.items);
+        const seqs = msgs.map((m) => m.payload?.seq);
+        assert.equal(seqs.length, TOTAL, sequenceReport(seqs, TOTAL));
+        assert.ok(seqs.every((x, i) => x === i), sequenceReport(seqs, TOTAL));
+        assertConsecutive(msgs, msgs[0].meta.offset, 'the stream');
+        t.diagnostic(`subscriber on ${subscriberNode}, publisher on ${publisherNode}, rejoined on ${reconnectNode}; `
+            + `${receivedAtClose} before the cut, ${TOTAL - receivedAtClose} after`);
+    }
+
+    test('a subscriber on a node that is not the home: its TCP connection reset mid-stream (500 messages/s), it rejoins the same node and recovers from the home: every message once, in order', { timeout: 120_000 }, async (t) => {
+        const tenant = 'recall';
+        const { others: [x, y] } = await placeTenant(tenant);
+        await streamWithCut(t, { tenant, subscriberNode: x, publisherNode: y, reconnectNode: x, cut: async () => {} });
+    });
+
+    test('recovery outside the home\'s history (history_size 5, 20 missed) on a node that is not the home: recovered false, "history too short", then live messages only', async () => {
+        const tenant = 'shortmem';
+        const { home, others: [x] } = await placeTenant(tenant);
+        const sub = unique('short');
+        const publish = httpOn(nodes[home], tenant);
+        await publish([{ topic: sub, event: 'old', payload: { n: 0 } }]);
+        const earlier = recoveringChannel(clientOn(nodes[x], tenant), sub);
+        await joinChannel(earlier.channel);
+        await publish([{ topic: sub, event: 'seen', payload: { n: 1 } }]);
+        const last = await earlier.got.next((m) => m.event === 'seen', 5000, 'the message seen before leaving');
+        const from = positionOf(last);
+        for (let n = 0; n < 20; ++n) await publish([{ topic: sub, event: 'missed', payload: { n } }]);
+        const late = recoveringChannel(clientOn(nodes[x], tenant), sub, { recover: from });
+        await joinChannel(late.channel);
+        const reply = await late.replies.next(() => true, 5000, 'the join reply');
+        assert.equal(reply.response.recovered, false, show(reply.response));
+        assert.equal(reply.response.reason, 'history too short', show(reply.response));
+        await publish([{ topic: sub, event: 'live', payload: { n: 99 } }]);
+        const live = await late.got.next((m) => m.event === 'live', 5000, 'the live message');
+        assert.equal(late.got.items.filter((m) => m.event === 'missed').length, 0, 'nothing of the history');
+        assert.deepEqual(positionOf(live), { epoch: from.epoch, offset: from.offset + 21 }, 'the live message carries the next offset');
+        // A made-up epoch: the home says the epoch changed.
+        const stranger = recoveringChannel(clientOn(nodes[x], tenant), sub, { recover: { epoch: '00000000000000aa', offset: 3 } });
+        await joinChannel(stranger.channel);
+        const strangerReply = await stranger.replies.next(() => true, 5000, 'the join reply');
+        assert.deepEqual([strangerReply.response.recovered, strangerReply.response.reason], [false, 'epoch changed']);
+    });
+
+    // Last: it kills a node.
+    test('the subscriber\'s node is killed (-9) mid-stream and the client reconnects to the home: every message once, in order, recovered', { timeout: 120_000 }, async (t) => {
+        const tenant = 'recall';
+        const { home, others: [x, y] } = await placeTenant(tenant);
+        await streamWithCut(t, {
+            tenant, subscriberNode: x, publisherNode: y, reconnectNode: home,
+            cut: async () => nodes[x].kill('SIGKILL'),
+        });
+        delete nodes[x];
+    });
+});
