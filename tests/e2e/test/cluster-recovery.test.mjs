@@ -10,6 +10,11 @@
 // - the same when the subscriber's node is killed (-9) and the client reconnects to another node;
 // - outside the home's history the rejoin answers recovered: false, "history too short".
 //
+// - with a tenant database (PostgreSQL 15): postgres_changes and database broadcasts are
+//   numbered at the home (the stream's owner) and carry the same position on every node; one
+//   transaction's realtime.send calls arrive and recover in call order on a node that is not the
+//   home; wait-mode joins on such a node followed at once by a write miss nothing (100 trials).
+//
 // The subscribers are the README's recovering channels (lib/recovery.mjs); they reach their node
 // through a TCP proxy that can reset the connection and send the reconnect to another node.
 import assert from 'node:assert/strict';
@@ -17,9 +22,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, afterEach, before, describe, test } from 'node:test';
-import { ClientPool, joinChannel } from '../lib/clients.mjs';
+import { startPgCluster } from '../lib/admin.mjs';
+import { ClientPool, joinChannel, subscribe } from '../lib/clients.mjs';
 import { homeOf, memberIds, startEtcd, startNode } from '../lib/cluster.mjs';
 import { token } from '../lib/jwt.mjs';
+import { createDatabase, literal, PG_BIN, pgBinariesPresent, psqlAs, tenantSeed } from '../lib/pg.mjs';
 import { assertConsecutive, pacedPublisher, positionOf, recoveringChannel, sequenceReport } from '../lib/recovery.mjs';
 import { httpConnection, sentinelBroadcast, withoutSentinels } from '../lib/sentinel.mjs';
 import { startTcpProxy } from '../lib/tcp-proxy.mjs';
@@ -232,5 +239,157 @@ describe('positions and recovery on a three-node cluster', () => {
             cut: async () => nodes[x].kill('SIGKILL'),
         });
         delete nodes[x];
+    });
+});
+
+const pgSkip = !pgBinariesPresent() && `PostgreSQL 15 binaries not found in ${PG_BIN}`;
+const DB_TENANT = 'recdb';
+/** The tenant database's region (lib/pg.mjs): the nodes run there, so all three are candidates. */
+const DB_REGION = 'us-east-1';
+const FIRST_JOIN_MS = 30_000;
+const DELIVERY_MS = 10_000;
+
+describe('positions and recovery of database messages on a three-node cluster', { skip: pgSkip }, () => {
+    let dir;
+    let etcd;
+    let pg;
+    let db;
+    const nodes = {};
+    const pools = [];
+
+    before(async () => {
+        dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rt-e2e-recdb-'));
+        pg = await startPgCluster(path.join(dir, 'pg'));
+        await createDatabase(pg.env, 'rt_recdb');
+        db = psqlAs(pg.env, { database: 'rt_recdb' });
+        await db.exec(`CREATE TABLE items (id int PRIMARY KEY, v text);
+                       GRANT SELECT ON items TO anon, authenticated;
+                       CREATE PUBLICATION supabase_realtime FOR TABLE items;`);
+        etcd = await startEtcd(path.join(dir, 'etcd'));
+        const prefix = `/e2e-recdb-${process.pid}`;
+        const tenants = [tenantSeed(DB_TENANT, SECRET, pg.env, 'rt_recdb', {
+            settings: { slot_name: 'rt_e2e_recdb_slot' }, max_events_per_second: 1_000_000, history_size: 1000,
+        })];
+        for (const name of ['node-a', 'node-b', 'node-c']) {
+            nodes[name] = await startNode(etcd, { name, prefix, region: DB_REGION, tenants });
+        }
+        for (const node of Object.values(nodes)) {
+            await waitFor(async () => (await memberIds(node)).length === 3, 8000, 'every node sees 3 members');
+        }
+    });
+
+    afterEach(async () => {
+        await Promise.all(pools.splice(0).map((p) => p.cleanup()));
+    });
+
+    after(async () => {
+        await Promise.all(pools.splice(0).map((p) => p.cleanup()));
+        await Promise.all(Object.values(nodes).map((n) => n.stop()));
+        await etcd?.stop();
+        await pg?.stop?.();
+        if (dir) fs.rmSync(dir, { recursive: true, force: true });
+    });
+
+    function clientOn(node, opts = {}) {
+        const pool = new ClientPool(node);
+        pools.push(pool);
+        return pool.client({ tenant: DB_TENANT, token: token(SECRET), timeout: FIRST_JOIN_MS, ...opts });
+    }
+
+    /** A channel on `sub` at `name` with an INSERT binding on items; SUBSCRIBED and "Subscribed to PostgreSQL". */
+    async function changesChannel(name, sub) {
+        const client = clientOn(nodes[name]);
+        const ch = client.channel(sub);
+        const changes = new Recorder(`changes at ${name}`);
+        const system = new Recorder(`system at ${name}`);
+        ch.on('postgres_changes', { event: 'INSERT', schema: 'public', table: 'items' }, changes.fn);
+        ch.on('system', {}, system.fn);
+        await subscribe(ch, FIRST_JOIN_MS).next((x) => x.status === 'SUBSCRIBED', FIRST_JOIN_MS * 2, `${name} SUBSCRIBED`);
+        await system.next((m) => m?.extension === 'postgres_changes', FIRST_JOIN_MS, `${name}: Subscribed to PostgreSQL`);
+        return { client, ch, changes };
+    }
+
+    /** The postgres_changes pushes of `sub` a client received (realtime-js drops their meta: read the wire). */
+    function changePushes(client, sub) {
+        return client.wire.items
+            .filter((f) => f.dir === 'in' && typeof f.data === 'string')
+            .map((f) => JSON.parse(f.data))
+            .filter((m) => m[2] === `realtime:${sub}` && m[3] === 'postgres_changes')
+            .map((m) => ({ id: m[4].data?.record?.id, epoch: m[4].meta?.epoch, offset: m[4].meta?.offset }));
+    }
+
+    test('postgres_changes: subscribers on all three nodes get each change with the same epoch and offset, rising in commit order', { timeout: 120_000 }, async () => {
+        const sub = unique('changes');
+        const subs = {};
+        for (const name of Object.keys(nodes)) subs[name] = await changesChannel(name, sub);
+        const home = await homeOf(nodes, DB_TENANT);
+        for (let id = 1; id <= 5; ++id) await db.exec(`INSERT INTO items VALUES (${id}, 'v${id}')`);
+        for (const [name, s] of Object.entries(subs)) {
+            await waitFor(() => changePushes(s.client, sub).length >= 5, DELIVERY_MS, `5 changes at ${name}`, () => changePushes(s.client, sub));
+        }
+        const atHome = changePushes(subs[home].client, sub);
+        assert.deepEqual(atHome.map((c) => c.id), [1, 2, 3, 4, 5], 'commit order');
+        assert.ok(atHome.every((c) => /^[0-9a-f]{16}$/.test(c.epoch) && c.epoch === atHome[0].epoch), show(atHome));
+        assert.ok(atHome.every((c, i) => i === 0 || c.offset > atHome[i - 1].offset), `offsets rise: ${show(atHome)}`);
+        for (const [name, s] of Object.entries(subs)) {
+            assert.deepEqual(changePushes(s.client, sub), atHome, `${name} sees the home's positions (home ${home})`);
+        }
+    });
+
+    test('one transaction of realtime.send calls: every node gets them in call order with consecutive offsets; a join recovering from before them on a node that is not the home gets them again', { timeout: 120_000 }, async () => {
+        // Any channel of the tenant opens its stream; the home is the stream's owner.
+        await changesChannel('node-a', unique('warm'));
+        const home = await homeOf(nodes, DB_TENANT);
+        const [x] = Object.keys(nodes).filter((n) => n !== home);
+        const sub = unique('dbsend');
+        const subs = {};
+        for (const name of Object.keys(nodes)) {
+            subs[name] = recoveringChannel(clientOn(nodes[name]), sub);
+            await joinChannel(subs[name].channel);
+        }
+        await db.exec(`SELECT realtime.send('{"k":0}'::jsonb, 'before', ${literal(sub)}, false)`);
+        const before0 = await subs[x].got.next((m) => m.event === 'before', DELIVERY_MS, 'the message before the transaction');
+        const start = positionOf(before0);
+        await db.exec(`BEGIN;
+            ${[1, 2, 3, 4, 5].map((k) => `SELECT realtime.send('{"k":${k}}'::jsonb, 'ev', ${literal(sub)}, false);`).join('\n')}
+            COMMIT;`);
+        const view = (m) => ({ event: m.event, k: m.payload.k, ...positionOf(m) });
+        for (const [name, s] of Object.entries(subs)) {
+            await s.got.next((m) => m.payload?.k === 5, DELIVERY_MS, `the last message at ${name}`);
+            assert.deepEqual(s.got.items.filter((m) => m.event === 'ev').map((m) => m.payload.k), [1, 2, 3, 4, 5], `call order at ${name}`);
+            assertConsecutive(s.got.items, start.offset, `${name}`);
+            assert.deepEqual(s.got.items.map(view), subs[home].got.items.map(view), `${name} sees the home's positions`);
+        }
+        const late = recoveringChannel(clientOn(nodes[x]), sub, { recover: start });
+        await joinChannel(late.channel);
+        assert.equal(late.replies.items[0].response.recovered, true, `join reply ${show(late.replies.items[0].response)}`);
+        await db.exec(`SELECT realtime.send('{"k":6}'::jsonb, 'live', ${literal(sub)}, false)`);
+        await late.got.next((m) => m.event === 'live', DELIVERY_MS, 'the live message after the recovery');
+        assert.deepEqual(late.got.items.slice(0, -1).map(view), subs[x].got.items.filter((m) => m.event === 'ev').map(view),
+            'the transaction again, in call order, with its positions');
+        assert.deepEqual(positionOf(late.got.items.at(-1)), { epoch: start.epoch, offset: start.offset + 6 }, 'then the live one');
+        assert.equal(late.got.items.length, 6, show(late.got.items.map(view)));
+    });
+
+    test('100 joins with postgres_changes_options.wait on a node that is not the stream\'s owner, each followed at once by its write: every row arrives', { timeout: 240_000 }, async () => {
+        await changesChannel('node-a', unique('warm'));
+        const home = await homeOf(nodes, DB_TENANT);
+        const [x] = Object.keys(nodes).filter((n) => n !== home);
+        const client = clientOn(nodes[x]);
+        const channels = [];
+        for (let k = 0; k < 100; k++) {
+            const id = 10_000 + k;
+            const ch = client.channel(unique('wait'), { config: { postgres_changes_options: { wait: true } } });
+            const rows = new Recorder(`row ${id}`);
+            ch.on('postgres_changes', { event: 'INSERT', schema: 'public', table: 'items', filter: `id=eq.${id}` }, rows.fn);
+            const first = await subscribe(ch, 40_000).next(() => true, 45_000, `a status for row ${id}'s channel`);
+            assert.equal(first.status, 'SUBSCRIBED', `trial ${k} on ${x}: ${first.err?.message}`);
+            await db.exec(`INSERT INTO items VALUES (${id}, 'trial')`);
+            channels.push({ id, rows });
+        }
+        for (const { id, rows } of channels) {
+            const row = await rows.next((c) => c.new.id === id, 15_000, `row ${id}`);
+            assert.equal(row.new.v, 'trial');
+        }
     });
 });
