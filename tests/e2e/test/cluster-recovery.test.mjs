@@ -13,7 +13,9 @@
 // - with a tenant database (PostgreSQL 15): postgres_changes and database broadcasts are
 //   numbered at the home (the stream's owner) and carry the same position on every node; one
 //   transaction's realtime.send calls arrive and recover in call order on a node that is not the
-//   home; wait-mode joins on such a node followed at once by a write miss nothing (100 trials).
+//   home; wait-mode joins on such a node followed at once by a write miss nothing (100 trials);
+//   a message persisted from such a node (realtime-js persist: true) is stored once, acked with
+//   its row id, numbered at the home and delivered once to every node with that id.
 //
 // The subscribers are the README's recovering channels (lib/recovery.mjs); they reach their node
 // through a TCP proxy that can reset the connection and send the reconnect to another node.
@@ -369,6 +371,58 @@ describe('positions and recovery of database messages on a three-node cluster', 
             'the transaction again, in call order, with its positions');
         assert.deepEqual(positionOf(late.got.items.at(-1)), { epoch: start.epoch, offset: start.offset + 6 }, 'then the live one');
         assert.equal(late.got.items.length, 6, show(late.got.items.map(view)));
+    });
+
+    test('persist from a node that is not the home: the ack carries the row id, subscribers on every node get it once with that id and the home\'s position; one stored row', { timeout: 120_000 }, async () => {
+        await changesChannel('node-a', unique('warm'));
+        const su = psqlAs(pg.env, { database: 'rt_recdb', superuser: true });
+        await waitFor(async () => (await su.value("SELECT to_regclass('realtime.messages') IS NOT NULL")) === 't',
+            30_000, 'realtime.messages (tenant migrations)');
+        await su.exec(`DROP POLICY IF EXISTS rec_read ON realtime.messages;
+            DROP POLICY IF EXISTS rec_write ON realtime.messages;
+            CREATE POLICY rec_read ON realtime.messages FOR SELECT TO authenticated USING (realtime.topic() LIKE 'saved-%');
+            CREATE POLICY rec_write ON realtime.messages FOR INSERT TO authenticated
+                WITH CHECK (realtime.topic() LIKE 'saved-%' AND realtime.messages.extension IN ('broadcast', 'persistence'));`);
+        const home = await homeOf(nodes, DB_TENANT);
+        const [x] = Object.keys(nodes).filter((n) => n !== home);
+        const topic = `saved-${unique('persist')}`;
+        const authed = (sub) => token(SECRET, { role: 'authenticated', sub });
+        const privateChannel = async (name, sub) => {
+            const c = clientOn(nodes[name], { token: authed(sub) });
+            const ch = c.channel(topic, { config: { private: true, broadcast: { ack: true, self: false } } });
+            const got = new Recorder(`broadcasts at ${name}`);
+            ch.on('broadcast', { event: '*' }, got.fn);
+            const first = await subscribe(ch, 10_000).next(() => true, 15_000, `a status at ${name}`);
+            assert.equal(first.status, 'SUBSCRIBED', `${name}: ${first.err?.message}`);
+            return { c, ch, got };
+        };
+        const sender = await privateChannel(x, 'writer');
+        const receivers = {};
+        for (const name of Object.keys(nodes)) receivers[name] = await privateChannel(name, `reader-${name}`);
+        assert.equal(await sender.ch.send({ type: 'broadcast', event: 'note', payload: { kept: true }, persist: true }), 'ok');
+        const ack = sender.c.wire.items
+            .filter((f) => f.dir === 'in' && typeof f.data === 'string')
+            .map((f) => JSON.parse(f.data))
+            .filter((m) => m[2] === `realtime:${topic}` && m[3] === 'phx_reply')
+            .at(-1);
+        const rowId = ack?.[4]?.response?.id;
+        assert.match(String(rowId), /^[0-9a-f-]{36}$/, `the ack carries the row id: ${show(ack)}`);
+        const views = {};
+        for (const [name, r] of Object.entries(receivers)) {
+            const msg = await r.got.next((m) => m.event === 'note', DELIVERY_MS, `the persisted message at ${name}`);
+            views[name] = { id: msg.meta?.id, ...positionOf(msg) };
+            assert.equal(views[name].id, rowId, `${name}: meta.id is the stored row's id`);
+        }
+        for (const name of Object.keys(nodes)) assert.deepEqual(views[name], views[home], `${name} sees the home's position`);
+        assert.match(String(views[home].epoch), /^[0-9a-f]{16}$/);
+        assert.equal(await su.value(`SELECT count(*) FROM realtime.messages WHERE topic = ${literal(topic)}`), '1', 'one stored row');
+        // A database sentinel on the topic, committed after the row: a second delivery would come first.
+        await su.exec(`SELECT realtime.send('{"end":true}'::jsonb, 'end', ${literal(topic)}, true)`);
+        for (const [name, r] of Object.entries(receivers)) {
+            await r.got.next((m) => m.event === 'end', DELIVERY_MS, `the sentinel at ${name}`);
+            assert.equal(r.got.items.filter((m) => m.event === 'note').length, 1, `${name} got it once`);
+        }
+        assert.equal(sender.got.items.filter((m) => m.event === 'note').length, 0, 'not echoed to the sender (self: false)');
     });
 
     test('100 joins with postgres_changes_options.wait on a node that is not the stream\'s owner, each followed at once by its write: every row arrives', { timeout: 240_000 }, async () => {
