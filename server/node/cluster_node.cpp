@@ -225,6 +225,7 @@ void ClusterNode::startHomes()
     m_historyExchange = new pubsub::HistoryExchange(
             m_self.id, *m_links, *m_parts.history, m_parts.historySettings, m_parts.counting, this);
     m_pubsub->setHistoryExchange(m_historyExchange);
+    m_pubsub->setHomes(homes);
     m_pubsub->setHomePublisher(m_parts.publishAsHome);
 }
 

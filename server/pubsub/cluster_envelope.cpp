@@ -50,6 +50,7 @@ struct EnvelopeBody
     StreamPosition position;
     QString senderNode;
     quint64 senderMember = 0;
+    quint64 forwardId = 0;
 };
 
 Result<ClusterEnvelope::Kind, EnvelopeError> kindFromWire(quint8 kind)
@@ -122,16 +123,22 @@ std::optional<EnvelopeError> readTrailer(detail::ByteReader &in, EnvelopeBody &b
 {
     const auto epoch = in.u64();
     const auto offset = in.u64();
-    if (!epoch || !offset) {
+    const auto previous = in.u64();
+    if (!epoch || !offset || !previous) {
         return truncated("position");
     }
     if ((*epoch == 0) != (*offset == 0)) {
         return error(EnvelopeError::Code::Inconsistent,
                      QStringLiteral("envelope position with only one of epoch and offset"));
     }
+    if (*previous >= *offset && *previous != 0) {
+        return error(EnvelopeError::Code::Inconsistent,
+                     QStringLiteral("envelope position's previous offset is not before it"));
+    }
     auto sender = in.bytes();
     const auto member = sender ? in.u64() : std::nullopt;
-    if (!sender || !member) {
+    const auto forwardId = member ? in.u64() : std::nullopt;
+    if (!sender || !member || !forwardId) {
         return truncated("sender");
     }
     // Canonical: version 2 only when version 1 cannot say it, a member only with its node.
@@ -139,17 +146,18 @@ std::optional<EnvelopeError> readTrailer(detail::ByteReader &in, EnvelopeBody &b
         return error(EnvelopeError::Code::Inconsistent,
                      QStringLiteral("version 2 envelope without position or sender"));
     }
-    if (sender->isEmpty() && *member != 0) {
+    if (sender->isEmpty() && (*member != 0 || *forwardId != 0)) {
         return error(EnvelopeError::Code::Inconsistent,
-                     QStringLiteral("envelope sender member without its node"));
+                     QStringLiteral("envelope sender member or forward without its node"));
     }
     body.senderNode = QString::fromUtf8(*sender);
     if (body.senderNode.toUtf8() != *sender) {
         return error(EnvelopeError::Code::Inconsistent,
                      QStringLiteral("envelope sender node is not UTF-8"));
     }
-    body.position = StreamPosition{ *epoch, *offset };
+    body.position = StreamPosition{ *epoch, *offset, *previous };
     body.senderMember = *member;
+    body.forwardId = *forwardId;
     return std::nullopt;
 }
 
@@ -230,7 +238,8 @@ OutboundMessagePtr ClusterEnvelope::toMessage(DeliveryCounting counting,
     if (!position.isSet() && senderNode.isEmpty()) {
         return message;
     }
-    return OutboundMessage::arrived(*message, position, selfNodeId, senderNode, senderMember);
+    return OutboundMessage::arrived(*message, position, selfNodeId, senderNode, senderMember,
+                                    forwardId);
 }
 
 Result<ClusterEnvelope, EnvelopeError> envelopeOf(const OutboundMessage &message,
@@ -258,6 +267,9 @@ Result<ClusterEnvelope, EnvelopeError> envelopeOf(const OutboundMessage &message
         envelope.senderNode = selfNodeId;
         envelope.senderMember = message.excludedMember();
     }
+    if (!envelope.senderNode.isEmpty()) {
+        envelope.forwardId = message.forwardId();
+    }
     return envelope;
 }
 
@@ -268,7 +280,7 @@ QByteArray encodeEnvelope(const ClusterEnvelope &envelope)
     const bool numbered = envelope.position.isSet() || !sender.isEmpty();
     detail::ByteWriter out(4 + 5 * 4 + topic.tenant().size() + topic.subTopic().size()
                            + envelope.event.size() + envelope.metadata.size()
-                           + envelope.payload.size() + (numbered ? 28 + sender.size() : 0));
+                           + envelope.payload.size() + (numbered ? 44 + sender.size() : 0));
     out.u8(numbered ? NumberedVersion : PlainVersion);
     out.u8(static_cast<quint8>(envelope.kind));
     quint8 flags = 0;
@@ -304,8 +316,10 @@ QByteArray encodeEnvelope(const ClusterEnvelope &envelope)
     if (numbered) {
         out.u64(envelope.position.epoch);
         out.u64(envelope.position.offset);
+        out.u64(envelope.position.previous);
         out.bytes(sender);
         out.u64(envelope.senderMember);
+        out.u64(envelope.forwardId);
     }
     return out.take();
 }
@@ -346,6 +360,7 @@ Result<ClusterEnvelope, EnvelopeError> decodeEnvelope(QByteArrayView bytes)
     envelope.position = body->position;
     envelope.senderNode = std::move(body->senderNode);
     envelope.senderMember = body->senderMember;
+    envelope.forwardId = body->forwardId;
     return envelope;
 }
 

@@ -44,7 +44,8 @@ struct EnvelopeError
 // Wire format, big-endian:
 //   u8 version (1 or 2) | u8 kind (0 push, 1 user broadcast) | u8 flags | u8 audience
 //   | bytes tenant | bytes subTopic | bytes event | bytes metadata | bytes payload
-//   [version 2: | u64 epoch | u64 offset | bytes senderNode | u64 senderMember]
+//   [version 2: | u64 epoch | u64 offset | u64 previous | bytes senderNode | u64 senderMember
+//    | u64 forwardId]
 // where bytes = u32 length + that many bytes; flags: 0x01 private topic, 0x02 payload is
 // JSON, 0x04 counted as a broadcast event by the sender; audience: 0 broadcast readers,
 // 1 presence readers, 2 everyone. Nothing may follow the last field. Version 1 (no position,
@@ -64,11 +65,15 @@ struct ClusterEnvelope
     // The sender counted deliveries as broadcast events (DeliveryCounting::shutsDownReceivers):
     // client and HTTP broadcasts. False for presence diffs and database-originated messages.
     bool countsAsBroadcast = false;
-    // Where the home numbered it (epoch 0: not numbered); meta already carries it.
+    // Where the home numbered it (epoch 0: not numbered; previous below offset, or 0); meta
+    // already carries epoch and offset.
     StreamPosition position;
     // Who sent it (a member of a client socket on senderNode), or empty/0.
     QString senderNode;
     quint64 senderMember = 0;
+    // The sender's node's number for a broadcast it sent to the home (0: none); echoed in the
+    // home's numbered copy.
+    quint64 forwardId = 0;
 
     // The message this envelope describes on node `selfNodeId`, counted with `counting` (the
     // receiver's own).
@@ -79,8 +84,9 @@ struct ClusterEnvelope
         return a.kind == b.kind && a.topic == b.topic && a.event == b.event
                 && a.payload == b.payload && a.metadata == b.metadata && a.audience == b.audience
                 && a.payloadIsJson == b.payloadIsJson && a.countsAsBroadcast == b.countsAsBroadcast
-                && a.position == b.position && a.senderNode == b.senderNode
-                && a.senderMember == b.senderMember;
+                && a.position == b.position && a.position.previous == b.position.previous
+                && a.senderNode == b.senderNode && a.senderMember == b.senderMember
+                && a.forwardId == b.forwardId;
     }
 };
 

@@ -1,8 +1,10 @@
 #include "server/pubsub/cluster_pubsub.h"
 
 #include "server/cluster/links/node_links.h"
+#include "server/pubsub/history_exchange.h"
 #include "server/pubsub/local_pubsub.h"
 #include "server/pubsub/logging.h"
+#include "server/pubsub/tenant_homes.h"
 #include "server/runtime/post.h"
 
 #include <QRandomGenerator>
@@ -147,6 +149,7 @@ ClusterPubSub::ClusterPubSub(ClusterPubSubSettings settings, LocalPubSub &local,
               m_settings, [this] { drain(); }, this)),
       m_checkTimer(new QTimer(this)),
       m_waitTimer(new QTimer(this)),
+      m_forwardTimer(new QTimer(this)),
       m_interest(m_settings.nodeId),
       m_localInterest(newEpoch())
 {
@@ -158,6 +161,8 @@ ClusterPubSub::ClusterPubSub(ClusterPubSubSettings settings, LocalPubSub &local,
             &ClusterPubSub::stopWaitingFor);
     connect(m_checkTimer, &QTimer::timeout, this, &ClusterPubSub::onInterestCheck);
     m_checkTimer->start(m_settings.interestCheckInterval);
+    m_forwardTimer->setInterval(100);
+    connect(m_forwardTimer, &QTimer::timeout, this, &ClusterPubSub::expireForwards);
     m_waitTimer->setSingleShot(true);
     connect(m_waitTimer, &QTimer::timeout, this, &ClusterPubSub::onWaitDeadline);
 }
@@ -200,15 +205,19 @@ void ClusterPubSub::forwardToHome(const QString &home, const OutboundMessagePtr 
 {
     // The sender's member id travels with it: the message comes back to this node from the
     // home, and only here does that id mean the sender (broadcast.self: false).
-    auto envelope = encodeEnvelope(*message, m_settings.nodeId);
+    auto envelope = envelopeOf(*message, m_settings.nodeId);
     if (!envelope.ok()) {
         m_local.publish(message); // not forwardable (never: the sequencer checks the audience)
         return;
     }
+    envelope->senderNode = m_settings.nodeId; // also without a member (the HTTP API)
+    envelope->forwardId = m_nextForwardId.fetch_add(1, std::memory_order_relaxed);
     m_forwarded.fetch_add(1, std::memory_order_relaxed);
     const TopicKey &topic = message->topic();
-    m_outbox->postEnvelope(Pending{ topic.tenant(), QString::fromUtf8(topic.id()),
-                                    std::move(envelope).value(), home, message });
+    m_outbox->postEnvelope(
+            Pending{ topic.tenant(), QString::fromUtf8(topic.id()), encodeEnvelope(*envelope), home,
+                     OutboundMessage::arrived(*message, {}, m_settings.nodeId, m_settings.nodeId,
+                                              message->excludedMember(), envelope->forwardId) });
 }
 
 void ClusterPubSub::setHomePublisher(std::function<void(const OutboundMessagePtr &)> publisher)
@@ -218,8 +227,25 @@ void ClusterPubSub::setHomePublisher(std::function<void(const OutboundMessagePtr
 
 void ClusterPubSub::sendToHome(const Pending &pending)
 {
-    if (m_links.send(pending.home, cluster_frame::SequenceRequest, pending.envelope,
-                     pending.orderingKey)) {
+    const bool bounded = static_cast<qsizetype>(m_forwards.size()) < m_settings.maxPendingEnvelopes;
+    if (bounded
+        && m_links.send(pending.home, cluster_frame::SequenceRequest, pending.envelope,
+                        pending.orderingKey)) {
+        m_forwards.push_back(Forward{ pending.message->forwardId(), pending.message,
+                                      m_clock.elapsed() + ForwardEchoTimeout.count() });
+        m_awaitedEchoes.insert(pending.message->forwardId());
+        if (!m_forwardTimer->isActive()) {
+            m_forwardTimer->start();
+        }
+        // Link traffic like any broadcast's (the dashboard's flows between nodes).
+        const auto size = static_cast<quint64>(pending.envelope.size());
+        const std::lock_guard lock(m_statsMutex);
+        ClusterPeerFigures &peer = m_stats.peers[pending.home];
+        ++peer.envelopesOut;
+        peer.bytesOut += size;
+        ClusterTenantFigures &tenant = m_stats.tenants[pending.tenant];
+        ++tenant.envelopesOut;
+        tenant.bytesOut += size;
         return;
     }
     // The home's queue is full or the home is gone: this node's members still get it, and
@@ -233,6 +259,39 @@ void ClusterPubSub::sendToHome(const Pending &pending)
     if (plain.ok()) {
         sendEnvelope(Pending{
                 pending.tenant, pending.orderingKey, std::move(plain).value(), {}, nullptr });
+    }
+}
+
+bool ClusterPubSub::takeEcho(quint64 forwardId)
+{
+    return m_awaitedEchoes.remove(forwardId);
+}
+
+void ClusterPubSub::expireForwards()
+{
+    const qint64 nowMs = m_clock.elapsed();
+    quint64 expired = 0;
+    while (!m_forwards.empty() && m_forwards.front().deadlineMs <= nowMs) {
+        const Forward forward = std::move(m_forwards.front());
+        m_forwards.pop_front();
+        if (m_awaitedEchoes.remove(forward.id)) {
+            // The home did not answer in time: this node's members get it now, unnumbered.
+            m_local.publish(forward.message);
+            ++expired;
+        }
+    }
+    while (!m_forwards.empty() && !m_awaitedEchoes.contains(m_forwards.front().id)) {
+        m_forwards.pop_front(); // echoed: nothing left to do
+    }
+    if (m_forwards.empty()) {
+        m_forwardTimer->stop();
+    }
+    if (expired > 0) {
+        qCWarning(lcPubsub).noquote() << expired
+                                      << "broadcast(s) sent to their home came not back numbered "
+                                         "in time: delivered here unnumbered";
+        const std::lock_guard lock(m_statsMutex);
+        m_stats.forwardTimeouts += expired;
     }
 }
 
@@ -251,8 +310,16 @@ void ClusterPubSub::onSequenceRequest(const QString &fromNodeId, const QByteArra
     }
     const OutboundMessagePtr message = envelope->toMessage(std::move(counting), m_settings.nodeId);
     {
+        const auto size = static_cast<quint64>(payload.size());
         const std::lock_guard lock(m_statsMutex);
         ++m_stats.numberedForPeers;
+        if (auto peer = m_stats.peers.find(fromNodeId); peer != m_stats.peers.end()) {
+            ++peer->envelopesIn;
+            peer->bytesIn += size;
+        }
+        ClusterTenantFigures &tenant = m_stats.tenants[envelope->topic.tenant()];
+        ++tenant.envelopesIn;
+        tenant.bytesIn += size;
     }
     if (m_homePublisher) {
         m_homePublisher(message);
@@ -431,6 +498,7 @@ void ClusterPubSub::applyLocalChange(const QByteArray &tenant, bool present)
 {
     m_localInterest.note(tenant, present);
     if (!present) {
+        m_sequences.forgetTenant(tenant);
         // Its next first join waits for the peers again (they will have dropped it).
         const std::lock_guard lock(m_reachableMutex);
         m_reachable.remove(tenant);
@@ -616,10 +684,16 @@ void ClusterPubSub::onPeerConnected(const QString &nodeId)
     flushLocalInterest();
     sendSync(nodeId);
     requestSync(nodeId, true);
+    catchUpWith(nodeId);
 }
 
 void ClusterPubSub::onInterestCheck()
 {
+    m_sequences.sweep(m_clock.elapsed());
+    {
+        const std::lock_guard lock(m_statsMutex);
+        m_stats.sequences = m_sequences.figures();
+    }
     flushLocalInterest();
     const QByteArray check = encodeInterestUpdate(m_localInterest.check());
     for (const QString &nodeId : m_interest.peerIds()) {
@@ -681,7 +755,20 @@ void ClusterPubSub::onEnvelope(const QString &fromNodeId, const QByteArray &payl
         counting = m_resolver(envelope->topic, envelope->countsAsBroadcast);
     }
     // Local fan-out only: a received envelope is never sent on (no loops, one hop at most).
-    m_local.publish(envelope->toMessage(std::move(counting), m_settings.nodeId));
+    OutboundMessagePtr message = envelope->toMessage(std::move(counting), m_settings.nodeId);
+    if (envelope->forwardId != 0 && envelope->senderNode == m_settings.nodeId
+        && !takeEcho(envelope->forwardId)) {
+        // Ours, delivered here unnumbered when the home was late; the sequence still moves on.
+        if (message->position().isSet() && m_historyExchange != nullptr) {
+            (void)m_sequences.received(message, m_clock.elapsed());
+        }
+        return;
+    }
+    if (message->position().isSet() && m_historyExchange != nullptr) {
+        receiveNumbered(fromNodeId, message);
+    } else {
+        m_local.publish(message);
+    }
 
     const auto size = static_cast<quint64>(payload.size());
     const std::lock_guard lock(m_statsMutex);
@@ -693,6 +780,60 @@ void ClusterPubSub::onEnvelope(const QString &fromNodeId, const QByteArray &payl
     ClusterTenantFigures &tenant = m_stats.tenants[envelope->topic.tenant()];
     ++tenant.envelopesIn;
     tenant.bytesIn += size;
+}
+
+void ClusterPubSub::receiveNumbered(const QString &fromNodeId, const OutboundMessagePtr &message)
+{
+    const RemoteSequences::Outcome outcome = m_sequences.received(message, m_clock.elapsed());
+    deliverInOrder(outcome);
+    if (outcome.askFrom) {
+        qCInfo(lcPubsub).noquote() << "a gap in topic" << message->topic().id() << "after offset"
+                                   << outcome.askFrom->offset << "- asking its home" << fromNodeId;
+        askHome(fromNodeId, message->topic(), *outcome.askFrom);
+    }
+}
+
+void ClusterPubSub::askHome(const QString &home, const TopicKey &topic, StreamPosition after)
+{
+    history_wire::Request question;
+    question.topic = topic;
+    question.from = after;
+    m_historyExchange->ask(home, std::move(question), this,
+                           [this, topic, home](const TopicHistory::Recovery &recovery) {
+                               if (recovery.failure != TopicHistory::RecoveryFailure::None) {
+                                   qCWarning(lcPubsub).noquote()
+                                           << "topic" << topic.id()
+                                           << "- what this node may have missed from" << home
+                                           << "cannot be recovered:"
+                                           << TopicHistory::toString(recovery.failure);
+                               }
+                               deliverInOrder(m_sequences.answered(topic, recovery));
+                           });
+}
+
+void ClusterPubSub::deliverInOrder(const RemoteSequences::Outcome &outcome)
+{
+    for (const OutboundMessagePtr &message : outcome.deliver) {
+        m_local.publish(message);
+    }
+}
+
+void ClusterPubSub::catchUpWith(const QString &home)
+{
+    if (m_historyExchange == nullptr || m_homes == nullptr) {
+        return;
+    }
+    // Frames in flight when the link broke are lost, and a peer that left the membership had
+    // its queue discarded: ask the home what came after what was delivered here.
+    const auto questions = m_sequences.catchUp(
+            [this, &home](const QByteArray &tenant) {
+                const TenantHomes::Home where = m_homes->homeOf(tenant);
+                return where.node == home && where.where != TenantHomes::Where::Here;
+            },
+            m_clock.elapsed());
+    for (const auto &[topic, after] : questions) {
+        askHome(home, topic, after);
+    }
 }
 
 void ClusterPubSub::onInterestUpdate(const QString &fromNodeId, const QByteArray &payload)

@@ -2,6 +2,7 @@
 
 #include "server/pubsub/cluster_interest.h"
 #include "server/pubsub/pubsub.h"
+#include "server/pubsub/remote_sequences.h"
 
 #include <QElapsedTimer>
 #include <QHash>
@@ -11,6 +12,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <mutex>
 #include <vector>
@@ -25,6 +27,7 @@ namespace rt::pubsub {
 
 class HistoryExchange;
 class LocalPubSub;
+class TenantHomes;
 
 struct ClusterPubSubSettings
 {
@@ -86,6 +89,8 @@ struct ClusterPubSubStats
     quint64 forwardedToHome = 0; // broadcasts sent to their tenant's home to be numbered
     quint64 numberedForPeers = 0; // broadcasts peers sent here to be numbered
     quint64 forwardFallbacks = 0; // forwards the links refused: published here unnumbered
+    quint64 forwardTimeouts = 0; // forwards whose numbered copy did not come back in time
+    RemoteSequences::Figures sequences; // numbered messages from homes: gaps and duplicates
 };
 
 // Cluster-wide fan-out: publish() delivers on this node at once (through the wrapped
@@ -138,14 +143,20 @@ public:
     void publishLocal(const OutboundMessagePtr &message) const override;
     // Any thread. Sends a broadcast to its tenant's home `home` to be numbered there (frame
     // SequenceRequest, ordered per topic); it reaches this node's members when the home
-    // publishes it. If the links refuse it, it is published here unnumbered instead.
+    // publishes it. If the links refuse it, or the numbered copy has not come back within
+    // ForwardEchoTimeout (a link that died silently: heartbeats notice after 6 s), it is
+    // published here unnumbered instead, and a late copy is not delivered here again.
     void forwardToHome(const QString &home, const OutboundMessagePtr &message) const;
     // Cluster thread, before frames arrive: what a SequenceRequest from a peer is handed to
     // (the sequencer's publishAsHome); empty: publish() as it is.
     void setHomePublisher(std::function<void(const OutboundMessagePtr &)> publisher);
+    static constexpr std::chrono::milliseconds ForwardEchoTimeout{ 1000 };
     // Cluster thread, before the node publishes: the history questions to other nodes go
     // there (NodePubSub finds it through this object). May stay unset (no history).
     void setHistoryExchange(HistoryExchange *exchange) { m_historyExchange = exchange; }
+    // Cluster thread, with the exchange: where each tenant's home is (a link to a home coming
+    // back makes this node ask it what its topics missed).
+    void setHomes(const TenantHomes *homes) { m_homes = homes; }
     HistoryExchange *historyExchange() const { return m_historyExchange; }
     // Any thread. Announces the tenant if needed and calls back once every peer whose link is
     // up acknowledged it (or after settings().reachableWait).
@@ -177,6 +188,12 @@ public:
     const ClusterPubSubSettings &settings() const { return m_settings; }
 
 private:
+    struct Forward
+    {
+        quint64 id = 0;
+        OutboundMessagePtr message;
+        qint64 deadlineMs = 0; // on m_clock
+    };
     struct Pending
     {
         QByteArray tenant;
@@ -206,6 +223,16 @@ private:
     void sendEnvelope(const Pending &pending);
     void sendToHome(const Pending &pending);
     void onSequenceRequest(const QString &fromNodeId, const QByteArray &payload);
+    // A numbered message from its home: in order, once (RemoteSequences), asking the home for
+    // what a gap lost.
+    void receiveNumbered(const QString &fromNodeId, const OutboundMessagePtr &message);
+    void askHome(const QString &home, const TopicKey &topic, StreamPosition after);
+    void deliverInOrder(const RemoteSequences::Outcome &outcome);
+    // The home's numbered copy of a forward of ours: false if it came too late (delivered
+    // here unnumbered already).
+    bool takeEcho(quint64 forwardId);
+    void expireForwards();
+    void catchUpWith(const QString &home);
     void flushLocalInterest();
     void applyLocalChange(const QByteArray &tenant, bool present);
     void startWaiting(ReachableRequest request);
@@ -236,9 +263,17 @@ private:
     CountingResolver m_resolver;
     std::function<void(const OutboundMessagePtr &)> m_homePublisher; // cluster thread
     HistoryExchange *m_historyExchange = nullptr; // set before publishing starts
+    const TenantHomes *m_homes = nullptr;
+    RemoteSequences m_sequences; // cluster thread
+    // Forwards sent to homes whose numbered copy has not come back, oldest first (cluster
+    // thread; bounded by maxPendingEnvelopes, beyond which a forward is published here at once).
+    std::deque<Forward> m_forwards;
+    QSet<quint64> m_awaitedEchoes;
+    mutable std::atomic<quint64> m_nextForwardId{ 1 };
     Outbox *m_outbox; // child; the thread-safe hand-off from publishers
     QTimer *m_checkTimer; // child
     QTimer *m_waitTimer; // child; the earliest ReachableWaiter deadline
+    QTimer *m_forwardTimer; // child; expires m_forwards
     QElapsedTimer m_clock;
 
     // Cluster thread only.

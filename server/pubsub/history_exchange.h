@@ -34,7 +34,7 @@ public:
     static constexpr qint64 AnswerTimeoutMs = 5000;
     // What the home puts in one reply frame (far below the links' frame bound) and what this
     // node gathers for one answer at most.
-    static constexpr qsizetype ChunkBytes = 1024 * 1024;
+    static constexpr qsizetype ChunkBytes = qsizetype{ 1024 } * 1024;
     static constexpr qint64 MaxAnswerBytes = 256LL * 1024 * 1024;
 
     // `links` and `history` must outlive it.

@@ -130,7 +130,8 @@ std::shared_ptr<const OutboundMessage> OutboundMessage::withPosition(const Outbo
 
 std::shared_ptr<const OutboundMessage>
 OutboundMessage::arrived(const OutboundMessage &source, StreamPosition position,
-                         const QString &selfNodeId, const QString &senderNode, quint64 senderMember)
+                         const QString &selfNodeId, const QString &senderNode, quint64 senderMember,
+                         quint64 forwardId)
 {
     std::shared_ptr<OutboundMessage> message = copyOf(source);
     message->m_position = position;
@@ -138,6 +139,7 @@ OutboundMessage::arrived(const OutboundMessage &source, StreamPosition position,
     message->m_excludedMember = sentHere ? senderMember : 0;
     message->m_remoteSenderNode = sentHere ? QString() : senderNode;
     message->m_remoteSenderMember = sentHere ? 0 : senderMember;
+    message->m_forwardId = forwardId;
     return charged(std::move(message));
 }
 
@@ -163,6 +165,7 @@ std::shared_ptr<OutboundMessage> OutboundMessage::copyOf(const OutboundMessage &
     message->m_excludedMember = source.m_excludedMember;
     message->m_remoteSenderNode = source.m_remoteSenderNode;
     message->m_remoteSenderMember = source.m_remoteSenderMember;
+    message->m_forwardId = source.m_forwardId;
     message->m_members = source.m_members;
     message->m_counting = source.m_counting;
     message->m_createdAt = source.m_createdAt;

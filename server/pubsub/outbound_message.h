@@ -56,13 +56,21 @@ struct StreamPosition
 {
     quint64 epoch = 0;
     quint64 offset = 0;
+    // The offset of the topic's previous message that went to every node holding its tenant
+    // (broadcasts; not postgres_changes, which go to their members' nodes only), 0 if none: a
+    // node that receives the topic from its home sees from it that nothing went missing in
+    // between (RemoteSequences). A hint, not part of the position's identity.
+    quint64 previous = 0;
 
     bool isSet() const { return epoch != 0; }
     // The epoch as the wire carries it: 16 lowercase hex digits (a JSON number would lose bits).
     QByteArray epochText() const;
     static std::optional<quint64> parseEpoch(const QString &text);
 
-    friend bool operator==(const StreamPosition &, const StreamPosition &) = default;
+    friend bool operator==(const StreamPosition &a, const StreamPosition &b)
+    {
+        return a.epoch == b.epoch && a.offset == b.offset;
+    }
 };
 
 // One message for every member of a topic, shared read-only by all recipients on all workers.
@@ -118,12 +126,15 @@ public:
     // excludes that member, as it would have locally; member ids mean nothing elsewhere).
     static std::shared_ptr<const OutboundMessage>
     arrived(const OutboundMessage &source, StreamPosition position, const QString &selfNodeId,
-            const QString &senderNode, quint64 senderMember);
+            const QString &senderNode, quint64 senderMember, quint64 forwardId = 0);
     // The node and member that sent a message published here on another node's behalf (the
     // home numbering a broadcast forwarded to it), or empty: nobody's, or this node's own
     // (then excludedMember() names the sender).
     const QString &remoteSenderNode() const { return m_remoteSenderNode; }
     quint64 remoteSenderMember() const { return m_remoteSenderMember; }
+    // The number the sender's node gave a broadcast it sent to the home to be numbered (0:
+    // none): the home's numbered copy carries it back, so that node knows it arrived.
+    quint64 forwardId() const { return m_forwardId; }
 
     // Whether the message belongs to its topic's sequence: user broadcasts, text broadcasts and
     // postgres_changes (not presence diffs, system pushes or legacy change events).
@@ -192,6 +203,7 @@ private:
     quint64 m_excludedMember = 0;
     QString m_remoteSenderNode;
     quint64 m_remoteSenderMember = 0;
+    quint64 m_forwardId = 0;
     std::vector<quint64> m_members; // Audience::Members, sorted
     DeliveryCounting m_counting;
     std::chrono::steady_clock::time_point m_createdAt = std::chrono::steady_clock::now();

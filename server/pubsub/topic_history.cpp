@@ -63,10 +63,15 @@ void TopicHistory::appendGroup(const TopicKey &topic, const HistorySettings &set
     if (state.epoch == 0) {
         state.epoch = newEpoch();
     }
-    const StreamPosition position{ state.epoch, ++state.lastOffset };
+    const StreamPosition position{ state.epoch, ++state.lastOffset, state.lastSharedOffset };
     state.lastAtMs = nowMs;
     state.ttlSeconds = settings.ttlSeconds;
     const std::vector<Numbered> messages = make(position);
+    if (std::any_of(messages.begin(), messages.end(), [](const Numbered &numbered) {
+            return numbered.published->audience() != Audience::Members;
+        })) {
+        state.lastSharedOffset = position.offset;
+    }
     if (settings.enabled()) {
         // One entry per position, so that the count bound counts events.
         std::vector<OutboundMessagePtr> kept;

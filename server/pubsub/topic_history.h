@@ -101,6 +101,7 @@ private:
     {
         quint64 epoch = 0;
         quint64 lastOffset = 0;
+        quint64 lastSharedOffset = 0; // the last offset that went to every node (previous)
         qint64 lastAtMs = 0;
         int ttlSeconds = 0;
         std::deque<Entry> entries;

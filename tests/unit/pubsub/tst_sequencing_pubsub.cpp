@@ -111,6 +111,7 @@ private Q_SLOTS:
     void losingTheHomeStartsANewEpochOnReturn();
     void changeGroupThroughASinkSharesOnePosition();
     void joinsWaitForAnUnknownHome();
+    void previousNamesTheLastMessageForEveryNode();
 };
 
 namespace {
@@ -220,6 +221,23 @@ void SequencingPubSubTest::changeGroupThroughASinkSharesOnePosition()
             [&sunk](const OutboundMessagePtr &m) { sunk.push_back(m); });
     QCOMPARE(sunk.size(), size_t{ 1 });
     QVERIFY(!sunk[0]->position().isSet());
+}
+
+void SequencingPubSubTest::previousNamesTheLastMessageForEveryNode()
+{
+    // A change for some members only takes an offset but is no message every node gets: the
+    // next broadcast names the broadcast before it, so other nodes see that nothing is missing.
+    Fixture f;
+    f.sequencer.publish(broadcastOn(Room, 1));
+    f.sequencer.publishGroup(
+            { OutboundMessage::pushTo(Room, "postgres_changes", R"({"ids":[1]})", { 1 }) });
+    f.sequencer.publish(broadcastOn(Room, 3));
+    const std::vector<OutboundMessagePtr> out = f.inner.published();
+    QCOMPARE(out.size(), size_t{ 3 });
+    QCOMPARE(out[0]->position().previous, quint64{ 0 });
+    QCOMPARE(out[1]->position().offset, quint64{ 2 });
+    QCOMPARE(out[2]->position().offset, quint64{ 3 });
+    QCOMPARE(out[2]->position().previous, quint64{ 1 });
 }
 
 void SequencingPubSubTest::joinsWaitForAnUnknownHome()

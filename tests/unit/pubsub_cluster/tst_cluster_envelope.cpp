@@ -75,6 +75,7 @@ private Q_SLOTS:
     void numberedEnvelopeCarriesPositionAndSender();
     void senderIsExcludedOnlyOnItsOwnNode();
     void homeCopyNamesTheRemoteSender();
+    void forwardIdComesBackToTheSender();
     void nonCanonicalVersionTwoIsAnError_data();
     void nonCanonicalVersionTwoIsAnError();
 };
@@ -281,20 +282,24 @@ void ClusterEnvelopeTest::hostileLengthDoesNotAllocate()
 
 void ClusterEnvelopeTest::numberedEnvelopeCarriesPositionAndSender()
 {
-    const rt::pubsub::StreamPosition position{ 0xabcdef0123456789ULL, 42 };
+    const rt::pubsub::StreamPosition position{ 0xabcdef0123456789ULL, 42, 40 };
     const auto numbered = OutboundMessage::withPosition(
             *OutboundMessage::userBroadcast(PublicRoom, "e", "{}", true, {}), position);
     const QByteArray bytes = encodeEnvelope(*numbered).value();
     QCOMPARE(bytes.at(0), '\x02'); // version 2: a position
-    // version 2's fields after the payload: u64 epoch, u64 offset, bytes sender, u64 member
-    QCOMPARE(bytes.right(28),
+    // version 2's fields after the payload: u64 epoch, u64 offset, u64 previous, bytes sender,
+    // u64 member, u64 forward id
+    QCOMPARE(bytes.right(44),
              QByteArray::fromHex("abcdef0123456789"
                                  "000000000000002a"
+                                 "0000000000000028"
                                  "00000000"
+                                 "0000000000000000"
                                  "0000000000000000"));
     const auto decoded = decodeEnvelope(bytes);
     QVERIFY(decoded.ok());
     QCOMPARE(decoded->position, position);
+    QCOMPARE(decoded->position.previous, quint64{ 40 });
     const OutboundMessagePtr rebuilt = decoded->toMessage({}, QStringLiteral("node-b"));
     QCOMPARE(rebuilt->position(), position);
     // meta already says so: the rebuilt frames are the numbered message's own.
@@ -342,6 +347,26 @@ void ClusterEnvelopeTest::homeCopyNamesTheRemoteSender()
     QCOMPARE(onward->toMessage({}, QStringLiteral("node-a"))->excludedMember(), quint64(42));
 }
 
+void ClusterEnvelopeTest::forwardIdComesBackToTheSender()
+{
+    // node-a numbers its forward 9; the home's numbered copy carries 9 back to node-a.
+    auto sent = rt::pubsub::envelopeOf(
+            *OutboundMessage::push(PublicRoom, "broadcast", "{}", Audience::BroadcastReaders, 42),
+            QStringLiteral("node-a"));
+    QVERIFY(sent.ok());
+    sent->forwardId = 9;
+    const auto atHomeEnvelope = decodeEnvelope(encodeEnvelope(*sent));
+    QVERIFY(atHomeEnvelope.ok());
+    QCOMPARE(atHomeEnvelope->forwardId, quint64{ 9 });
+    const OutboundMessagePtr atHome =
+            OutboundMessage::withPosition(*atHomeEnvelope->toMessage({}, QStringLiteral("home")),
+                                          rt::pubsub::StreamPosition{ 5, 1 });
+    const auto onward = decodeEnvelope(encodeEnvelope(*atHome, QStringLiteral("home")).value());
+    QVERIFY(onward.ok());
+    QCOMPARE(onward->forwardId, quint64{ 9 });
+    QCOMPARE(onward->senderNode, QStringLiteral("node-a"));
+}
+
 void ClusterEnvelopeTest::nonCanonicalVersionTwoIsAnError_data()
 {
     QTest::addColumn<QByteArray>("trailer");
@@ -353,12 +378,17 @@ void ClusterEnvelopeTest::nonCanonicalVersionTwoIsAnError_data()
         return b;
     };
     const QByteArray noSender = QByteArray(4, '\0');
-    QTest::newRow("nothing version 1 could not say") << u64(0) + u64(0) + noSender + u64(0);
-    QTest::newRow("offset without epoch") << u64(0) + u64(3) + noSender + u64(0);
-    QTest::newRow("epoch without offset") << u64(9) + u64(0) + noSender + u64(0);
-    QTest::newRow("member without node") << u64(9) + u64(1) + noSender + u64(5);
+    const QByteArray none = u64(0);
+    QTest::newRow("nothing version 1 could not say")
+            << u64(0) + u64(0) + u64(0) + noSender + u64(0) + none;
+    QTest::newRow("offset without epoch") << u64(0) + u64(3) + u64(0) + noSender + u64(0) + none;
+    QTest::newRow("epoch without offset") << u64(9) + u64(0) + u64(0) + noSender + u64(0) + none;
+    QTest::newRow("previous not before offset")
+            << u64(9) + u64(4) + u64(4) + noSender + u64(0) + none;
+    QTest::newRow("member without node") << u64(9) + u64(1) + u64(0) + noSender + u64(5) + none;
+    QTest::newRow("forward without node") << u64(9) + u64(1) + u64(0) + noSender + u64(0) + u64(7);
     QTest::newRow("sender not UTF-8")
-            << u64(9) + u64(1) + QByteArray("\0\0\0\x02\xff\xfe", 6) + u64(5);
+            << u64(9) + u64(1) + u64(0) + QByteArray("\0\0\0\x02\xff\xfe", 6) + u64(5) + none;
 }
 
 void ClusterEnvelopeTest::nonCanonicalVersionTwoIsAnError()
