@@ -107,3 +107,13 @@ export async function homeOf(nodes, tenant, timeoutMs = 8000) {
     }
     throw new Error(`no single home of ${tenant} within ${timeoutMs} ms (claimed by: ${seen.join(', ') || 'none'})`);
 }
+
+/**
+ * The node-to-node flows that broadcasts among clients on `memberNodes` travel when `home` numbers
+ * them: each member node other than the home sends to the home, and the home sends to each of
+ * them ([from, to] pairs; none when every client is on the home).
+ */
+export function flowsThroughHome(memberNodes, home) {
+    const others = [...new Set(memberNodes)].filter((n) => n !== home);
+    return others.flatMap((n) => [[n, home], [home, n]]);
+}

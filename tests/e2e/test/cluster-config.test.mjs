@@ -170,6 +170,9 @@ describe('cluster configuration in etcd', () => {
         const poolB = new ClientPool(b);
         try {
             await waitFor(async () => (await config(b)).json.revision >= res.json.revision, 1000, 'b has the override');
+            // The earlier tests' users have left every node's count (the nodes exchange them every 500 ms).
+            await waitFor(async () => Object.values((await clusterView(a)).users?.['realtime-dev'] ?? {}).every((n) => n === 0),
+                3000, "a counts nobody's users of realtime-dev");
             await joinChannel(poolA.client().channel('first'));
             // The limit holds across the cluster: once b knows of a's user (GET /api/cluster shows
             // it), b's first user is refused at connect.

@@ -29,6 +29,8 @@ import { clusterView, LEASE_TTL_S, memberIds, startEtcd, startNode } from '../li
 import { token } from '../lib/jwt.mjs';
 import { bedUnavailable, makeBed } from '../lib/netns.mjs';
 import { createDatabase, PG_BIN, pgBinariesPresent, psqlAs, tenantSeed } from '../lib/pg.mjs';
+import { candidatePair, consistentNode } from '../lib/placement.mjs';
+import { assertConsecutive } from '../lib/recovery.mjs';
 import { Recorder, sleep, waitFor } from '../lib/util.mjs';
 
 const PARTITION_MS = Math.max(10, Number(process.env.RT_E2E_PARTITION_S || 30)) * 1000;
@@ -40,6 +42,21 @@ const NODES = ['node-a', 'node-b', 'node-c'];
 const TOPIC = 'multihost-room';
 /** How long after a heal the cluster may take to be whole again (a lease TTL and re-registration). */
 const RECOVERY_MS = 15_000;
+
+/**
+ * A tenant without database whose home cannot be node C: the picker gives a young node's tenant
+ * by consistent hashing, an older one's to the less loaded of two candidates; neither is C for
+ * this name in the coming minutes.
+ */
+function tenantHomedAwayFromC() {
+    const bucket = Math.floor(Date.now() / 60_000);
+    for (let i = 0; ; ++i) {
+        const name = `mhrec${i}`;
+        const candidates = [bucket, bucket + 1, bucket + 2].flatMap((b) => candidatePair(name, b, NODES.length));
+        if (consistentNode(name, NODES) !== 'node-c' && !candidates.includes(NODES.indexOf('node-c'))) return name;
+    }
+}
+const REC_TENANT = tenantHomedAwayFromC();
 
 const unavailable = await bedUnavailable();
 const skip = unavailable && !process.env.RT_E2E_NETNS_REQUIRED ? unavailable
@@ -101,7 +118,7 @@ describe('a cluster on five hosts with TLS on every wire', { skip }, () => {
         const tenants = [tenantSeed(TENANT, SECRET, pg.env, DB, {
             settings: { slot_name: 'rt_e2e_multihost_slot', ssl_enforced: true },
             max_events_per_second: 100_000,
-        })];
+        }), { external_id: REC_TENANT, jwt_secret: SECRET, extensions: [], migrations_ran: 81, history_size: 1000, max_events_per_second: 100_000 }];
         // The tenant is seeded once, into the shared control plane, by the first node.
         await startHostNode('node-a', tenants);
         for (const name of NODES.slice(1)) await startHostNode(name);
@@ -189,6 +206,20 @@ describe('a cluster on five hosts with TLS on every wire', { skip }, () => {
     let alice;
     let bob;
     let carol;
+    let recA; // REC_TENANT: a sender on A and a subscriber on C
+    let recC;
+
+    /** A channel of REC_TENANT on `nodeName` recording its broadcasts. */
+    async function recMember(nodeName) {
+        const pool = new ClientPool(nodes[nodeName]);
+        pools.push(pool);
+        const client = pool.client({ tenant: REC_TENANT, token: token(SECRET, {}) });
+        const ch = client.channel('rec-room', { config: { broadcast: { self: false, ack: true } } });
+        const got = new Recorder(`${REC_TENANT} broadcasts at ${nodeName}`);
+        ch.on('broadcast', { event: '*' }, got.fn);
+        await joinChannel(ch, { timeoutMs: 20_000 });
+        return { client, ch, got };
+    }
 
     test('TLS on every wire; broadcast, presence and postgres_changes across the hosts', { timeout: 120_000 }, async () => {
         for (const name of NODES) {
@@ -210,6 +241,10 @@ describe('a cluster on five hosts with TLS on every wire', { skip }, () => {
         await deliver(alice, [bob, carol]);
         await deliver(bob, [alice, carol]);
         await deliver(carol, [alice, bob]);
+        recA = await recMember('node-a');
+        recC = await recMember('node-c');
+        assert.equal(await recA.ch.send({ type: 'broadcast', event: 'n', payload: { n: 0 } }), 'ok');
+        await recC.got.next((m) => m.payload?.n === 0, 5000, `${REC_TENANT}'s first broadcast at C`);
         await db.exec(Array.from({ length: 10 }, (_, k) => `INSERT INTO items VALUES (${k + 1}, 'v${k + 1}');`).join('\n'));
         await rowsArrive([alice, bob, carol], 1, 11, 20_000);
 
@@ -226,6 +261,7 @@ describe('a cluster on five hosts with TLS on every wire', { skip }, () => {
         assert.ok(alice && bob && carol, 'the first test ran');
         const carol2 = await member('node-c', 'carol2');
         await waitFor(() => presenceKeys(alice).includes('carol2'), 10_000, 'carol2 seen on A');
+        let recSent = 0;
         const rowsWriter = writer(1000);
         await waitFor(() => rowsWriter.next() >= 1010, 10_000, 'the writer under way');
 
@@ -246,6 +282,9 @@ describe('a cluster on five hosts with TLS on every wire', { skip }, () => {
             dave = await member('node-a', 'dave');
             let rounds = 0;
             while (Date.now() - cutAt < PARTITION_MS) {
+                for (let k = 0; k < 5; ++k) {
+                    assert.equal(await recA.ch.send({ type: 'broadcast', event: 'n', payload: { n: ++recSent } }), 'ok');
+                }
                 await deliver(alice, [bob, dave]);
                 await deliver(bob, [alice, dave]);
                 await deliver(carol2, [carol]);
@@ -272,6 +311,17 @@ describe('a cluster on five hosts with TLS on every wire', { skip }, () => {
         }
         await deliver(dave, [carol, carol2, bob]);
         await deliver(carol, [alice, bob, dave]);
+
+        // Broadcasts: what A's sender sent while C was away (numbered at the home, not C) reaches
+        // C's subscriber without anything newer to reveal the gap (C asks the home once its link
+        // is back); then one after the heal. All once, in order, consecutive offsets.
+        await waitFor(() => recC.got.items.length >= recSent + 1, RECOVERY_MS,
+            `the ${recSent} broadcasts of the partition at C`, () => recC.got.items.map((m) => m.payload.n));
+        assert.equal(await recA.ch.send({ type: 'broadcast', event: 'n', payload: { n: ++recSent } }), 'ok');
+        await recC.got.next((m) => m.payload?.n === recSent, RECOVERY_MS, `${REC_TENANT}'s broadcast after the heal at C`);
+        assert.deepEqual(recC.got.items.map((m) => m.payload.n), Array.from({ length: recSent + 1 }, (_, n) => n),
+            `C's subscriber has every broadcast of ${REC_TENANT} once, in order (${recSent} sent during and after the partition)`);
+        assertConsecutive(recC.got.items, recC.got.items[0].meta.offset, `${REC_TENANT} at C`);
 
         // The database: every row committed before, during and after the partition reaches every
         // user who was there once, in commit order: A's and B's all along, C's once the owner's
