@@ -73,3 +73,15 @@ export function pacedPublisher(channel, total, perSecond) {
     })();
     return publisher;
 }
+
+/** The broadcast on `topic` a raw frame carries (kind-4 binary or text), as { event, payload, meta }. */
+export function rawBroadcast(frame, topic) {
+    if (frame.binary && frame.kind === 4 && frame.topic === topic) return { event: frame.userEvent, payload: frame.payload, meta: frame.meta };
+    if (!frame.binary && frame.event === 'broadcast' && frame.topic === topic) {
+        return { event: frame.payload?.event, payload: frame.payload?.payload, meta: frame.payload?.meta };
+    }
+    return undefined;
+}
+
+/** The broadcasts on `topic` among a raw client's frames from index `from`. */
+export const rawBroadcasts = (raw, topic, from = 0) => raw.frames.items.slice(from).map((f) => rawBroadcast(f, topic)).filter(Boolean);

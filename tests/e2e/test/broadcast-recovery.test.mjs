@@ -39,7 +39,9 @@ import {
     awaitSentinel, heartbeatBarrier, httpConnection, newSentinelId, rawHeartbeat, SENTINEL_EVENT, sentinelBroadcast, withoutSentinels,
 } from '../lib/sentinel.mjs';
 import { SELF_HOST_SECRET, startServer } from '../lib/server.mjs';
-import { assertConsecutive, pacedPublisher, positionOf, recoveringChannel, sequenceReport } from '../lib/recovery.mjs';
+import {
+    assertConsecutive, pacedPublisher, positionOf, rawBroadcast, rawBroadcasts, recoveringChannel, sequenceReport,
+} from '../lib/recovery.mjs';
 import { startTcpProxy } from '../lib/tcp-proxy.mjs';
 import { Recorder, show, waitFor } from '../lib/util.mjs';
 
@@ -123,17 +125,6 @@ async function publisherChannel(client, sub, { ack = true, isPrivate = false } =
     return ch;
 }
 
-/** The broadcast on `topic` a raw frame carries (kind-4 binary or text), as { event, payload, meta }. */
-function rawBroadcast(frame, topic) {
-    if (frame.binary && frame.kind === 4 && frame.topic === topic) return { event: frame.userEvent, payload: frame.payload, meta: frame.meta };
-    if (!frame.binary && frame.event === 'broadcast' && frame.topic === topic) {
-        return { event: frame.payload?.event, payload: frame.payload?.payload, meta: frame.payload?.meta };
-    }
-    return undefined;
-}
-
-/** The broadcasts on `topic` among a raw client's frames from index `from`. */
-const rawBroadcasts = (raw, topic, from = 0) => raw.frames.items.slice(from).map((f) => rawBroadcast(f, topic)).filter(Boolean);
 
 describe('broadcast positions and recovery (no database)', () => {
     test('a subscriber whose TCP connection is reset mid-stream (500 messages/s) ends with every message exactly once, in order; its rejoin carried its last position and was answered recovered: true', { timeout: 120_000 }, async (t) => {

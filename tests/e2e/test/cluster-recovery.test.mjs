@@ -8,7 +8,9 @@
 //   it and holds live messages back meanwhile): a TCP reset mid-stream at 500 messages/s ends
 //   with every message exactly once, in order;
 // - the same when the subscriber's node is killed (-9) and the client reconnects to another node;
-// - outside the home's history the rejoin answers recovered: false, "history too short".
+// - outside the home's history the rejoin answers recovered: false, "history too short";
+// - replay.since on a public channel joined on a node that is not the home reads the home's
+//   history.
 //
 // - with a tenant database (PostgreSQL 15): postgres_changes and database broadcasts are
 //   numbered at the home (the stream's owner) and carry the same position on every node; one
@@ -29,7 +31,10 @@ import { ClientPool, joinChannel, subscribe } from '../lib/clients.mjs';
 import { homeOf, memberIds, startEtcd, startNode } from '../lib/cluster.mjs';
 import { token } from '../lib/jwt.mjs';
 import { createDatabase, literal, PG_BIN, pgBinariesPresent, psqlAs, tenantSeed } from '../lib/pg.mjs';
-import { assertConsecutive, pacedPublisher, positionOf, recoveringChannel, sequenceReport } from '../lib/recovery.mjs';
+import {
+    assertConsecutive, pacedPublisher, positionOf, rawBroadcast, rawBroadcasts, recoveringChannel, sequenceReport,
+} from '../lib/recovery.mjs';
+import { RawClient } from '../lib/raw.mjs';
 import { httpConnection, sentinelBroadcast, withoutSentinels } from '../lib/sentinel.mjs';
 import { startTcpProxy } from '../lib/tcp-proxy.mjs';
 import { Recorder, show, waitFor } from '../lib/util.mjs';
@@ -51,6 +56,7 @@ describe('positions and recovery on a three-node cluster', () => {
     const pools = [];
     const proxies = [];
     const httpConns = [];
+    const rawClients = [];
 
     before(async () => {
         dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rt-e2e-recovery-'));
@@ -66,6 +72,7 @@ describe('positions and recovery on a three-node cluster', () => {
 
     afterEach(async () => {
         for (const conn of httpConns.splice(0)) conn.close();
+        for (const raw of rawClients.splice(0)) raw.close();
         await Promise.all(pools.splice(0).map((p) => p.cleanup()));
         await Promise.all(proxies.splice(0).map((p) => p.close()));
     });
@@ -230,6 +237,35 @@ describe('positions and recovery on a three-node cluster', () => {
         await joinChannel(stranger.channel);
         const strangerReply = await stranger.replies.next(() => true, 5000, 'the join reply');
         assert.deepEqual([strangerReply.response.recovered, strangerReply.response.reason], [false, 'epoch changed']);
+    });
+
+    test('replay.since on a public channel joined on a node that is not the home: the home\'s messages since then, the newest `limit`, with their positions; then live ones', async () => {
+        const tenant = 'recall';
+        const { home, others: [x] } = await placeTenant(tenant);
+        const sub = unique('replay');
+        const live = recoveringChannel(clientOn(nodes[home], tenant), sub);
+        await joinChannel(live.channel);
+        const publish = httpOn(nodes[x], tenant);
+        for (let i = 1; i <= 3; ++i) await publish([{ topic: sub, event: 'a', payload: { i } }]);
+        await live.got.next((m) => m.event === 'a' && m.payload.i === 3, 5000, 'the last message before since');
+        const lastA = Date.now();
+        await waitFor(() => Date.now() > lastA, 1000, 'the clock to pass the last message before since');
+        const since = Date.now();
+        for (let i = 1; i <= 4; ++i) await publish([{ topic: sub, event: 'b', payload: { i } }]);
+        await live.got.next((m) => m.event === 'b' && m.payload.i === 4, 5000, 'the last message after since');
+        // realtime-js refuses replay on public channels itself: a raw client asks.
+        const raw = await RawClient.connect(nodes[x], { vsn: '2.0.0', token: token(SECRET), host: nodes[x].hostFor(tenant) });
+        rawClients.push(raw);
+        const topic = `realtime:${sub}`;
+        const reply = await raw.join(topic, { config: { broadcast: { self: false, replay: { since, limit: 3 } } } });
+        assert.equal(reply.payload.status, 'ok', reply.text);
+        await publish([{ topic: sub, event: 'c', payload: { i: 1 } }]);
+        await raw.frames.next((f) => rawBroadcast(f, topic)?.event === 'c', 5000, 'the live message after the replay');
+        const view = (m) => ({ event: m.event, i: m.payload.i, ...positionOf(m) });
+        const got = rawBroadcasts(raw, topic);
+        const expected = live.got.items.filter((m) => m.event === 'b').slice(-3).map(view);
+        assert.deepEqual(got.slice(0, 3).map(view), expected, 'the newest 3 since then, oldest first, with the home\'s positions');
+        assert.deepEqual(got.slice(3).map((m) => m.event), ['c'], 'then live ones only');
     });
 
     // Last: it kills a node.
