@@ -60,7 +60,12 @@ bool TenantHomes::awaitKnown(const QByteArray &tenantId, QObject *receiver,
         if (m_homes.contains(tenantId)) {
             return true;
         }
-        m_waiters.insert(tenantId, Waiter{ receiver, once });
+        // Waits that ended by their timeout go now: while no home can be claimed (etcd out of
+        // reach) joins keep coming, and each waiter holds its join.
+        m_waiters.removeIf([](QMultiHash<QByteArray, Waiter>::iterator it) {
+            return it.value().done->load();
+        });
+        m_waiters.insert(tenantId, Waiter{ receiver, once, done });
     }
     QTimer::singleShot(timeoutMs, receiver, once);
     return false;

@@ -7,7 +7,9 @@
 #include <QSet>
 #include <QString>
 
+#include <atomic>
 #include <functional>
+#include <memory>
 #include <mutex>
 
 class QObject;
@@ -41,6 +43,12 @@ public:
     explicit TenantHomes(HomeLost homeLost = {});
 
     Home homeOf(const QByteArray &tenantId) const;
+    // Joins waiting for a home now (ended waits are dropped by the next awaitKnown).
+    qsizetype waiterCount() const
+    {
+        const std::lock_guard lock(m_mutex);
+        return m_waiters.size();
+    }
     // The tenants this node is the home of, sorted.
     QList<QByteArray> homesHere() const;
 
@@ -69,6 +77,7 @@ private:
     {
         QObject *receiver = nullptr;
         std::function<void()> once; // runs its target at most once
+        std::shared_ptr<std::atomic<bool>> done; // set once it ran (or timed out)
     };
     mutable QMultiHash<QByteArray, Waiter> m_waiters; // guarded by m_mutex
 };

@@ -258,6 +258,17 @@ void SequencingPubSubTest::joinsWaitForAnUnknownHome()
     f.homes.setHome("later", QStringLiteral("other"));
     QCoreApplication::processEvents();
     QCOMPARE(called, 2);
+    // Ended waits do not pile up while no home can be known: each new wait drops them.
+    QCOMPARE(f.homes.waiterCount(), qsizetype{ 0 });
+    int ended = 0;
+    for (int i = 0; i < 100; ++i) {
+        QVERIFY(!f.sequencer.awaitHome(
+                "never", &receiver, [&ended] { ++ended; }, 1));
+    }
+    QTRY_COMPARE(ended, 100);
+    QVERIFY(!f.sequencer.awaitHome(
+            "never", &receiver, [] {}, 60'000));
+    QCOMPARE(f.homes.waiterCount(), qsizetype{ 1 });
 }
 
 void SequencingPubSubTest::broadcastsAreNumberedPerTopic()
