@@ -394,6 +394,8 @@ describe('positions and recovery of database messages on a three-node cluster', 
         const view = (m) => ({ event: m.event, k: m.payload.k, ...positionOf(m) });
         for (const [name, s] of Object.entries(subs)) {
             await s.got.next((m) => m.payload?.k === 5, DELIVERY_MS, `the last message at ${name}`);
+        }
+        for (const [name, s] of Object.entries(subs)) {
             assert.deepEqual(s.got.items.filter((m) => m.event === 'ev').map((m) => m.payload.k), [1, 2, 3, 4, 5], `call order at ${name}`);
             assertConsecutive(s.got.items, start.offset, `${name}`);
             assert.deepEqual(s.got.items.map(view), subs[home].got.items.map(view), `${name} sees the home's positions`);
