@@ -683,8 +683,7 @@ void ClusterPubSub::onPeerConnected(const QString &nodeId)
     }
     flushLocalInterest();
     sendSync(nodeId);
-    requestSync(nodeId, true);
-    catchUpWith(nodeId);
+    requestSync(nodeId, true); // its answer starts the catch-up (onInterestSync)
 }
 
 void ClusterPubSub::onInterestCheck()
@@ -874,8 +873,14 @@ void ClusterPubSub::onInterestSync(const QString &fromNodeId, const QByteArray &
         qCDebug(lcPubsub) << "interest of" << fromNodeId << "synced:" << sync->tenants.size()
                           << "tenant(s) at seq" << sync->seq;
         sendAck(fromNodeId);
-        const std::lock_guard lock(m_statsMutex);
-        refreshPeerFigures(fromNodeId);
+        {
+            const std::lock_guard lock(m_statsMutex);
+            refreshPeerFigures(fromNodeId);
+        }
+        // A full sync comes over the peer's own link to this node once it counts this node as
+        // a member again: only now can a home answer, so only now is the catch-up asked (a
+        // question sent when our link to it came up may reach a home that has no way back).
+        catchUpWith(fromNodeId);
     }
 }
 

@@ -13,8 +13,11 @@
 #include "server/cluster/links/node_links.h"
 #include "server/limits/rate_counter.h"
 #include "server/pubsub/cluster_pubsub.h"
+#include "server/pubsub/history_exchange.h"
 #include "server/pubsub/hub.h"
 #include "server/pubsub/local_pubsub.h"
+#include "server/pubsub/tenant_homes.h"
+#include "server/pubsub/topic_history.h"
 
 #include <QElapsedTimer>
 #include <QHostAddress>
@@ -95,6 +98,7 @@ struct Node
     ~Node()
     {
         pubsub.reset();
+        exchange.reset();
         links.reset();
         for (const auto &[topic, recorder] : subscriptions) {
             hub.unsubscribe(topic, recorder.get());
@@ -127,6 +131,33 @@ struct Node
                     return DeliveryCounting{ counter, isBroadcast, nullptr };
                 });
     }
+    // Positions and history as a node of a cluster has them (ClusterNode::startHomes), with
+    // `homeNode` the home of TenantT.
+    void startHistory(const QString &homeNode)
+    {
+        homes.setSelf(id);
+        homes.setHome(TenantT, homeNode);
+        exchange = std::make_unique<HistoryExchange>(
+                id, *links, history, [](const QByteArray &) { return HistorySettings{}; },
+                [this](const TopicKey &, bool isBroadcast) {
+                    return DeliveryCounting{ counter, isBroadcast, nullptr };
+                });
+        pubsub->setHistoryExchange(exchange.get());
+        pubsub->setHomes(&homes);
+    }
+    // At the home: numbers a broadcast of RoomT carrying {"n":n} and sends it out.
+    void publishNumbered(int n)
+    {
+        const OutboundMessagePtr base = OutboundMessage::userBroadcast(
+                RoomT, "n", QByteArray("{\"n\":").append(QByteArray::number(n)).append('}'), true,
+                {});
+        history.append(
+                RoomT, HistorySettings{},
+                [&base](StreamPosition position) {
+                    return OutboundMessage::withPosition(*base, position);
+                },
+                [this](const OutboundMessagePtr &message) { pubsub->publish(message); });
+    }
     PeerAddress address() const
     {
         return PeerAddress{ id, QStringLiteral("127.0.0.1"), links->listeningPort() };
@@ -155,6 +186,9 @@ struct Node
     LocalPubSub local;
     std::unique_ptr<NodeLinks> links;
     std::unique_ptr<ClusterPubSub> pubsub;
+    TenantHomes homes;
+    TopicHistory history{ qint64{ 1 } << 20 };
+    std::unique_ptr<HistoryExchange> exchange;
     std::vector<std::pair<TopicKey, std::unique_ptr<Recorder>>> subscriptions;
     quint64 lastMemberId = 0;
     int envelopeFramesIn = 0;
@@ -190,6 +224,7 @@ private Q_SLOTS:
     void silentPeerHoldsAJoinOnlyForTheWait();
     void peerThatGoesAwayEndsTheWait();
     void departureNoticedLaterNeverOvertakesAnArrival();
+    void catchUpWaitsUntilTheHomeCanAnswer();
 
 private:
     // Nodes a..d; `withPubSub` false leaves a node with links only (it never answers).
@@ -833,6 +868,68 @@ void ClusterPubSubTest::departureNoticedLaterNeverOvertakesAnArrival()
     QVERIFY(QTest::qWaitFor([&] { return reached; }, WaitMs));
     QVERIFY(a.pubsub->interest().tenantsOf(b.id).contains(TenantT));
     QCOMPARE(b.pubsub->stats().reachableWaits, 2U);
+}
+
+// After a partition the links come back one way at a time: here b's link to the home a is up
+// again while a, not yet seeing b as a member, has no link back. What a numbered meanwhile
+// reaches b's subscriber once a can answer, in order, after what b had.
+void ClusterPubSubTest::catchUpWaitsUntilTheHomeCanAnswer()
+{
+    m_nodes.push_back(std::make_unique<Node>(QStringLiteral("a"), Local));
+    m_nodes.push_back(std::make_unique<Node>(QStringLiteral("b"), Local));
+    for (const auto &n : m_nodes) {
+        QVERIFY(n->startLinks());
+        n->startPubSub();
+        n->startHistory(QStringLiteral("a"));
+    }
+    Node &a = node(0);
+    Node &b = node(1);
+    Recorder *atB = b.subscribe(RoomT);
+    b.pubsub->noteLocalTenant(TenantT, true);
+    setMembership();
+    QVERIFY(interestSettled({ 0, 1 }));
+    QVERIFY(QTest::qWaitFor([&] { return a.pubsub->interest().tenantsOf(b.id).contains(TenantT); },
+                            WaitMs));
+    a.publishNumbered(1);
+    QVERIFY(QTest::qWaitFor([&] { return atB->count() == 1; }, WaitMs));
+
+    // a drops b (its lease expired) and numbers on; b still counts a as a member.
+    a.links->setPeers({});
+    a.pubsub->setPeers({});
+    for (int n = 2; n <= 4; ++n) {
+        a.publishNumbered(n);
+    }
+    // b's link to a comes back first: a hears b, but cannot send it anything.
+    b.links->setPeers({});
+    const quint64 heardBefore = a.links->counters(b.id).framesIn;
+    b.links->setPeers({ a.address() });
+    QVERIFY(QTest::qWaitFor([&] { return b.links->isConnected(a.id); }, WaitMs));
+    // What b's new link sent (its sync and its question for a sync) has reached a (at least as
+    // many frames as it sent; the old link's last ones may arrive as well).
+    QVERIFY(QTest::qWaitFor(
+            [&] {
+                const PeerCounters out = b.links->counters(a.id);
+                return out.framesOut > 0 && out.queuedFrames == 0
+                        && a.links->counters(b.id).framesIn >= heardBefore + out.framesOut;
+            },
+            WaitMs));
+    QCOMPARE(atB->count(), 1);
+
+    // a sees b again and opens its link back: the catch-up fills what b missed.
+    setMembership();
+    QVERIFY(QTest::qWaitFor([&] { return atB->count() == 4; }, WaitMs));
+    const QList<Recorder::Record> records = atB->records();
+    const auto field = [](const char *name, int n) {
+        return QByteArray("\"").append(name).append("\":").append(QByteArray::number(n));
+    };
+    for (int n = 1; n <= 4; ++n) {
+        const QByteArray &bytes = records[n - 1].bytes;
+        QVERIFY2(bytes.contains(field("n", n)), bytes.constData());
+        QVERIFY2(bytes.contains(field("offset", n)), bytes.constData());
+    }
+    // And the live flow goes on after it.
+    a.publishNumbered(5);
+    QVERIFY(QTest::qWaitFor([&] { return atB->count() == 5; }, WaitMs));
 }
 
 QTEST_GUILESS_MAIN(ClusterPubSubTest)
