@@ -29,8 +29,13 @@ void LocalPubSub::publish(const OutboundMessagePtr &message) const
         return;
     }
     QThread *current = QThread::currentThread();
+    // A numbered message is published under its topic's lock, so the posts of one topic reach
+    // every hub's queue in offset order; served synchronously here it would overtake what
+    // another publisher of the topic posted to this thread a moment before (offset 5 before
+    // 3 and 4). It takes the queue like the rest.
+    const bool synchronous = !message->position().isSet();
     for (Hub *target : m_hubs) {
-        if (target->thread() == current) {
+        if (synchronous && target->thread() == current) {
             target->deliver(message);
         } else {
             runtime::post(target, [target, message] { target->deliver(message); });

@@ -11,10 +11,12 @@ namespace rt::pubsub {
 class Hub;
 
 // Fan-out inside one node: a published message reaches the Hub of every worker. The hub of the
-// calling thread (if any) is served synchronously; the others get one posted delivery each,
-// never one per subscriber. Hubs are registered at start-up, before any traffic, and outlive
-// every publisher (they are destroyed only after the workers stopped); after that publish() is
-// safe from any thread. As a PubSub it is a single-node cluster: publish() == publishLocal().
+// calling thread (if any) is served synchronously unless the message is numbered (a position:
+// it must not overtake the topic's earlier messages already posted to that thread); the others
+// get one posted delivery each, never one per subscriber. Hubs are registered at start-up,
+// before any traffic, and outlive every publisher (they are destroyed only after the workers
+// stopped); after that publish() is safe from any thread. As a PubSub it is a single-node
+// cluster: publish() == publishLocal().
 class LocalPubSub final : public PubSub
 {
 public:

@@ -43,7 +43,8 @@ bool runOn(QObject *target, Fn fn)
 
 // Tests in-node fan-out: a published message reaches the hub of this thread synchronously and
 // the hubs of other worker threads through one posted delivery each, with frames encoded once for
-// all of them; after stop() nothing is delivered.
+// all of them; a numbered message never overtakes one another thread posted before it; after
+// stop() nothing is delivered.
 class LocalPubSubTest : public QObject
 {
     Q_OBJECT
@@ -58,6 +59,7 @@ private Q_SLOTS:
     void allWorkersShareTheEncodedFrames();
     void onePostedDeliveryPerHubNotPerSubscriber();
     void publishFromAWorkerServesItsOwnHubSynchronously();
+    void numberedMessagesKeepTheirOrderOnThePublishersThread();
     void stopDropsEverything();
     void hubsMayBeDestroyedOnceStopReturns();
 
@@ -123,6 +125,26 @@ void LocalPubSubTest::callersHubIsServedSynchronously()
     // No event loop has run: the main hub's member has it already.
     QCOMPARE(m_mainMember.count(), 1);
     QCOMPARE(m_mainMember.records().constFirst().thread, QThread::currentThread());
+}
+
+void LocalPubSubTest::numberedMessagesKeepTheirOrderOnThePublishersThread()
+{
+    const auto numbered = [](quint64 offset) {
+        const OutboundMessagePtr message =
+                OutboundMessage::userBroadcast(Room, "n", QByteArray::number(offset), true, {});
+        return OutboundMessage::withPosition(*message, rt::pubsub::StreamPosition{ 7, offset, 0 });
+    };
+    // A worker numbers offset 1 and posts it to this thread's hub; before this thread has run
+    // that post, it publishes offset 2 itself.
+    QMetaObject::invokeMethod(
+            m_hubs[0].get(), [this, &numbered] { m_pubsub->publish(numbered(1)); },
+            Qt::BlockingQueuedConnection);
+    m_pubsub->publish(numbered(2));
+    QCOMPARE(m_mainMember.count(), 0); // queued behind offset 1, not served at once
+    QTRY_COMPARE(m_mainMember.count(), 2);
+    const QList<RecordingSubscriber::Record> records = m_mainMember.records();
+    QVERIFY2(records[0].bytes.contains("\"offset\":1"), records[0].bytes.constData());
+    QVERIFY2(records[1].bytes.contains("\"offset\":2"), records[1].bytes.constData());
 }
 
 void LocalPubSubTest::otherThreadsHubsGetAPostedDelivery()
