@@ -22,6 +22,7 @@
 #include "server/node/tenant_change_relay.h"
 #include "server/pubsub/cluster_pubsub.h"
 #include "server/runtime/post.h"
+#include "server/runtime/process_figures.h"
 #include "server/runtime/worker_pool.h"
 #include "server/tenants/control_plane.h"
 #include "server/tls/tls_context.h"
@@ -374,10 +375,14 @@ void Server::onControlPlaneReady()
             http::registerHealthRoutes(router, *m_apiAuth);
             http::registerClusterRoutes(router, *m_tenantApiAdmin,
                                         [this] { return clusterView(); });
-            http::registerAdminRoutes(router, *m_tenantApiAdmin,
-                                      [this](const std::function<void(QByteArray)> &done) {
-                                          requestAdminSnapshot(done);
-                                      });
+            http::registerAdminRoutes(
+                    router, *m_tenantApiAdmin,
+                    [this](const std::function<void(QByteArray)> &done) {
+                        requestAdminSnapshot(done);
+                    },
+                    [this](const std::function<void(QByteArray)> &done) {
+                        requestAdminHistory(done);
+                    });
             m_configRoutes->registerOn(router);
         },
         m_cdc.get(),
@@ -414,6 +419,7 @@ void Server::onWorkerReady()
             m_pubsub.addHub(node->hub());
             m_workerMailboxes.emplace_back(node->loop()->mailbox(), node);
             m_workerFigures.push_back(std::make_shared<WorkerFigures>());
+            m_workerFigures.back()->startedNs = runtime::monotonicNs();
         }
     }
     startListening();
@@ -670,6 +676,17 @@ QJsonObject Server::clusterView() const
 
 void Server::requestAdminSnapshot(const std::function<void(QByteArray)> &done) const
 {
+    askClusterStats([](ClusterStats &stats) { return stats.snapshotJson(); }, done);
+}
+
+void Server::requestAdminHistory(const std::function<void(QByteArray)> &done) const
+{
+    askClusterStats([](ClusterStats &stats) { return stats.historyJson(); }, done);
+}
+
+void Server::askClusterStats(const std::function<QByteArray(ClusterStats &)> &build,
+                             const std::function<void(QByteArray)> &done) const
+{
     runtime::MailboxPtr mailbox;
     ClusterStats *stats = nullptr;
     {
@@ -678,7 +695,7 @@ void Server::requestAdminSnapshot(const std::function<void(QByteArray)> &done) c
         stats = m_clusterStats;
     }
     // The mailbox drops the post once the stats object is gone; then nobody answers but us.
-    if (!mailbox || !mailbox->post([stats, done] { done(stats->snapshotJson()); })) {
+    if (!mailbox || !mailbox->post([stats, build, done] { done(build(*stats)); })) {
         done(QByteArray());
     }
 }
@@ -692,14 +709,24 @@ LocalActivity Server::localActivity() const
             const std::shared_ptr<WorkerFigures> &figures = m_workerFigures[i];
             activity.connections += figures->sockets.load(std::memory_order_relaxed);
             activity.channels += figures->channels.load(std::memory_order_relaxed);
-            // The next read sees what the worker counts now, on its own thread.
+            activity.workers.append(node::WorkerActivity{
+                    figures->cpuNs.load(std::memory_order_relaxed), figures->startedNs,
+                    figures->loopLagNs.load(std::memory_order_relaxed) });
+            // The next read sees what the worker counts now, on its own thread, and how long
+            // this post waited in its event loop (the loop's lag).
             WorkerNode *node = m_workerMailboxes[i].second;
-            m_workerMailboxes[i].first->post([node, figures] {
+            const qint64 postedNs = runtime::monotonicNs();
+            m_workerMailboxes[i].first->post([node, figures, postedNs] {
+                figures->loopLagNs.store(runtime::monotonicNs() - postedNs,
+                                         std::memory_order_relaxed);
+                figures->cpuNs.store(runtime::threadCpuNs(), std::memory_order_relaxed);
                 figures->sockets.store(node->socketCount(), std::memory_order_relaxed);
                 figures->channels.store(node->channelCount(), std::memory_order_relaxed);
             });
         }
     }
+    activity.processCpuNs = runtime::processCpuNs();
+    activity.residentBytes = runtime::residentBytes();
     for (const auto &[labels, counter] : m_metrics->messagesIn.series()) {
         activity.messagesIn[labels.front()] += counter->value();
     }

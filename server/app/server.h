@@ -118,6 +118,10 @@ private:
     // The admin snapshot (GET /api/admin/snapshot, the live feed): built on the cluster thread,
     // which calls `done` with its JSON (empty bytes when there is no cluster node). Any thread.
     void requestAdminSnapshot(const std::function<void(QByteArray)> &done) const;
+    void requestAdminHistory(const std::function<void(QByteArray)> &done) const;
+    // Runs `build` on the admin view's thread and hands its JSON to `done` (empty: no view).
+    void askClusterStats(const std::function<QByteArray(node::ClusterStats &)> &build,
+                         const std::function<void(QByteArray)> &done) const;
     // This node's activity for the admin view: the workers' socket and channel counts as last
     // sampled (and a new sample requested of each worker), the message counters now. Any thread.
     node::LocalActivity localActivity() const;
@@ -181,6 +185,9 @@ private:
     {
         std::atomic<qint64> sockets{ 0 };
         std::atomic<qint64> channels{ 0 };
+        std::atomic<qint64> cpuNs{ 0 }; // the worker thread's CPU time at the last probe
+        std::atomic<qint64> loopLagNs{ 0 }; // how long the last probe waited to run
+        qint64 startedNs = 0; // about when the worker started (set before it is shared)
     };
     std::vector<std::shared_ptr<WorkerFigures>> m_workerFigures;
     // How other threads reach the admin view on the cluster thread (null until it exists).

@@ -7,9 +7,12 @@
 
 namespace rt::http {
 
-void registerAdminRoutes(Router &router, const AdminAuth &auth, AdminSnapshotSource source)
+namespace {
+
+void addJsonRoute(Router &router, const AdminAuth &auth, const QByteArray &path,
+                  AdminSnapshotSource source)
 {
-    router.add(QByteArrayLiteral("GET"), QByteArrayLiteral("/api/admin/snapshot"),
+    router.add(QByteArrayLiteral("GET"), path,
                [&auth, source = std::move(source)](const wire::HttpRequest &request,
                                                    const RouteParams &,
                                                    const transport::HttpResponder &responder) {
@@ -27,6 +30,15 @@ void registerAdminRoutes(Router &router, const AdminAuth &auth, AdminSnapshotSou
                                                        : wire::HttpResponse::json(200, json));
                    });
                });
+}
+
+} // namespace
+
+void registerAdminRoutes(Router &router, const AdminAuth &auth, AdminSnapshotSource snapshot,
+                         AdminSnapshotSource history)
+{
+    addJsonRoute(router, auth, QByteArrayLiteral("/api/admin/snapshot"), std::move(snapshot));
+    addJsonRoute(router, auth, QByteArrayLiteral("/api/admin/history"), std::move(history));
 }
 
 } // namespace rt::http

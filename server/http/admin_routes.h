@@ -15,8 +15,10 @@ class Router;
 using AdminSnapshotSource = std::function<void(std::function<void(QByteArray json)> done)>;
 
 // GET /api/admin/snapshot: the whole cluster as this node sees it (rt::api::ClusterSnapshot),
-// authorised like /api/cluster (a JWT signed with API_JWT_SECRET). 503 when `source` has no
-// snapshot to give.
-void registerAdminRoutes(Router &router, const AdminAuth &auth, AdminSnapshotSource source);
+// and GET /api/admin/history: the last hour of every member's figures (rt::api::ClusterHistory),
+// authorised like /api/cluster (a JWT signed with API_JWT_SECRET). 503 when a source has
+// nothing to give.
+void registerAdminRoutes(Router &router, const AdminAuth &auth, AdminSnapshotSource snapshot,
+                         AdminSnapshotSource history);
 
 } // namespace rt::http

@@ -9,6 +9,7 @@
 #include "server/node/logging.h"
 #include "server/node/node_config_access.h"
 #include "server/pubsub/cluster_pubsub.h"
+#include "server/runtime/worker_pool.h"
 #include "server/tenants/tenant_directory.h"
 
 #include <QDateTime>
@@ -48,7 +49,8 @@ ClusterStats::ClusterStats(ClusterNode &node, Parts parts, Settings settings)
       m_mailbox(std::make_shared<runtime::Mailbox>(this)),
       m_reportTimer(this),
       m_loadTimer(this),
-      m_loadHistory(settings.loadHistorySamples)
+      m_loadHistory(settings.loadHistorySamples),
+      m_memberHistory(settings.historySamples)
 {
     m_clock.start();
     m_reportTimer.setInterval(m_settings.reportIntervalMs);
@@ -72,6 +74,8 @@ void ClusterStats::onStarted(const cluster::NodeInfo &self)
     m_links = m_node.links();
     if (m_links != nullptr) {
         connect(m_links, &cluster::links::NodeLinks::frameReceived, this, &ClusterStats::onFrame);
+        connect(m_links, &cluster::links::NodeLinks::peerConnected, this,
+                &ClusterStats::sendHistory);
     }
     m_reportTimer.start();
     m_loadTimer.start();
@@ -91,7 +95,24 @@ void ClusterStats::onStopped()
 
 void ClusterStats::onFrame(const QString &fromNodeId, quint8 kind, const QByteArray &payload)
 {
-    if (kind != stats::KindNodeStats || fromNodeId == m_selfId || !m_members.contains(fromNodeId)) {
+    if ((kind != stats::KindNodeStats && kind != stats::KindNodeHistory)
+        || fromNodeId == m_selfId) {
+        return;
+    }
+    // A peer's hour comes when the link comes up, which can be before this node has read the
+    // membership that names the peer: it is kept until a membership without the peer (links
+    // only carry frames of authenticated cluster nodes).
+    if (kind == stats::KindNodeHistory) {
+        Result<QList<api::NodeSample>> samples = stats::decodeHistory(payload);
+        if (!samples) {
+            qCWarning(lcNode).noquote() << "ignoring a node history frame from" << fromNodeId << ":"
+                                        << samples.error().message;
+            return;
+        }
+        m_memberHistory.merge(fromNodeId, *samples);
+        return;
+    }
+    if (!m_members.contains(fromNodeId)) {
         return;
     }
     Result<stats::NodeStats> figures = stats::decode(payload);
@@ -112,7 +133,24 @@ void ClusterStats::onMembersChanged(const QList<cluster::NodeInfo> &members)
     for (auto it = m_remote.begin(); it != m_remote.end();) {
         it = now.contains(it.key()) ? std::next(it) : m_remote.erase(it);
     }
+    // A peer whose link came up before it was a member on either side may have dropped the hour
+    // sent then: it gets it again now (merging what it already holds changes nothing).
+    if (m_links != nullptr) {
+        for (const QString &id : std::as_const(now)) {
+            if (!m_members.contains(id) && id != m_selfId && m_links->isConnected(id)) {
+                sendHistory(id);
+            }
+        }
+    }
     m_members = std::move(now);
+    QSet<QString> kept = m_members;
+    kept.insert(m_selfId);
+    if (m_links != nullptr) {
+        for (const QString &peer : m_links->connectedPeers()) {
+            kept.insert(peer);
+        }
+    }
+    m_memberHistory.retainOnly(kept);
     // A member that just joined shows its load at once, not at the next sample.
     const qint64 nowMs = QDateTime::currentMSecsSinceEpoch();
     for (const cluster::NodeInfo &node : members) {
@@ -128,6 +166,7 @@ void ClusterStats::report()
     local.available = m_node.isAvailable();
     local.connections = activity.connections;
     local.channels = activity.channels;
+    measureProcess(activity, local);
     measureTenantRates(nowMs, activity, local);
     measureLinkRates(nowMs, local);
     m_local = local;
@@ -184,6 +223,29 @@ void ClusterStats::measureLinkRates(qint64 nowMs, stats::NodeStats &local)
               [](const stats::LinkRate &a, const stats::LinkRate &b) { return a.peer < b.peer; });
 }
 
+void ClusterStats::measureProcess(const LocalActivity &activity, stats::NodeStats &local)
+{
+    const qint64 wallNs = runtime::monotonicNs();
+    local.cpuCores = m_processCpu.update(wallNs, activity.processCpuNs);
+    local.cpuCount = runtime::availableCpuCount();
+    local.residentBytes = activity.residentBytes;
+    for (std::size_t i = 0; i < std::size_t(activity.workers.size()); ++i) {
+        const WorkerActivity &worker = activity.workers[qsizetype(i)];
+        if (i == m_workerCpu.size()) {
+            m_workerCpu.emplace_back(worker.startedNs);
+        }
+        local.workers.append(stats::WorkerLoad{ m_workerCpu[i].update(wallNs, worker.cpuNs),
+                                                double(worker.loopLagNs) / 1e6 });
+    }
+}
+
+void ClusterStats::sendHistory(const QString &peer)
+{
+    // Its own hour only: what this node holds of others, they send themselves.
+    m_links->send(peer, stats::KindNodeHistory,
+                  stats::encodeHistory(m_memberHistory.samples(m_selfId)), OrderingKey);
+}
+
 void ClusterStats::sendLocalStats()
 {
     if (m_links == nullptr) {
@@ -200,7 +262,30 @@ void ClusterStats::sendLocalStats()
 
 void ClusterStats::sampleLoad()
 {
-    m_loadHistory.record(QDateTime::currentMSecsSinceEpoch(), members());
+    const qint64 nowMs = QDateTime::currentMSecsSinceEpoch();
+    const QList<cluster::NodeInfo> current = members();
+    m_loadHistory.record(nowMs, current);
+    sampleHistory(nowMs, current);
+}
+
+void ClusterStats::sampleHistory(qint64 atMs, const QList<cluster::NodeInfo> &members)
+{
+    for (const cluster::NodeInfo &member : members) {
+        if (member.id == m_selfId) {
+            m_memberHistory.record(member.id, stats::sampleOf(atMs, m_local, member.load));
+        } else if (const auto it = m_remote.constFind(member.id); it != m_remote.constEnd()) {
+            m_memberHistory.record(member.id, stats::sampleOf(atMs, *it, member.load));
+        }
+    }
+}
+
+QByteArray ClusterStats::historyJson() const
+{
+    return QJsonDocument(m_memberHistory
+                                 .history(QDateTime::currentMSecsSinceEpoch(), m_selfId,
+                                          m_settings.loadSampleIntervalMs)
+                                 .toJson())
+            .toJson(QJsonDocument::Compact);
 }
 
 QList<cluster::NodeInfo> ClusterStats::members() const

@@ -1,11 +1,13 @@
 #pragma once
 
 #include "server/cluster/stats/load_history.h"
+#include "server/cluster/stats/member_history.h"
 #include "server/cluster/stats/rate_meter.h"
 #include "server/cluster/stats/snapshot_builder.h"
 #include "server/cluster/stats/stats_wire.h"
 #include "server/cluster/types.h"
 #include "server/runtime/mailbox.h"
+#include "server/runtime/process_figures.h"
 
 #include <QElapsedTimer>
 #include <QHash>
@@ -33,10 +35,21 @@ namespace rt::node {
 class ClusterNode;
 class NodeConfigAccess;
 
+// One worker thread as it last reported itself (the Server's probe, one per report).
+struct WorkerActivity
+{
+    qint64 cpuNs = 0; // the thread's CPU time so far
+    qint64 startedNs = 0; // runtime::monotonicNs() when the thread started
+    qint64 loopLagNs = 0; // how long the probe waited in its event loop before it ran
+};
+
 // This node's own activity as running totals, read from any thread without waiting (the
 // Server samples its workers' figures in the background).
 struct LocalActivity
 {
+    qint64 processCpuNs = 0; // runtime::processCpuNs()
+    qint64 residentBytes = 0;
+    QList<WorkerActivity> workers;
     qint64 connections = 0; // client sockets
     qint64 channels = 0; // channel topics with members
     QHash<QByteArray, quint64> messagesIn; // tenant -> client messages received so far
@@ -48,7 +61,10 @@ struct LocalActivity
 // Every reportIntervalMs it reads this node's activity, turns the running totals (per tenant,
 // and the broadcasts sent to each peer: ClusterPubSub::stats()) into rates and sends the result
 // to every connected peer as one node-stats frame (kind 26); it keeps the last frame of each
-// member. Every loadSampleIntervalMs it adds each member's published load to the load history.
+// member, and the process's own figures (CPU in cores, in all and per worker, resident memory,
+// each worker's event-loop lag) are in it from the first report. Every loadSampleIntervalMs it
+// adds each member's published load to the load history and each member's figures to the hour
+// of history (MemberHistory); a peer whose link comes up gets this node's own hour (kind 34).
 // snapshotJson() assembles the snapshot from these, the users per tenant per node (the cluster
 // counters' board), the stream claims and the configuration. Other nodes' figures are at most
 // about one report interval plus a link hop old. Without node links (single node) it describes
@@ -66,6 +82,7 @@ public:
         int reportIntervalMs = 500;
         int loadSampleIntervalMs = 5000;
         int loadHistorySamples = 120; // 10 minutes at one sample every 5 s
+        int historySamples = cluster::stats::MemberHistory::DefaultCapacity; // an hour at 5 s
         int snapshotReuseMs = 250; // feeds and requests within this share one build
     };
     struct Parts
@@ -86,6 +103,8 @@ public:
     const runtime::MailboxPtr &mailbox() const { return m_mailbox; }
     // The snapshot's compact JSON (rt::api::ClusterSnapshot::toJson()). Cluster thread.
     QByteArray snapshotJson();
+    // The members' hour of figures (rt::api::ClusterHistory::toJson()). Cluster thread.
+    QByteArray historyJson() const;
 
 private:
     void onStarted(const cluster::NodeInfo &self);
@@ -97,8 +116,11 @@ private:
     void measureTenantRates(qint64 nowMs, const LocalActivity &activity,
                             cluster::stats::NodeStats &local);
     void measureLinkRates(qint64 nowMs, cluster::stats::NodeStats &local);
+    void measureProcess(const LocalActivity &activity, cluster::stats::NodeStats &local);
     void sendLocalStats();
+    void sendHistory(const QString &peer);
     void sampleLoad();
+    void sampleHistory(qint64 atMs, const QList<cluster::NodeInfo> &members);
     QList<cluster::NodeInfo> members() const;
     QHash<QByteArray, cluster::stats::StreamPlacement> streams() const;
     QHash<QByteArray, QHash<QString, int>> users() const;
@@ -120,6 +142,9 @@ private:
     QHash<QString, cluster::stats::NodeStats> m_remote; // members' last figures
     QSet<QString> m_members;
     cluster::stats::LoadHistory m_loadHistory;
+    cluster::stats::MemberHistory m_memberHistory;
+    runtime::CpuRate m_processCpu{ runtime::processStartedNs() };
+    std::vector<runtime::CpuRate> m_workerCpu; // one per worker, in the activity's order
     QByteArray m_json;
     qint64 m_jsonBuiltMs = -1; // m_clock time of m_json
 };

@@ -26,6 +26,11 @@ QJsonArray writeNodes(const QList<NodeSnapshot> &nodes)
 {
     QJsonArray nodesJson;
     for (const NodeSnapshot &node : nodes) {
+        QJsonArray workers;
+        for (const WorkerSnapshot &worker : node.workers) {
+            workers.append(QJsonObject{ { QStringLiteral("cpu"), worker.cpu },
+                                        { QStringLiteral("loop_lag_ms"), worker.loopLagMs } });
+        }
         QJsonArray history;
         for (const LoadSample &sample : node.loadHistory) {
             history.append(QJsonObject{ { QStringLiteral("at"), double(sample.atMs) },
@@ -44,6 +49,10 @@ QJsonArray writeNodes(const QList<NodeSnapshot> &nodes)
                 { QStringLiteral("messages_in_per_s"), node.messagesInPerSecond },
                 { QStringLiteral("messages_out_per_s"), node.messagesOutPerSecond },
                 { QStringLiteral("available"), node.available },
+                { QStringLiteral("cpu"), optionalNumber(node.cpu) },
+                { QStringLiteral("cpu_count"), double(node.cpuCount) },
+                { QStringLiteral("rss_bytes"), double(node.residentBytes) },
+                { QStringLiteral("workers"), workers },
         });
     }
     return nodesJson;
@@ -130,6 +139,16 @@ NodeSnapshot readNode(const QJsonObject &item, const QString &path, std::optiona
     r.number("messages_in_per_s", node.messagesInPerSecond);
     r.number("messages_out_per_s", node.messagesOutPerSecond);
     r.boolean("available", node.available);
+    r.optionalNumber("cpu", node.cpu);
+    r.integer("cpu_count", node.cpuCount);
+    r.integer("rss_bytes", node.residentBytes);
+    r.objects("workers", [&](const QJsonObject &workerJson, const QString &workerPath) {
+        const JsonReader w(workerJson, workerPath, error);
+        WorkerSnapshot worker;
+        w.number("cpu", worker.cpu);
+        w.number("loop_lag_ms", worker.loopLagMs);
+        node.workers.append(worker);
+    });
     if (node.id.isEmpty() && !error) {
         error = path + QStringLiteral(".id must be a non-empty string");
     }

@@ -26,6 +26,15 @@ struct LoadSample
     friend bool operator==(const LoadSample &, const LoadSample &) = default;
 };
 
+// One worker thread of a node: its CPU in cores and its event loop's lag.
+struct WorkerSnapshot
+{
+    double cpu = 0;
+    double loopLagMs = 0;
+
+    friend bool operator==(const WorkerSnapshot &, const WorkerSnapshot &) = default;
+};
+
 struct NodeSnapshot
 {
     QString id;
@@ -33,13 +42,21 @@ struct NodeSnapshot
     QString clientAddress;
     QString linkAddress;
     qint64 startedAtMs = 0;
-    std::optional<double> load; // nullopt: "not enough data" yet
+    // The placement load: the host's 5-minute load average (what the stream picker weighs);
+    // nullopt: "not enough data" yet.
+    std::optional<double> load;
     QList<LoadSample> loadHistory; // oldest first
     qint64 connections = 0;
     qint64 channels = 0;
     double messagesInPerSecond = 0;
     double messagesOutPerSecond = 0;
     bool available = true; // the node reaches the cluster backend
+    // The process's own CPU (utime + stime over wall time) in cores, all threads; nullopt until
+    // the node has reported. cpu / cpuCount is its share of the cores it may run on.
+    std::optional<double> cpu;
+    qint64 cpuCount = 0;
+    qint64 residentBytes = 0;
+    QList<WorkerSnapshot> workers;
 
     friend bool operator==(const NodeSnapshot &, const NodeSnapshot &) = default;
 };

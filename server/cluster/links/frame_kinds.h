@@ -44,6 +44,8 @@ enum class FrameKind : quint8 {
     SequenceRequest = 31, // a broadcast sent to the home to be numbered (ClusterEnvelope)
     HistoryRequest = 32, // "what came after this position" (history_wire.h)
     HistoryReply = 33, // a chunk of the answer
+    // admin view: a node's own last hour of figures, sent to a peer when a link to it comes up.
+    NodeHistory = 34,
 };
 
 inline constexpr std::array AllFrameKinds{
@@ -56,6 +58,7 @@ inline constexpr std::array AllFrameKinds{
     FrameKind::CountersUpdate,      FrameKind::CountersSync,
     FrameKind::InterestAck,         FrameKind::SequenceRequest,
     FrameKind::HistoryRequest,      FrameKind::HistoryReply,
+    FrameKind::NodeHistory,
 };
 
 // The wire value of a kind.
@@ -117,6 +120,7 @@ constexpr bool everyKindListed()
         case FrameKind::SequenceRequest:
         case FrameKind::HistoryRequest:
         case FrameKind::HistoryReply:
+        case FrameKind::NodeHistory:
             if (!listed(kind)) {
                 return false;
             }

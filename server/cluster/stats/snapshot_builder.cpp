@@ -26,6 +26,12 @@ api::NodeSnapshot nodeSnapshot(const NodeInfo &node, const SnapshotInputs &input
         out.channels = stats->channels;
         out.messagesInPerSecond = stats->messagesInPerSecond;
         out.messagesOutPerSecond = stats->messagesOutPerSecond;
+        out.cpu = stats->cpuCores;
+        out.cpuCount = stats->cpuCount;
+        out.residentBytes = stats->residentBytes;
+        for (const WorkerLoad &worker : stats->workers) {
+            out.workers.append(api::WorkerSnapshot{ worker.cpuCores, worker.loopLagMs });
+        }
     }
     if (node.id == inputs.self.id) {
         out.available = inputs.available;

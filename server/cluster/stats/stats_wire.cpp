@@ -107,6 +107,35 @@ std::optional<Error> readHeader(BigEndianReader &in, NodeStats &stats)
     return std::nullopt;
 }
 
+std::optional<Error> readProcess(BigEndianReader &in, NodeStats &stats)
+{
+    const std::optional<double> cpu = readRate(in);
+    const auto cores = in.read<quint16>();
+    stats.residentBytes = in.read<qint64>();
+    const auto workerCount = in.read<quint16>();
+    if (in.failed()) {
+        return malformed("truncated process figures");
+    }
+    if (!cpu || stats.residentBytes < 0 || stats.residentBytes > MaxCount) {
+        return malformed("process figure out of range");
+    }
+    if (workerCount > MaxWorkers || workerCount > in.remaining() / 16) {
+        return malformed("worker count past the end");
+    }
+    stats.cpuCores = *cpu;
+    stats.cpuCount = cores;
+    stats.workers.reserve(workerCount);
+    for (quint16 i = 0; i < workerCount; ++i) {
+        const std::optional<double> workerCpu = readRate(in);
+        const std::optional<double> lag = readRate(in);
+        if (!workerCpu || !lag) {
+            return malformed("worker figure out of range");
+        }
+        stats.workers.append(WorkerLoad{ *workerCpu, *lag });
+    }
+    return std::nullopt;
+}
+
 std::optional<Error> readLinks(BigEndianReader &in, QList<LinkRate> &links)
 {
     const auto linkCount = in.read<quint32>();
@@ -166,13 +195,23 @@ std::optional<Error> readTenants(BigEndianReader &in, QList<TenantRate> &tenants
 QByteArray encode(const NodeStats &stats)
 {
     QByteArray out;
-    out.reserve(38 + 8 + (stats.links.size() + stats.tenants.size()) * (MinEntryBytes + 16));
+    out.reserve(38 + 8 + 28 + stats.workers.size() * 16
+                + (stats.links.size() + stats.tenants.size()) * (MinEntryBytes + 16));
     out.append(static_cast<char>(Version));
     out.append(static_cast<char>(stats.available ? FlagAvailable : 0));
     appendBigEndian<qint64>(out, count(stats.connections));
     appendBigEndian<qint64>(out, count(stats.channels));
     appendBigEndian<quint64>(out, milli(stats.messagesInPerSecond));
     appendBigEndian<quint64>(out, milli(stats.messagesOutPerSecond));
+    appendBigEndian<quint64>(out, milli(stats.cpuCores));
+    appendBigEndian<quint16>(out, static_cast<quint16>(qBound(0, stats.cpuCount, 0xFFFF)));
+    appendBigEndian<qint64>(out, count(stats.residentBytes));
+    const qsizetype workers = qMin(stats.workers.size(), MaxWorkers);
+    appendBigEndian<quint16>(out, static_cast<quint16>(workers));
+    for (const WorkerLoad &worker : stats.workers.first(workers)) {
+        appendBigEndian<quint64>(out, milli(worker.cpuCores));
+        appendBigEndian<quint64>(out, milli(worker.loopLagMs));
+    }
     appendBigEndian<quint32>(out, static_cast<quint32>(stats.links.size()));
     for (const LinkRate &link : stats.links) {
         putId(out, link.peer.toUtf8(), true);
@@ -195,6 +234,9 @@ Result<NodeStats> decode(QByteArrayView payload)
     if (std::optional<Error> bad = readHeader(in, stats)) {
         return *std::move(bad);
     }
+    if (std::optional<Error> bad = readProcess(in, stats)) {
+        return *std::move(bad);
+    }
     if (std::optional<Error> bad = readLinks(in, stats.links)) {
         return *std::move(bad);
     }
@@ -205,6 +247,103 @@ Result<NodeStats> decode(QByteArrayView payload)
         return malformed("trailing bytes");
     }
     return stats;
+}
+
+namespace {
+
+constexpr qsizetype SampleBytes = 8 * 9 + 1;
+
+void putSample(QByteArray &out, const api::NodeSample &sample)
+{
+    appendBigEndian<qint64>(out, sample.atMs);
+    appendBigEndian<quint64>(out, milli(sample.cpuCores));
+    appendBigEndian<qint64>(out, count(sample.residentBytes));
+    appendBigEndian<qint64>(out, count(sample.connections));
+    appendBigEndian<qint64>(out, count(sample.channels));
+    appendBigEndian<quint64>(out, milli(sample.messagesInPerSecond));
+    appendBigEndian<quint64>(out, milli(sample.messagesOutPerSecond));
+    appendBigEndian<quint64>(out, milli(sample.loopLagMs));
+    out.append(static_cast<char>(sample.load ? 1 : 0));
+    appendBigEndian<quint64>(out, sample.load ? milli(*sample.load) : 0);
+}
+
+// One sample, or nullopt when a figure is out of range.
+std::optional<api::NodeSample> readSample(BigEndianReader &in)
+{
+    api::NodeSample sample;
+    sample.atMs = in.read<qint64>();
+    const std::optional<double> cpu = readRate(in);
+    sample.residentBytes = in.read<qint64>();
+    sample.connections = in.read<qint64>();
+    sample.channels = in.read<qint64>();
+    const std::optional<double> messagesIn = readRate(in);
+    const std::optional<double> messagesOut = readRate(in);
+    const std::optional<double> lag = readRate(in);
+    const quint8 hasLoad = in.u8();
+    const std::optional<double> load = readRate(in);
+    const auto counted = [](qint64 value) { return value >= 0 && value <= MaxCount; };
+    if (!cpu || !messagesIn || !messagesOut || !lag || !load || hasLoad > 1
+        || !counted(sample.residentBytes) || !counted(sample.connections)
+        || !counted(sample.channels) || (hasLoad == 0 && *load != 0)) {
+        return std::nullopt;
+    }
+    sample.cpuCores = *cpu;
+    sample.messagesInPerSecond = *messagesIn;
+    sample.messagesOutPerSecond = *messagesOut;
+    sample.loopLagMs = *lag;
+    if (hasLoad == 1) {
+        sample.load = *load;
+    }
+    return sample;
+}
+
+} // namespace
+
+QByteArray encodeHistory(const QList<api::NodeSample> &samples)
+{
+    const QList<api::NodeSample> kept =
+            samples.size() > MaxHistorySamples ? samples.last(MaxHistorySamples) : samples;
+    QByteArray out;
+    out.reserve(5 + kept.size() * SampleBytes);
+    out.append(static_cast<char>(HistoryVersion));
+    appendBigEndian<quint32>(out, static_cast<quint32>(kept.size()));
+    for (const api::NodeSample &sample : kept) {
+        putSample(out, sample);
+    }
+    return out;
+}
+
+Result<QList<api::NodeSample>> decodeHistory(QByteArrayView payload)
+{
+    const auto bad = [](const char *what) {
+        return Error{ QStringLiteral("malformed node history frame: %1").arg(QLatin1String(what)) };
+    };
+    BigEndianReader in(payload);
+    const quint8 version = in.u8();
+    const auto sampleCount = in.read<quint32>();
+    if (in.failed()) {
+        return bad("truncated header");
+    }
+    if (version != HistoryVersion) {
+        return Error{ QStringLiteral("node history frame of unknown version %1").arg(version) };
+    }
+    if (sampleCount > MaxHistorySamples || sampleCount != in.remaining() / SampleBytes
+        || in.remaining() % SampleBytes != 0) {
+        return bad("sample count does not match the payload");
+    }
+    QList<api::NodeSample> samples;
+    samples.reserve(static_cast<qsizetype>(sampleCount));
+    for (quint32 i = 0; i < sampleCount; ++i) {
+        std::optional<api::NodeSample> sample = readSample(in);
+        if (!sample) {
+            return bad("figure out of range");
+        }
+        if (!samples.isEmpty() && sample->atMs <= samples.last().atMs) {
+            return bad("samples out of time order");
+        }
+        samples.append(*sample);
+    }
+    return samples;
 }
 
 } // namespace rt::cluster::stats

@@ -11,7 +11,7 @@ import { operatorToken } from '../lib/admin.mjs';
 import { ClientPool, joinChannel } from '../lib/clients.mjs';
 import { flowsThroughHome, homeOf, memberIds, startEtcd, startNode } from '../lib/cluster.mjs';
 import { RawClient } from '../lib/raw.mjs';
-import { SELF_HOST_SECRET, SELF_HOST_TENANT } from '../lib/server.mjs';
+import { SELF_HOST_SECRET, SELF_HOST_TENANT, WORKERS } from '../lib/server.mjs';
 import { httpRequest, Recorder, sleep, upgradeRequest, waitFor } from '../lib/util.mjs';
 
 const TOKEN = operatorToken(SELF_HOST_SECRET);
@@ -25,6 +25,28 @@ async function snapshot(node) {
     const res = await snapshotOf(node);
     assert.equal(res.status, 200, `GET /api/admin/snapshot answered ${res.status}: ${res.body}`);
     return res.json;
+}
+
+async function history(node) {
+    const res = await httpRequest(node, { path: '/api/admin/history', headers: { Authorization: `Bearer ${TOKEN}` } });
+    assert.equal(res.status, 200, `GET /api/admin/history answered ${res.status}: ${res.body}`);
+    return res.json;
+}
+
+const COLUMNS = ['at', 'cpu', 'rss_bytes', 'connections', 'channels', 'messages_in_per_s',
+    'messages_out_per_s', 'loop_lag_ms', 'load'];
+
+/** Checks the shape of one node's samples (docs/admin-api.md); returns their times. */
+function checkSamples(samples, what) {
+    for (const sample of samples) {
+        assert.equal(sample.length, COLUMNS.length, `${what}: one value per column`);
+        assert.ok(Number.isInteger(sample[0]) && sample[1] >= 0 && sample[2] > 0, `${what}: ${sample}`);
+        assert.ok(sample[8] === null || typeof sample[8] === 'number', `${what}: load ${sample[8]}`);
+    }
+    const times = samples.map((s) => s[0]);
+    assert.deepEqual(times, [...times].sort((x, y) => x - y), `${what}: oldest first`);
+    assert.equal(new Set(times).size, times.length, `${what}: one sample per time`);
+    return times;
 }
 
 describe('admin API on a three-node cluster', () => {
@@ -132,6 +154,90 @@ describe('admin API on a three-node cluster', () => {
         }
     });
 
+    test("each node's own figures: its process's CPU, memory and workers, not the host's", async () => {
+        // Every node reported at its start; the figures of the others arrive every 500 ms.
+        const snap = await waitFor(async () => {
+            lastSnapshot = await snapshot(nodes['node-c']);
+            return lastSnapshot.nodes.every((n) => typeof n.cpu === 'number' && n.workers?.length === WORKERS) && lastSnapshot;
+        }, 5000, 'CPU and workers of every node', () => lastSnapshot?.nodes);
+        for (const n of snap.nodes) {
+            assert.ok(n.cpu >= 0 && n.cpu <= n.cpu_count * 1.1, `${n.id}: cpu ${n.cpu} of ${n.cpu_count} cores`);
+            assert.ok(n.cpu_count >= 1);
+            assert.ok(n.rss_bytes > 4 << 20 && n.rss_bytes < 4 * 2 ** 30, `${n.id}: rss ${n.rss_bytes}`);
+            for (const w of n.workers) {
+                assert.ok(w.cpu >= 0 && w.loop_lag_ms >= 0 && w.loop_lag_ms < 10_000, `${n.id}: worker ${JSON.stringify(w)}`);
+            }
+        }
+        // Three processes on one host: their resident sets are their own (the host's load
+        // average, the placement load, is one figure for all three).
+        assert.equal(new Set(snap.nodes.map((n) => n.rss_bytes)).size, 3, 'three resident sets');
+        // node-a and node-b carry the traffic: their CPU adds up over time, node-c's stays idle.
+        const busy = await waitFor(async () => {
+            lastSnapshot = await snapshot(nodes['node-a']);
+            const byId = Object.fromEntries(lastSnapshot.nodes.map((n) => [n.id, n]));
+            return byId['node-a'].cpu > 0 && byId['node-b'].cpu > 0 && byId;
+        }, 10_000, 'CPU on the nodes with traffic', () => lastSnapshot?.nodes);
+        assert.ok(busy['node-a'].workers.some((w) => w.cpu > 0), 'a worker of node-a does the work');
+    });
+
+    test('the last hour of every node: GET /api/admin/history', async () => {
+        // node-b samples every 5 s what it holds: itself at once, the others once their figures
+        // have arrived.
+        let first;
+        await waitFor(async () => {
+            first = await history(nodes['node-b']);
+            return first.nodes.length === 3;
+        }, 12_000, 'a sample of every node', () => first?.nodes.map((n) => n.id));
+        assert.equal(first.answered_by, 'node-b');
+        assert.equal(first.interval_ms, 5000);
+        assert.deepEqual(first.columns, COLUMNS);
+        assert.deepEqual(first.nodes.map((n) => n.id), ['node-a', 'node-b', 'node-c']);
+        const counts = Object.fromEntries(first.nodes.map((n) => [n.id, checkSamples(n.samples, n.id).length]));
+        assert.ok(counts['node-b'] >= 1, 'the answering node has sampled itself since its start');
+        // One sample every 5 s, for every member.
+        let last;
+        await waitFor(async () => {
+            last = await history(nodes['node-b']);
+            return last.nodes.every((n) => n.samples.length > counts[n.id]);
+        }, 12_000, 'a longer history of every node', () => last?.nodes.map((n) => [n.id, n.samples.length]));
+        for (const n of last.nodes) checkSamples(n.samples, n.id);
+        const a = last.nodes.find((n) => n.id === 'node-a').samples.at(-1);
+        assert.ok(a[3] >= 1, `node-a's connections in its last sample: ${a}`);
+    });
+
+    test('a node that joins later has the hour of the others at once', async () => {
+        let aBefore;
+        await waitFor(async () => {
+            const before = await history(nodes['node-a']);
+            aBefore = before.nodes.find((n) => n.id === 'node-a').samples;
+            return aBefore.length >= 2;
+        }, 12_000, 'node-a has sampled itself for a while', () => aBefore?.length);
+        const joinedAt = Date.now();
+        const late = await startNode(etcd, { name: 'node-d', prefix: `/e2e-admin-${process.pid}`, region: 'us' });
+        try {
+            // node-a sends its own hour when its link to node-d comes up: node-d's history of
+            // node-a starts before node-d did.
+            let seen;
+            await waitFor(async () => {
+                seen = await history(late);
+                const a = seen.nodes.find((n) => n.id === 'node-a');
+                return a && a.samples.length > 0 && a.samples[0][0] < joinedAt;
+            }, 10_000, "node-a's earlier samples at node-d", () => seen?.nodes.map((n) => [n.id, n.samples.length]));
+            const a = seen.nodes.find((n) => n.id === 'node-a');
+            checkSamples(a.samples, 'node-a at node-d');
+            // The same samples node-a keeps; the node link carries figures to 1/1000.
+            const [theirs, own] = [a.samples[0], aBefore[0]];
+            assert.equal(theirs.length, own.length);
+            theirs.forEach((value, i) => {
+                if (value === null || own[i] === null) assert.equal(value, own[i], `column ${i}`);
+                else assert.ok(Math.abs(value - own[i]) <= 0.001, `column ${i}: ${value} vs ${own[i]}`);
+            });
+        } finally {
+            await late.stop();
+        }
+        await waitFor(async () => (await memberIds(nodes['node-a'])).length === 3, 20_000, 'node-d gone again');
+    });
+
     test('the load history grows', async () => {
         const first = await snapshot(nodes['node-c']);
         const lengths = Object.fromEntries(first.nodes.map((n) => [n.id, n.load_history.length]));
@@ -225,6 +331,11 @@ describe('admin API on a single node (no etcd)', () => {
             assert.equal(snap.nodes[0].region, 'local');
             assert.deepEqual(snap.tenants.map((t) => [t.tenant, t.users]), [[SELF_HOST_TENANT, { solo: 1 }]]);
             assert.deepEqual(snap.links, []);
+            assert.equal(typeof snap.nodes[0].cpu, 'number');
+            const own = await history(node);
+            assert.deepEqual(own.nodes.map((n) => n.id), ['solo']);
+            assert.ok(own.nodes[0].samples.length >= 1, 'sampled from its start');
+            checkSamples(own.nodes[0].samples, 'solo');
         } finally {
             await pool.cleanup();
             await node.stop();

@@ -38,6 +38,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     require(stats->connections >= 0 && stats->connections <= MaxCount);
     require(stats->channels >= 0 && stats->channels <= MaxCount);
     require(inRange(stats->messagesInPerSecond) && inRange(stats->messagesOutPerSecond));
+    require(inRange(stats->cpuCores) && stats->cpuCount >= 0);
+    require(stats->residentBytes >= 0 && stats->residentBytes <= MaxCount);
+    require(stats->workers.size() <= MaxWorkers);
+    for (const WorkerLoad &worker : stats->workers) {
+        require(inRange(worker.cpuCores) && inRange(worker.loopLagMs));
+    }
     for (const LinkRate &link : stats->links) {
         require(inRange(link.messagesPerSecond) && inRange(link.bytesPerSecond));
         require(link.peer.toUtf8().size() <= MaxIdBytes);

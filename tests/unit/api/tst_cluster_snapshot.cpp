@@ -2,25 +2,12 @@
 // values, what is written reads back equal, absent fields keep their defaults (an older
 // dashboard reads a newer server), and a field of the wrong type is an error naming its path.
 #include "shared/api/cluster_snapshot.h"
+#include "tests/unit/api/recorded.h"
 
-#include <QFile>
 #include <QJsonDocument>
 #include <QTest>
 
 using rt::api::ClusterSnapshot;
-
-namespace {
-
-QByteArray recorded(const char *name)
-{
-    QFile file(QStringLiteral(RT_API_TEST_DATA "/") + QLatin1String(name));
-    if (!file.open(QIODevice::ReadOnly)) {
-        qFatal("cannot read %s", name);
-    }
-    return file.readAll();
-}
-
-} // namespace
 
 class TstClusterSnapshot : public QObject
 {
@@ -41,6 +28,12 @@ private Q_SLOTS:
         QCOMPARE(a.loadHistory[0].atMs, 1796057940000);
         QCOMPARE(a.connections, 1200);
         QCOMPARE(a.messagesOutPerSecond, 9800.0);
+        QCOMPARE(a.cpu, std::optional<double>(1.35));
+        QCOMPARE(a.cpuCount, 2);
+        QCOMPARE(a.residentBytes, 52428800);
+        QCOMPARE(a.workers.size(), 2);
+        QCOMPARE(a.workers[1], (rt::api::WorkerSnapshot{ 0.6, 12.5 }));
+        QVERIFY(!snapshot->nodes[1].cpu.has_value()); // not reported yet
         QVERIFY(!snapshot->nodes[1].load.has_value()); // "not enough data"
         QVERIFY(!snapshot->nodes[2].available);
         QCOMPARE(snapshot->tenants.size(), 2);
@@ -95,6 +88,11 @@ private Q_SLOTS:
         QTest::newRow("history sample")
                 << QByteArray(R"({"nodes":[{"id":"a","load_history":[{"at":"x"}]}]})")
                 << QStringLiteral("nodes[0].load_history[0].at must be an integer");
+        QTest::newRow("cpu a string") << QByteArray(R"({"nodes":[{"id":"a","cpu":"x"}]})")
+                                      << QStringLiteral("nodes[0].cpu must be a number or null");
+        QTest::newRow("worker lag")
+                << QByteArray(R"({"nodes":[{"id":"a","workers":[{"loop_lag_ms":true}]}]})")
+                << QStringLiteral("nodes[0].workers[0].loop_lag_ms must be a number");
         QTest::newRow("node without id")
                 << QByteArray(R"({"nodes":[{"region":"r"}]})")
                 << QStringLiteral("nodes[0].id must be a non-empty string");

@@ -2,26 +2,13 @@
 // written reads back equal, absent fields keep their defaults, and a field of the wrong type is an
 // error naming its path.
 #include "shared/api/tenant_summary.h"
+#include "tests/unit/api/recorded.h"
 
-#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QTest>
 
 using rt::api::TenantSummary;
-
-namespace {
-
-QByteArray recorded(const char *name)
-{
-    QFile file(QStringLiteral(RT_API_TEST_DATA "/") + QLatin1String(name));
-    if (!file.open(QIODevice::ReadOnly)) {
-        qFatal("cannot read %s", name);
-    }
-    return file.readAll();
-}
-
-} // namespace
 
 class TenantSummaryTest : public QObject
 {

@@ -37,6 +37,10 @@ SnapshotInputs threeNodes()
     a.channels = 1;
     a.messagesInPerSecond = 3;
     a.messagesOutPerSecond = 4;
+    a.cpuCores = 1.25;
+    a.cpuCount = 2;
+    a.residentBytes = 1 << 20;
+    a.workers = { WorkerLoad{ 0.5, 2 }, WorkerLoad{ 0.75, 30 } };
     a.links = { LinkRate{ QStringLiteral("b"), 5, 500 }, LinkRate{ QStringLiteral("gone"), 1, 1 },
                 LinkRate{ QStringLiteral("a"), 9, 9 } };
     a.tenants = { TenantRate{ QByteArrayLiteral("t1"), 3, 4 } };
@@ -102,9 +106,14 @@ private Q_SLOTS:
         QCOMPARE(a.messagesInPerSecond, 3.0);
         QCOMPARE(a.messagesOutPerSecond, 4.0);
         QVERIFY(!a.available); // as it reported
+        QCOMPARE(a.cpu, std::optional<double>(1.25));
+        QCOMPARE(a.cpuCount, qint64(2));
+        QCOMPARE(a.residentBytes, qint64(1) << 20);
+        QCOMPARE(a.workers, (QList<rt::api::WorkerSnapshot>{ { 0.5, 2 }, { 0.75, 30 } }));
         QVERIFY(snapshot.nodes[1].available); // the answering node's own
         // c has not reported: zeros, and available (it holds a lease).
         QCOMPARE(snapshot.nodes[2].connections, qint64(0));
+        QVERIFY(!snapshot.nodes[2].cpu.has_value());
         QVERIFY(snapshot.nodes[2].available);
         QVERIFY(snapshot.nodes[2].loadHistory.isEmpty());
     }
@@ -113,7 +122,8 @@ private Q_SLOTS:
     {
         SnapshotInputs inputs;
         inputs.self = node(QStringLiteral("solo"), QStringLiteral("local"));
-        inputs.stats.insert(QStringLiteral("solo"), NodeStats{ true, 4, 2, 1, 1, {}, {} });
+        inputs.stats.insert(QStringLiteral("solo"),
+                            NodeStats{ true, 4, 2, 1, 1, 0, 0, 0, {}, {}, {} });
         const rt::api::ClusterSnapshot snapshot = buildSnapshot(inputs, LoadHistory());
         QCOMPARE(snapshot.nodes.size(), qsizetype(1));
         QCOMPARE(snapshot.nodes[0].id, QStringLiteral("solo"));
